@@ -1,0 +1,63 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "ReindexHost",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "reindex", targets: ["reindex"]),
+        .library(name: "ReindexProtocol", targets: ["ReindexProtocol"]),
+        .library(name: "ReindexExtension", targets: ["ReindexExtension"]),
+        .library(name: "ReindexHost", targets: ["ReindexHost"]),
+        .executable(name: "ColleaguesIndexer", targets: ["ColleaguesIndexer"]),
+        .executable(name: "ShowTimesIndexer", targets: ["ShowTimesIndexer"]),
+        .plugin(name: "BundleExtension", targets: ["BundleExtension"]),
+    ],
+    targets: [
+        // System libraries and the one small C shim (fork/exec and process facts Swift cannot reach).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "CReindexSystem"),
+
+        // Wire types and framing, shared by the host and the SDK. Foundation only.
+        .target(name: "ReindexProtocol"),
+
+        // The SDK extension authors import.
+        .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "CReindexSystem"]),
+
+        // The engine: discovery, store, supervisor, scheduler.
+        .target(name: "ReindexHost", dependencies: ["ReindexProtocol", "CSQLite", "CReindexSystem"]),
+
+        // The command: thin, one file per command.
+        .executableTarget(name: "reindex", dependencies: ["ReindexHost"]),
+
+        // Examples (also used by the README, the tests and the benchmark).
+        .executableTarget(
+            name: "ColleaguesIndexer",
+            dependencies: ["ReindexExtension"],
+            path: "Examples/Colleagues/Sources/ColleaguesIndexer",
+            exclude: ["Bundle"]
+        ),
+        .executableTarget(
+            name: "ShowTimesIndexer",
+            dependencies: ["ReindexExtension"],
+            path: "Examples/ShowTimes/Sources/ShowTimesIndexer",
+            exclude: ["Bundle"]
+        ),
+
+        .plugin(
+            name: "BundleExtension",
+            capability: .command(
+                intent: .custom(verb: "bundle-extension", description: "Builds an extension product and writes a reindex bundle"),
+                permissions: [.writeToPackageDirectory(reason: "writes the bundle into the chosen output directory")]
+            )
+        ),
+
+        .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
+        .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "CSQLite"]),
+    ]
+)

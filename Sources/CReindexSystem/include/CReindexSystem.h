@@ -1,0 +1,43 @@
+#ifndef REINDEX_SYSTEM_H
+#define REINDEX_SYSTEM_H
+
+#include <sys/types.h>
+
+/// What the child must look like at `exec`. Every pointer must stay valid for the call.
+typedef struct {
+    const char *path;          /* executable to exec */
+    char *const *argv;         /* NULL-terminated */
+    char *const *envp;         /* NULL-terminated; the child's whole environment */
+    const char *cwd;           /* working directory, or NULL */
+    int stdin_fd;              /* becomes fd 0 in the child */
+    int stdout_fd;             /* becomes fd 1 */
+    int stderr_fd;             /* becomes fd 2 */
+    int stop_before_exec;      /* non-zero: raise(SIGSTOP) right before execve */
+} reindex_spawn_config;
+
+/// Forks and execs. On success returns 0, stores the child's pid and a read end of a
+/// close-on-exec status pipe: reading it yields EOF once exec succeeded, or two ints
+/// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup.
+/// On failure to fork returns -1 with errno set.
+int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
+
+/// pipe2(O_CLOEXEC).
+int reindex_pipe_cloexec(int fds[2]);
+
+/// Marks the calling process as traceable by any process (Linux Yama); no-op elsewhere.
+int reindex_allow_any_tracer(void);
+
+/// 1 when a debugger traces the calling process, 0 when not, -1 when unknown.
+int reindex_is_traced(void);
+
+/// Sets a descriptor's O_NONBLOCK flag.
+int reindex_set_nonblocking(int fd, int on);
+
+/// WIFEXITED & co. as functions (they are macros in C).
+int reindex_wifexited(int status);
+int reindex_wexitstatus(int status);
+int reindex_wifsignaled(int status);
+int reindex_wtermsig(int status);
+int reindex_wifstopped(int status);
+
+#endif

@@ -1,0 +1,77 @@
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Output for the command: stdout for results, stderr for errors and progress.
+public enum Console {
+    public static func out(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        writeAll(1, Array(line.utf8))
+    }
+
+    public static func err(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        writeAll(2, Array(line.utf8))
+    }
+
+    /// Prints a JSON document on one line of stdout.
+    public static func json(_ value: JSONValue) { writeAll(1, LineWriter.line(value)) }
+
+    /// Reports an error in the contract's form: `error: …`, then the extension's stderr tail.
+    public static func report(_ error: ReindexError) {
+        var text = "error: \(error.message)\n"
+        if !error.stderrTail.isEmpty {
+            text += "the extension's last stderr lines:\n"
+            for line in error.stderrTail { text += "  | \(line)\n" }
+        }
+        writeAll(2, Array(text.utf8))
+    }
+
+    public static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    public static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            while offset < raw.count {
+                let n = write(fd, base + offset, raw.count - offset)
+                if n < 0 { if errno == EINTR { continue }; return }
+                offset += n
+            }
+        }
+    }
+}
+
+/// The state every command starts from: parsed options, resolved paths and the environment.
+public struct CommandContext: Sendable {
+    public var arguments: ParsedArguments
+    public var paths: HostPaths
+    public var environment: [String: String]
+    public var json: Bool { arguments.flag("json") }
+
+    public init(arguments: ParsedArguments, environment: [String: String]) {
+        self.arguments = arguments
+        self.environment = environment
+        self.paths = HostPaths(extensionsPath: arguments.value("extensions-path"), index: arguments.value("index"), environment: environment)
+    }
+
+    /// Discovers bundles and finds one by identifier, or fails with exit 66 naming what exists.
+    public func findBundle(_ identifier: String) throws(ReindexError) -> DiscoveredBundle {
+        let result = Discovery.discover(paths)
+        if let bundle = result.bundle(identifier) { return bundle }
+        if let problem = result.problems.first(where: { $0.bundleIdentifier?.lowercased() == identifier.lowercased() }) {
+            throw ReindexError(.invalidData, "\(identifier): bundle is not usable: \(problem.reason)")
+        }
+        let known = result.bundles.map(\.identifier)
+        let hint = known.isEmpty ? "no bundles were found on the search path (see 'reindex paths')" : "known bundles: \(known.joined(separator: ", "))"
+        throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path; \(hint)")
+    }
+}

@@ -1,0 +1,190 @@
+/// A bundle's `manifest.json`, with the contract's defaults filled in.
+public struct Manifest: Sendable, Equatable, Codable {
+    public struct Timeouts: Sendable, Equatable, Codable {
+        public var startupSeconds: Double
+        public var idleSeconds: Double
+        public var requestSeconds: Double
+        public init(startupSeconds: Double = 10, idleSeconds: Double = 60, requestSeconds: Double = 3600) {
+            self.startupSeconds = startupSeconds
+            self.idleSeconds = idleSeconds
+            self.requestSeconds = requestSeconds
+        }
+    }
+
+    public struct Retry: Sendable, Equatable, Codable {
+        public var maxAttempts: Int
+        public init(maxAttempts: Int = 5) { self.maxAttempts = maxAttempts }
+    }
+
+    /// Resource limits on the extension process (an extension of the contract; all optional).
+    public struct Limits: Sendable, Equatable, Codable {
+        /// Address space, in MiB (`RLIMIT_AS`).
+        public var addressSpaceMiB: Int?
+        /// CPU time, in seconds (`RLIMIT_CPU`).
+        public var cpuSeconds: Int?
+        public init(addressSpaceMiB: Int? = nil, cpuSeconds: Int? = nil) {
+            self.addressSpaceMiB = addressSpaceMiB
+            self.cpuSeconds = cpuSeconds
+        }
+    }
+
+    public var manifestVersion: Int
+    public var bundleIdentifier: String
+    public var displayName: String
+    public var version: String
+    public var executable: String
+    public var arguments: [String]
+    public var environment: [String: String]
+    public var protocolVersions: [Int]
+    public var timeouts: Timeouts
+    public var retry: Retry
+    public var refreshBeforeExpirySeconds: Double
+    public var limits: Limits
+
+    public init(
+        bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
+        arguments: [String] = [], environment: [String: String] = [:], protocolVersions: [Int] = [1],
+        timeouts: Timeouts = .init(), retry: Retry = .init(), refreshBeforeExpirySeconds: Double = 86400,
+        limits: Limits = .init()
+    ) {
+        self.manifestVersion = 1
+        self.bundleIdentifier = bundleIdentifier
+        self.displayName = displayName ?? bundleIdentifier
+        self.version = version
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.protocolVersions = protocolVersions
+        self.timeouts = timeouts
+        self.retry = retry
+        self.refreshBeforeExpirySeconds = refreshBeforeExpirySeconds
+        self.limits = limits
+    }
+
+    /// The longest bundle identifier.
+    public static let maximumIdentifierLength = 255
+
+    /// Whether `identifier` is a reverse-DNS bundle identifier: two or more dot-separated labels
+    /// of letters, digits and hyphens, at most 255 characters.
+    public static func isValidBundleIdentifier(_ identifier: String) -> Bool {
+        let utf8 = identifier.utf8
+        guard !utf8.isEmpty, utf8.count <= maximumIdentifierLength else { return false }
+        var labels = 1
+        var labelLength = 0
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard labelLength > 0 else { return false }
+                labels += 1
+                labelLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                labelLength += 1
+            default:
+                return false
+            }
+        }
+        return labels >= 2 && labelLength > 0
+    }
+
+    /// Reads and validates a manifest. Errors name the key path, what was expected and what was
+    /// found; the caller adds the file.
+    public static func parse(_ bytes: [UInt8]) throws(FieldError) -> Manifest {
+        if bytes.isEmpty { throw FieldError(path: "", expected: "the file is empty (expected a JSON object)", got: nil) }
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes, maximumDepth: 64)
+        } catch {
+            throw FieldError(path: "", expected: "not valid JSON: \(error)", got: nil)
+        }
+        return try parse(value)
+    }
+
+    /// Validates a parsed manifest.
+    public static func parse(_ value: JSONValue) throws(FieldError) -> Manifest {
+        guard case .object = value else {
+            throw FieldError(path: "", expected: "a JSON object at the top level", got: FieldReader.describe(value))
+        }
+        let r = FieldReader(value)
+        guard let manifestVersion = value["manifestVersion"] else {
+            throw FieldError(path: "manifestVersion", expected: "is required (1)", got: nil)
+        }
+        guard manifestVersion.integerValue == 1 else {
+            throw FieldError(path: "manifestVersion", expected: "1", got: FieldReader.describe(manifestVersion))
+        }
+        guard let identifier = try r.string("bundleIdentifier") else {
+            throw FieldError(path: "bundleIdentifier", expected: "is required (a reverse-DNS identifier such as com.example.app.indexer)", got: nil)
+        }
+        guard isValidBundleIdentifier(identifier) else {
+            throw FieldError(
+                path: "bundleIdentifier",
+                expected: "a reverse-DNS identifier (two or more dot-separated labels of A-Z a-z 0-9 -, at most 255 characters)",
+                got: JSONValue.string(identifier).preview(limit: 60))
+        }
+        guard let executable = try r.string("executable") else {
+            throw FieldError(path: "executable", expected: "is required (a path to the extension's executable)", got: nil)
+        }
+        guard !executable.isEmpty else { throw FieldError(path: "executable", expected: "a non-empty path", got: "\"\"") }
+        guard !executable.utf8.contains(0) else { throw FieldError(path: "executable", expected: "a path without NUL characters", got: nil) }
+
+        var manifest = Manifest(bundleIdentifier: identifier, executable: executable)
+        if let displayName = try r.string("displayName") { manifest.displayName = displayName }
+        if let version = try r.string("version") { manifest.version = version }
+        if let arguments = try r.stringArray("arguments") { manifest.arguments = arguments }
+        if let environment = try r.stringDictionary("environment") {
+            for key in environment.keys where key.isEmpty || key.contains("=") || key.utf8.contains(0) {
+                throw FieldError(path: "environment", expected: "variable names without '=' or NUL", got: JSONValue.string(key).preview())
+            }
+            manifest.environment = environment
+        }
+        if let versions = try r.array("protocolVersions") {
+            guard !versions.isEmpty else { throw FieldError(path: "protocolVersions", expected: "a non-empty array of positive whole numbers", got: "[]") }
+            manifest.protocolVersions = try versions.enumerated().map { (n, v) throws(FieldError) -> Int in
+                guard let i = v.integerValue, i > 0, i < 1_000_000 else {
+                    throw FieldError(path: "protocolVersions[\(n)]", expected: "a positive whole number", got: FieldReader.describe(v))
+                }
+                return Int(i)
+            }
+        }
+        if let t = try r.object("timeouts") {
+            if let v = try t.positiveNumber("startupSeconds") { manifest.timeouts.startupSeconds = v }
+            if let v = try t.positiveNumber("idleSeconds") { manifest.timeouts.idleSeconds = v }
+            if let v = try t.positiveNumber("requestSeconds") { manifest.timeouts.requestSeconds = v }
+        }
+        if let retry = try r.object("retry") {
+            if let v = try retry.positiveInteger("maxAttempts") { manifest.retry.maxAttempts = v }
+        }
+        if let v = try r.nonNegativeNumber("refreshBeforeExpirySeconds") { manifest.refreshBeforeExpirySeconds = v }
+        if let limits = try r.object("limits") {
+            manifest.limits.addressSpaceMiB = try limits.positiveInteger("addressSpaceMiB")
+            manifest.limits.cpuSeconds = try limits.positiveInteger("cpuSeconds")
+        }
+        return manifest
+    }
+
+    /// The manifest as JSON, every field written out.
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("manifestVersion", .integer(Int64(manifestVersion))),
+            ("bundleIdentifier", .string(bundleIdentifier)),
+            ("displayName", .string(displayName)),
+            ("version", .string(version)),
+            ("executable", .string(executable)),
+            ("arguments", .array(arguments.map(JSONValue.string))),
+            ("environment", .object(environment.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
+            ("protocolVersions", .array(protocolVersions.map { .integer(Int64($0)) })),
+            ("timeouts", .object([
+                ("startupSeconds", .double(timeouts.startupSeconds)),
+                ("idleSeconds", .double(timeouts.idleSeconds)),
+                ("requestSeconds", .double(timeouts.requestSeconds)),
+            ])),
+            ("retry", .object([("maxAttempts", .integer(Int64(retry.maxAttempts)))])),
+            ("refreshBeforeExpirySeconds", .double(refreshBeforeExpirySeconds)),
+        ]
+        var limitMembers: [(String, JSONValue)] = []
+        if let v = limits.addressSpaceMiB { limitMembers.append(("addressSpaceMiB", .integer(Int64(v)))) }
+        if let v = limits.cpuSeconds { limitMembers.append(("cpuSeconds", .integer(Int64(v)))) }
+        if !limitMembers.isEmpty { members.append(("limits", .object(limitMembers))) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,54 @@
+import ReindexHost
+import ReindexProtocol
+import Foundation
+
+/// The `reindex` command. Each subcommand lives in its own file as an extension of this type;
+/// all the work is done by ReindexHost.
+@main
+struct Reindex {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let parser = ReindexCommands.parser
+        let parsed: ParsedArguments
+        do {
+            parsed = try parser.parse(arguments)
+        } catch {
+            Console.report(error)
+            exit(error.code.exitCode)
+        }
+        if parsed.flag("version") {
+            Console.out("reindex \(ReindexVersion.string) (protocol versions \(ReindexVersion.protocolVersions.map(String.init).joined(separator: ", ")))")
+            exit(0)
+        }
+        guard let name = parsed.command, let spec = parser.command(named: name) else {
+            if parsed.flag("help") { Console.out(parser.usage()); exit(0) }
+            Console.err(parser.usage())
+            Console.report(ReindexError(.usage, "no command given"))
+            exit(64)
+        }
+        if parsed.flag("help") {
+            Console.out(parser.usage(spec))
+            exit(0)
+        }
+        let context = CommandContext(arguments: parsed, environment: ProcessInfo.processInfo.environment)
+        do {
+            let status = try run(name, context)
+            exit(status)
+        } catch let error as ReindexError {
+            Console.report(error)
+            exit(error.code.exitCode)
+        } catch {
+            Console.report(ReindexError(.internal, "\(error)"))
+            exit(70)
+        }
+    }
+
+    static func run(_ name: String, _ context: CommandContext) throws -> Int32 {
+        switch name {
+        case "list": return try list(context)
+        case "paths": return try paths(context)
+        case "validate": return try validate(context)
+        default: throw ReindexError(.usage, "unknown command '\(name)'")
+        }
+    }
+}
