@@ -26,8 +26,12 @@ public struct LineReader: Sendable {
     private var pendingOffset = 0   // stream offset of pending[0]
     private var fed = 0             // bytes fed so far
 
-    public init(maximumLineLength: Int = LineReader.defaultMaximumLineLength) {
+    /// Whether empty lines are skipped (the protocol's rule) or passed on (to count lines).
+    public var skipsEmptyLines: Bool
+
+    public init(maximumLineLength: Int = LineReader.defaultMaximumLineLength, skipsEmptyLines: Bool = true) {
         self.maximumLineLength = maximumLineLength
+        self.skipsEmptyLines = skipsEmptyLines
     }
 
     /// Bytes received but not yet part of a complete line.
@@ -65,7 +69,7 @@ public struct LineReader: Sendable {
         }
         // Whole lines inside this chunk are passed without copying.
         while index < count, let newline = findNewline(chunk, from: index) {
-            if newline > index {
+            if newline > index || !skipsEmptyLines {
                 try ensureFits(newline - index, offset: base + index)
                 try body(UnsafeRawBufferPointer(rebasing: chunk[index..<newline]), base + index)
             }

@@ -48,6 +48,13 @@ struct Reindex {
         case "list": return try list(context)
         case "paths": return try paths(context)
         case "validate": return try validate(context)
+        case "search": return try search(context)
+        case "items": return try items(context)
+        case "status": return try status(context)
+        case "put": return try put(context)
+        case "delete": return try delete(context)
+        case "check": return try check(context)
+        case "reset": return try reset(context)
         default: throw ReindexError(.usage, "unknown command '\(name)'")
         }
     }

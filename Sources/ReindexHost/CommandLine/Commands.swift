@@ -27,8 +27,44 @@ public enum ReindexCommands {
         options: [OptionSpec("run", help: "also start the extension against a scratch index, run reindexAll, and report every protocol problem")],
         discussion: "Exit status: 0 valid, 65 invalid manifest, 66 no such directory, 69/75/76 when --run fails.")
 
+    public static let search = CommandSpec(
+        "search", summary: "full-text search over live items, best first",
+        arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
+        options: [
+            OptionSpec("bundle", value: .required("ID"), help: "only this bundle's items"),
+            OptionSpec("domain", value: .required("D"), help: "only items in this domain or its subdomains"),
+            OptionSpec("limit", value: .required("N"), help: "at most N results (default 20)"),
+        ])
+    public static let items = CommandSpec(
+        "items", summary: "what is indexed for one bundle",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle")],
+        options: [
+            OptionSpec("domain", value: .required("D"), help: "only items in this domain or its subdomains"),
+            OptionSpec("limit", value: .required("N"), help: "at most N items (default 100)"),
+        ])
+    public static let status = CommandSpec(
+        "status", summary: "index health, per-bundle item counts, queued and failed requests, last runs")
+    public static let put = CommandSpec(
+        "put", summary: "index items read from stdin (one JSON item per line) for a bundle",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle the items belong to")],
+        discussion: "A bad line is reported with its line number and skipped; the rest is applied in one transaction.\nExit status: 0 all lines applied, 65 some lines were rejected (the others were applied).")
+    public static let delete = CommandSpec(
+        "delete", summary: "remove items of a bundle",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle")],
+        options: [
+            OptionSpec("ids", value: .required("ID[,ID…]"), help: "these items", exclusiveGroup: "what"),
+            OptionSpec("domains", value: .required("D[,D…]"), help: "every item in these domains and their subdomains", exclusiveGroup: "what"),
+            OptionSpec("all", help: "every item of the bundle", exclusiveGroup: "what"),
+        ])
+    public static let check = CommandSpec(
+        "check", summary: "check the index's integrity (SQLite and full-text index)",
+        discussion: "Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions).")
+    public static let reset = CommandSpec(
+        "reset", summary: "erase the index and queue reindexAll (indexLost) for every bundle",
+        discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")
+
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate]
+    public static let all: [CommandSpec] = [list, paths, validate, search, items, status, put, delete, check, reset]
 
     public static let parser = ArgumentParser(
         toolName: "reindex",

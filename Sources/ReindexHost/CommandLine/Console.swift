@@ -75,3 +75,66 @@ public struct CommandContext: Sendable {
         throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path; \(hint)")
     }
 }
+
+extension CommandContext {
+    /// Opens the index. When the database was lost (missing after use, corrupt, truncated), says
+    /// so on stderr and queues `reindexAll` (`indexLost`) for every discovered bundle.
+    public func openStore() throws(ReindexError) -> IndexStore {
+        let store = try IndexStore.open(path: paths.index)
+        if let reason = store.openReport.lostReason {
+            let aside = store.openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
+            Console.err("warning: the index at \(paths.index) was lost: \(reason)\(aside); a fresh one was created")
+            let queued = queueIndexLost(store)
+            if queued > 0 { Console.err("warning: queued reindexAll (indexLost) for \(queued) bundle(s); 'reindex serve' or 'reindex run' will rebuild them") }
+        }
+        return store
+    }
+
+    /// Queues `reindexAll` with reason `indexLost` for every discovered bundle; returns how many.
+    @discardableResult
+    public func queueIndexLost(_ store: IndexStore) -> Int {
+        var queued = 0
+        for bundle in Discovery.discover(paths).bundles {
+            if (try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)) != nil {
+                queued += 1
+            }
+        }
+        return queued
+    }
+
+    /// A positive whole-number option, or a usage error.
+    public func positiveInteger(_ name: String, default value: Int) throws(ReindexError) -> Int {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Int(text), number > 0 else { throw ReindexError(.usage, "--\(name) needs a positive whole number, got '\(text)'") }
+        return number
+    }
+
+    /// A comma-separated list option.
+    public func list(_ name: String) -> [String]? {
+        arguments.options[name].map { values in values.flatMap { $0.split(separator: ",").map { String($0) } }.filter { !$0.isEmpty } }
+    }
+}
+
+/// Reads standard input line by line with bounded memory.
+public struct StandardInputLines {
+    public static func forEach(maximumLineLength: Int = LineReader.defaultMaximumLineLength, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
+        var reader = LineReader(maximumLineLength: maximumLineLength, skipsEmptyLines: false)
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var lineNumber = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw ReindexError(.ioError, "cannot read stdin: \(FileSystem.errnoText())") }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { raw in
+                try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, _ in
+                    lineNumber += 1
+                    try body(line, lineNumber)
+                }
+            }
+        }
+        if let tail = reader.unterminatedTail {
+            lineNumber += 1
+            try tail.bytes.withUnsafeBytes { try body($0, lineNumber) }
+        }
+    }
+}

@@ -74,6 +74,17 @@ public enum FileSystem {
         return result
     }
 
+    /// The first `count` bytes of a file (fewer if it is shorter), or nil when it cannot be read.
+    public static func readPrefix(_ path: String, count: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, count) }
+        guard n >= 0 else { return nil }
+        return Array(buffer[0..<n])
+    }
+
     /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(ReindexError) {
         let temporary = path + ".tmp-\(getpid())"

@@ -1,0 +1,169 @@
+import CSQLite
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The searchable index: one SQLite database file in WAL mode holding the items of every bundle,
+/// their full-text index, the request queue and the run history.
+///
+/// One `IndexStore` is one connection, used from one thread at a time. Several processes (the
+/// command and `reindex serve`) share the file safely; writers wait for each other up to the
+/// busy timeout. Every SQL statement of the host lives in this folder.
+public final class IndexStore {
+    /// What opening found.
+    public struct OpenReport: Sendable, Equatable {
+        /// The database did not exist (or was unusable) and a fresh one was created.
+        public var created: Bool = false
+        /// Why the previous database was unusable, when it was: the caller should queue
+        /// `reindexAll` (`indexLost`) for every bundle.
+        public var lostReason: String? = nil
+        /// Where the unusable database was moved, kept for inspection.
+        public var movedAsideTo: String? = nil
+    }
+
+    public let path: String
+    public let connection: SQLiteConnection
+    public private(set) var openReport: OpenReport
+    var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating if needed) the index at `path`. A file that is not a SQLite database, is
+    /// truncated or is corrupt is moved aside with a timestamp and replaced by a fresh one; the
+    /// report says so.
+    public static func open(path: String, busyTimeoutMilliseconds: Int32 = 60_000) throws(ReindexError) -> IndexStore {
+        try FileSystem.makeDirectories(FileSystem.directoryName(path))
+        var report = OpenReport()
+        if let problem = headerProblem(path) {
+            report.movedAsideTo = try moveAside(path)
+            report.lostReason = problem
+        }
+        if !FileSystem.exists(path) { report.created = true }
+        do {
+            let store = try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
+            return store
+        } catch let error as SQLiteError where error.isCorruption {
+            report.movedAsideTo = try moveAside(path)
+            report.lostReason = "the database is corrupt (\(error.message))"
+            report.created = true
+            do {
+                return try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
+            } catch {
+                throw ReindexError(.ioError, "\(path): cannot create a fresh index: \(error)")
+            }
+        } catch {
+            throw ReindexError(.ioError, "\(path): cannot open the index: \(error)")
+        }
+    }
+
+    private init(path: String, report: OpenReport, busyTimeout: Int32) throws {
+        self.path = path
+        self.openReport = report
+        connection = try SQLiteConnection(path: path)
+        connection.setBusyTimeout(milliseconds: busyTimeout)
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
+        try migrate()
+    }
+
+    /// Brings the schema to the newest version, in one transaction.
+    private func migrate() throws(SQLiteError) {
+        let current = try connection.scalar("PRAGMA user_version") ?? 0
+        if current == Int64(Schema.migrations.count) {
+            // Touch the tables so a database damaged past its header is noticed now.
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_master")
+            _ = try connection.scalar("SELECT live_gen FROM bundles LIMIT 1")
+            return
+        }
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(SQLiteError) {
+            let version = Int(try connection.scalar("PRAGMA user_version") ?? 0)
+            if version > Schema.migrations.count {
+                throw SQLiteError(code: SQLITE_ERROR, message: "the index was written by a newer reindex (schema \(version))", context: path)
+            }
+            for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
+            try connection.execute("PRAGMA user_version = \(Schema.migrations.count)")
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// A cached prepared statement.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached.reset() }
+        let prepared = try connection.prepare(sql)
+        statements[sql] = prepared
+        return prepared
+    }
+
+    /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolling back on error.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: Health
+
+    /// A reason the file at `path` cannot be a usable database, judged from its header and size;
+    /// nil when it looks fine or does not exist.
+    static func headerProblem(_ path: String) -> String? {
+        guard let st = FileSystem.status(path) else { return nil }
+        if !st.isRegularFile { return "\(path) is not a regular file" }
+        if st.size == 0 { return nil }
+        guard let bytes = FileSystem.readPrefix(path, count: 100) else { return "cannot read the database header" }
+        let magic = Array("SQLite format 3".utf8) + [0]
+        if bytes.count < 100 || Array(bytes[0..<16]) != magic { return "not a SQLite database (bad header)" }
+        var pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        if pageSize == 1 { pageSize = 65536 }
+        let pages = Int(bytes[28]) << 24 | Int(bytes[29]) << 16 | Int(bytes[30]) << 8 | Int(bytes[31])
+        if pages > 0 && pageSize >= 512 && Int64(pages * pageSize) > st.size {
+            return "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))"
+        }
+        return nil
+    }
+
+    /// Moves a damaged database (and its WAL and shared-memory files) aside, with a timestamp.
+    static func moveAside(_ path: String, label: String = "corrupt") throws(ReindexError) -> String {
+        let stamp = String(RFC3339.format(Double(time(nil))).filter { $0 != ":" && $0 != "-" })
+        let target = "\(path).\(label)-\(stamp)"
+        for suffix in ["", "-wal", "-shm"] where FileSystem.exists(path + suffix) {
+            guard rename(path + suffix, target + suffix) == 0 else {
+                throw ReindexError(.ioError, "\(path)\(suffix): cannot move the damaged index aside: \(FileSystem.errnoText())", errno: errno)
+            }
+        }
+        return target
+    }
+
+    /// Moves the database at `path` aside (kept with a timestamp) so the next open starts fresh.
+    /// Returns where it went, or nil when there was none.
+    public static func erase(path: String) throws(ReindexError) -> String? {
+        guard FileSystem.exists(path) else { return nil }
+        return try moveAside(path, label: "reset")
+    }
+
+    /// SQLite's own integrity check (`PRAGMA integrity_check`); an empty list means healthy.
+    public func integrityCheck(quick: Bool = false) throws(SQLiteError) -> [String] {
+        let statement = try connection.prepare(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
+        var problems: [String] = []
+        while try statement.step() {
+            if let line = statement.text(0), line != "ok" { problems.append(line) }
+        }
+        if problems.isEmpty {
+            let fts = try connection.prepare("INSERT INTO items_fts(items_fts, rank) VALUES('integrity-check', 0)")
+            do { try fts.run() } catch { problems.append("full-text index: \(error.message)") }
+        }
+        return problems
+    }
+}
+

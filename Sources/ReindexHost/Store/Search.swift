@@ -1,0 +1,156 @@
+import ReindexProtocol
+
+/// One item as searches and listings return it.
+public struct SearchResult: Sendable, Equatable {
+    public var bundleIdentifier: String
+    public var uniqueIdentifier: String
+    public var domainIdentifier: String?
+    public var expiration: Double?
+    /// Relevance, higher is better (the negated bm25 rank); nil for listings.
+    public var score: Double?
+    public var attributes: JSONValue
+
+    public var title: String? { attributes["title"]?.stringValue ?? attributes["displayName"]?.stringValue }
+
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("bundleIdentifier", .string(bundleIdentifier)),
+            ("uniqueIdentifier", .string(uniqueIdentifier)),
+            ("domainIdentifier", domainIdentifier.map(JSONValue.string) ?? .null),
+            ("title", title.map(JSONValue.string) ?? .null),
+        ]
+        if let score { members.append(("score", .double((score * 1e6).rounded() / 1e6))) }
+        if let expiration { members.append(("expirationDate", .string(RFC3339.format(expiration)))) }
+        members.append(("attributes", attributes))
+        return .object(members)
+    }
+}
+
+/// What `status` reports for one bundle.
+public struct BundleStatus: Sendable, Equatable {
+    public var bundleIdentifier: String
+    public var items: Int
+    public var pending: Int
+    public var running: Int
+    public var failed: Int
+    public var lastRun: RunRecord?
+    public var failedReasons: [String]
+}
+
+/// Turns what a person types into an FTS5 query: every word must match, and every word is also
+/// a prefix (people type partial words), so `eng sta` finds "Engineering · Staff Engineer".
+/// Quotes and FTS5 operators in the input are treated as text, never as syntax.
+public enum SearchQuery {
+    public static func fts(_ text: String) -> String? {
+        var terms: [String] = []
+        for raw in text.split(whereSeparator: { $0.isWhitespace }) {
+            var word = String(raw)
+            while word.hasSuffix("*") { word.removeLast() }
+            let cleaned = word.unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "'" || $0 == "." || $0 == "@" || $0 == "_" }
+            let term = String(String.UnicodeScalarView(cleaned))
+            guard term.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { continue }
+            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + "\"*")
+        }
+        return terms.isEmpty ? nil : terms.joined(separator: " AND ")
+    }
+}
+
+extension IndexStore {
+    private static func domainCondition(_ alias: String) -> String {
+        "(\(alias).domain = ?9 OR (\(alias).domain >= ?9 || '.' AND \(alias).domain < ?9 || '/'))"
+    }
+
+    /// Full-text search over live, unexpired items, best first.
+    public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
+        guard let query = SearchQuery.fts(text) else { return [] }
+        var sql = """
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, bm25(items_fts, \(Schema.ftsWeights)) AS rank
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE items_fts MATCH ?1 AND (i.expires IS NULL OR i.expires > ?2)
+            """
+        if bundle != nil { sql += " AND i.bundle = ?3" }
+        if domain != nil { sql += " AND " + Self.domainCondition("i") }
+        sql += " ORDER BY rank LIMIT ?4"
+        let s = try statement(sql)
+        s.bind(1, query)
+        s.bind(2, now)
+        if let bundle { s.bind(3, bundle.lowercased()) }
+        s.bind(4, limit)
+        if let domain { s.bind(9, domain) }
+        return try collect(s, scored: true)
+    }
+
+    /// The live, unexpired items of one bundle, by identifier.
+    public func items(bundle: String, domain: String? = nil, limit: Int = 100, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
+        var sql = """
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes
+            FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.bundle = ?3 AND (i.expires IS NULL OR i.expires > ?2)
+            """
+        if domain != nil { sql += " AND " + Self.domainCondition("i") }
+        sql += " ORDER BY i.uid LIMIT ?4"
+        let s = try statement(sql)
+        s.bind(2, now)
+        s.bind(3, bundle.lowercased())
+        s.bind(4, limit)
+        if let domain { s.bind(9, domain) }
+        return try collect(s, scored: false)
+    }
+
+    private func collect(_ s: SQLiteStatement, scored: Bool) throws(SQLiteError) -> [SearchResult] {
+        var results: [SearchResult] = []
+        while try s.step() {
+            let attributes = (try? JSONParser.parse(s.bytes(4))) ?? .object([])
+            results.append(SearchResult(
+                bundleIdentifier: s.text(0) ?? "", uniqueIdentifier: s.text(1) ?? "", domainIdentifier: s.text(2),
+                expiration: s.optionalDouble(3), score: scored ? -s.double(5) : nil, attributes: attributes))
+        }
+        s.reset()
+        return results
+    }
+
+    /// How many live, unexpired items a bundle has.
+    public func itemCount(bundle: String, now: Double = Clock.now()) throws(SQLiteError) -> Int {
+        let s = try statement("""
+            SELECT count(*) FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.bundle = ?1 AND (i.expires IS NULL OR i.expires > ?2)
+            """)
+        s.bind(1, bundle.lowercased())
+        s.bind(2, now)
+        defer { s.reset() }
+        return try s.step() ? s.int(0) : 0
+    }
+
+    /// The identifiers of every bundle the index knows (items, requests or runs).
+    public func knownBundles() throws(SQLiteError) -> [(key: String, identifier: String)] {
+        let s = try statement("""
+            SELECT key, identifier FROM bundles
+            UNION SELECT bundle, bundle_identifier FROM requests WHERE bundle NOT IN (SELECT key FROM bundles)
+            ORDER BY 1
+            """)
+        var result: [(key: String, identifier: String)] = []
+        while try s.step() { result.append((s.text(0) ?? "", s.text(1) ?? "")) }
+        s.reset()
+        return result
+    }
+
+    /// Item counts, queue state and the last run of a bundle.
+    public func status(bundle identifier: String) throws(SQLiteError) -> BundleStatus {
+        let key = identifier.lowercased()
+        let counts = try statement("SELECT state, count(*) FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running', 'failed') GROUP BY state")
+        counts.bind(1, key)
+        var pending = 0, running = 0, failed = 0
+        while try counts.step() {
+            switch counts.text(0) {
+            case "pending": pending = counts.int(1)
+            case "running": running = counts.int(1)
+            default: failed = counts.int(1)
+            }
+        }
+        counts.reset()
+        let reasons = try requests(bundle: key, state: .failed).compactMap(\.lastError)
+        return BundleStatus(bundleIdentifier: identifier, items: try itemCount(bundle: key), pending: pending, running: running,
+                            failed: failed, lastRun: try lastRun(bundle: key), failedReasons: reasons)
+    }
+}
