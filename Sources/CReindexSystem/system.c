@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/resource.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -85,6 +86,14 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
         close_from(4);
 
         if (config->cwd != NULL && chdir(config->cwd) != 0) child_fail(status_fd, 1);
+        if (config->rlimit_as_bytes > 0) {
+            struct rlimit limit = { (rlim_t)config->rlimit_as_bytes, (rlim_t)config->rlimit_as_bytes };
+            if (setrlimit(RLIMIT_AS, &limit) != 0) child_fail(status_fd, 4);
+        }
+        if (config->rlimit_cpu_seconds > 0) {
+            struct rlimit limit = { (rlim_t)config->rlimit_cpu_seconds, (rlim_t)config->rlimit_cpu_seconds + 2 };
+            if (setrlimit(RLIMIT_CPU, &limit) != 0) child_fail(status_fd, 4);
+        }
         if (config->stop_before_exec) raise(SIGSTOP);
         execve(config->path, config->argv, config->envp);
         child_fail(status_fd, 2);

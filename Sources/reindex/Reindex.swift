@@ -48,6 +48,7 @@ struct Reindex {
         case "list": return try list(context)
         case "paths": return try paths(context)
         case "validate": return try validate(context)
+        case "run": return try run(context)
         case "search": return try search(context)
         case "items": return try items(context)
         case "status": return try status(context)

@@ -28,7 +28,7 @@ extension Reindex {
         if results.isEmpty { Console.out(empty); return }
         for result in results {
             let title = result.title ?? result.uniqueIdentifier
-            var line = "\(title)  [\(result.bundleIdentifier) \(result.uniqueIdentifier)]"
+            let line = "\(title)  [\(result.bundleIdentifier) \(result.uniqueIdentifier)]"
             Console.out(line)
             if let description = result.attributes["contentDescription"]?.stringValue {
                 Console.out("    \(description)")

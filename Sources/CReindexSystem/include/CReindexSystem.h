@@ -13,11 +13,13 @@ typedef struct {
     int stdout_fd;             /* becomes fd 1 */
     int stderr_fd;             /* becomes fd 2 */
     int stop_before_exec;      /* non-zero: raise(SIGSTOP) right before execve */
+    long long rlimit_as_bytes; /* RLIMIT_AS for the child, 0 = unchanged */
+    long long rlimit_cpu_seconds; /* RLIMIT_CPU for the child, 0 = unchanged */
 } reindex_spawn_config;
 
 /// Forks and execs. On success returns 0, stores the child's pid and a read end of a
 /// close-on-exec status pipe: reading it yields EOF once exec succeeded, or two ints
-/// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup.
+/// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup, 4 = resource limits.
 /// On failure to fork returns -1 with errno set.
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
 

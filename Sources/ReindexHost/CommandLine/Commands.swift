@@ -27,6 +27,19 @@ public enum ReindexCommands {
         options: [OptionSpec("run", help: "also start the extension against a scratch index, run reindexAll, and report every protocol problem")],
         discussion: "Exit status: 0 valid, 65 invalid manifest, 66 no such directory, 69/75/76 when --run fails.")
 
+    public static let run = CommandSpec(
+        "run", summary: "force a request now and wait for its acknowledgement",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle to ask")],
+        options: requestOptions + [
+            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)"),
+            OptionSpec("queue", help: "only queue the request for 'reindex serve' and return"),
+        ],
+        discussion: """
+            Shows a progress bar on a terminal; prints a summary (put, deleted, rejected, duration).
+            Ctrl-C sends $/cancel to the extension; the request goes back to the queue.
+            Exit status: 0 acknowledged, 66 no such bundle, 69 the extension could not be started,
+            75 the request failed (crash, timeout, refusal, cancel; a retry is queued), 76 protocol violation.
+            """)
     public static let search = CommandSpec(
         "search", summary: "full-text search over live items, best first",
         arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
@@ -64,7 +77,7 @@ public enum ReindexCommands {
         discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")
 
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate, search, items, status, put, delete, check, reset]
+    public static let all: [CommandSpec] = [list, paths, validate, run, search, items, status, put, delete, check, reset]
 
     public static let parser = ArgumentParser(
         toolName: "reindex",

@@ -123,12 +123,12 @@ extension IndexStore {
     @discardableResult
     public func enqueue(
         bundleIdentifier: String, kind: RequestKind, identifiers: [String] = [], reason: ReindexReason,
-        maxAttempts: Int = 5, notBefore: Double? = nil
+        maxAttempts: Int = 5, notBefore: Double? = nil, coalesce: Bool = true
     ) throws -> QueuedRequest {
         try transaction { () throws -> QueuedRequest in
             let key = bundleIdentifier.lowercased()
             let now = Clock.now()
-            let pending = try requests(bundle: key, state: .pending)
+            let pending = coalesce ? try requests(bundle: key, state: .pending) : []
             if let all = pending.first(where: { $0.kind == .reindexAll }) {
                 if kind == .reindexAll {
                     // Absorb any reindexItems queued alongside.
@@ -138,7 +138,7 @@ extension IndexStore {
                 }
                 return all
             }
-            if kind == .reindexAll {
+            if kind == .reindexAll && coalesce {
                 let drop = try statement("DELETE FROM requests WHERE bundle = ?1 AND state = 'pending' AND kind = 'reindexItems'")
                 drop.bind(1, key)
                 try drop.run()
@@ -208,6 +208,15 @@ extension IndexStore {
         let update = try statement("UPDATE requests SET state = 'pending', last_error = coalesce(last_error, 'the host stopped while the request was running'), updated = ?2 WHERE bundle = ?1 AND state = 'running'")
         update.bind(1, identifier.lowercased())
         update.bind(2, Clock.now())
+        try update.run()
+    }
+
+    /// Puts a request back to `pending` without counting the attempt (it was cancelled).
+    public func requeue(_ id: Int64, note: String) throws(SQLiteError) {
+        let update = try statement("UPDATE requests SET state = 'pending', attempts = max(attempts - 1, 0), last_error = ?2, updated = ?3 WHERE id = ?1")
+        update.bind(1, id)
+        update.bind(2, note)
+        update.bind(3, Clock.now())
         try update.run()
     }
 

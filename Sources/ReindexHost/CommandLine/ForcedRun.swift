@@ -1,0 +1,134 @@
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What `run` and `debug` ask for: the request kind, identifiers and reason from the options.
+public struct RequestSelection: Sendable {
+    public var kind: RequestKind
+    public var identifiers: [String]
+    public var reason: ReindexReason
+
+    public init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced) {
+        self.kind = kind
+        self.identifiers = identifiers
+        self.reason = reason
+    }
+
+    /// Reads `--all`, `--ids`, `--ids-from FILE|-` and `--reason`.
+    public init(_ context: CommandContext) throws(ReindexError) {
+        reason = ReindexReason(context.arguments.value("reason") ?? "forced")
+        if let ids = context.list("ids") {
+            guard !ids.isEmpty else { throw ReindexError(.usage, "--ids needs at least one identifier") }
+            kind = .reindexItems
+            identifiers = ids
+        } else if let file = context.arguments.value("ids-from") {
+            var ids: [String] = []
+            let bytes: [UInt8]
+            if file == "-" {
+                var collected: [UInt8] = []
+                do {
+                    try StandardInputLines.forEach { line, _ in collected.append(contentsOf: line); collected.append(0x0A) }
+                } catch { throw ReindexError(.ioError, "cannot read identifiers from stdin: \(error)") }
+                bytes = collected
+            } else {
+                bytes = try FileSystem.read(file)
+            }
+            for line in bytes.split(separator: 0x0A) {
+                let id = String(decoding: line, as: UTF8.self).trimmingWhitespace
+                if !id.isEmpty { ids.append(id) }
+            }
+            guard !ids.isEmpty else { throw ReindexError(.invalidData, "\(file): no identifiers in it") }
+            kind = .reindexItems
+            identifiers = ids
+        } else {
+            kind = .reindexAll
+            identifiers = []
+        }
+    }
+}
+
+/// `reindex run` and its relatives: force one request now through the supervisor, show progress,
+/// and report it in the contract's form.
+public enum ForcedRun {
+    /// Runs (or, with `queueOnly`, queues) a request and prints the summary; returns the exit code.
+    public static func execute(
+        context: CommandContext, bundle: DiscoveredBundle, selection: RequestSelection,
+        options baseOptions: SessionOptions, store: IndexStore, printSummary: Bool = true
+    ) throws(ReindexError) -> (status: Int32, result: RequestResult?) {
+        let runner = RequestRunner(paths: context.paths)
+        let lock = try runner.lock(bundle)
+        defer { lock.release() }
+        let request: QueuedRequest
+        do {
+            try store.recoverAbandoned(bundle: bundle.identifier)
+            // A forced reindexAll takes over a pending one (and resumes from its client state);
+            // forced reindexItems run exactly the identifiers given.
+            request = try store.enqueue(
+                bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
+                reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, coalesce: selection.kind == .reindexAll)
+        } catch {
+            throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
+        }
+        var options = baseOptions
+        options.environment = context.environment
+        let progress = ProgressDisplay(label: bundle.identifier)
+        let json = context.json
+        if options.onProgress == nil && !json { options.onProgress = { progress.update($0) } }
+        let cancel = CancelSignal()
+        options.cancelFD = cancel.readFD
+        let results = runner.run(bundle: bundle, requests: [request], store: store, options: options)
+        progress.finish()
+        guard let result = results.first else {
+            throw ReindexError(.internal, "\(bundle.identifier): the request vanished from the queue")
+        }
+        if printSummary { report(result, bundle: bundle, json: json) }
+        if let failure = result.failure {
+            return (failure.code.exitCode, result)
+        }
+        return (0, result)
+    }
+
+    /// The summary of one request, in the contract's JSON or as text.
+    public static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
+        for rejection in result.rejections { Console.err("warning: \(bundle.identifier): \(rejection)") }
+        if result.counts.rejected > result.rejections.count {
+            Console.err("warning: \(bundle.identifier): \(result.counts.rejected - result.rejections.count) more item(s) rejected")
+        }
+        let seconds = (result.durationSeconds * 1000).rounded() / 1000
+        if json {
+            var members: [(String, JSONValue)] = [
+                ("bundleIdentifier", .string(bundle.identifier)),
+                ("request", .string(result.request.kind.rawValue)),
+                ("outcome", .string(result.acknowledged ? "acknowledged" : "failed")),
+                ("put", .integer(Int64(result.counts.put))),
+                ("deleted", .integer(Int64(result.counts.deleted))),
+                ("rejected", .integer(Int64(result.counts.rejected))),
+                ("durationSeconds", .double(seconds)),
+                ("requestId", .integer(result.request.id)),
+                ("reason", .string(result.request.reason.rawValue)),
+            ]
+            if let failure = result.failure {
+                members.append(("error", .string(failure.message)))
+                members.append(("failure", .string(failure.kind.rawValue)))
+                members.append(("retry", .string(result.stateAfter == .failed ? "none: attempts used up" : "queued")))
+            }
+            Console.json(.object(members))
+        } else if result.failure == nil {
+            Console.out("\(bundle.identifier): \(result.request.kind.rawValue) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(seconds) s")
+        }
+        if let failure = result.failure {
+            var error = ReindexError(failure.code, failure.message, stderrTail: failure.stderrTail)
+            switch result.stateAfter {
+            case .failed: error.message += " — no retry: the request has used its \(result.request.maxAttempts) attempts"
+            case .pending: error.message += failure.requeuesWithoutPenalty ? " — the request is back in the queue" : " — a retry is queued (attempt \(result.request.attempts) of \(result.request.maxAttempts))"
+            default: break
+            }
+            Console.report(error)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import ReindexProtocol
+
+/// Why a request ended without a success acknowledgement. Every kind rolls back what was not
+/// committed and leaves the request queued for a retry (or failed once its attempts are used).
+public struct RequestFailure: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The executable could not be started or did not complete `initialize`.
+        case cannotStart
+        /// No protocol version in common; the message names both lists.
+        case versionMismatch
+        /// The extension replied to the request with an error.
+        case refused
+        /// The request was cancelled (`$/cancel`, Ctrl-C, `serve` stopping).
+        case cancelled
+        /// The extension died (signal or exit) before acknowledging.
+        case crashed
+        /// A timeout of the manifest passed.
+        case timeout
+        /// The extension broke the protocol.
+        case protocolViolation
+        /// The index could not be written.
+        case storeFailure
+    }
+
+    public var kind: Kind
+    public var message: String
+    public var stderrTail: [String]
+
+    public init(_ kind: Kind, _ message: String, stderrTail: [String] = []) {
+        self.kind = kind
+        self.message = message
+        self.stderrTail = stderrTail
+    }
+
+    public var description: String { message }
+
+    /// The command-line contract's code for this failure.
+    public var code: ReindexError.Code {
+        switch kind {
+        case .cannotStart, .versionMismatch: return .cannotStart
+        case .protocolViolation: return .protocolViolation
+        case .storeFailure: return .ioError
+        case .refused, .cancelled, .crashed, .timeout: return .requestFailed
+        }
+    }
+
+    /// Whether the request goes back to the queue without counting as a failed attempt.
+    public var requeuesWithoutPenalty: Bool { kind == .cancelled }
+}
+
+/// The result of one request.
+public struct RequestResult: Sendable {
+    public var request: QueuedRequest
+    public var counts: WriteCounts
+    public var failure: RequestFailure?
+    public var started: Double
+    public var ended: Double
+    /// The request's state after this attempt (pending again, failed for good, or done).
+    public var stateAfter: RequestState
+    /// Up to ten rejected items with their reasons.
+    public var rejections: [String]
+
+    public var acknowledged: Bool { failure == nil }
+    public var durationSeconds: Double { ended - started }
+}

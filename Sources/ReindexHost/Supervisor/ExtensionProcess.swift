@@ -1,0 +1,204 @@
+import CReindexSystem
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// How an extension process ended.
+public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signaled(Int32)
+
+    public var description: String {
+        switch self {
+        case .exited(let code): return "exited with status \(code)"
+        case .signaled(let signal): return "was killed by signal \(signal) (\(signalName(signal)))"
+        }
+    }
+}
+
+func signalName(_ signal: Int32) -> String {
+    switch signal {
+    case SIGKILL: return "SIGKILL"
+    case SIGTERM: return "SIGTERM"
+    case SIGSEGV: return "SIGSEGV"
+    case SIGABRT: return "SIGABRT"
+    case SIGBUS: return "SIGBUS"
+    case SIGILL: return "SIGILL"
+    case SIGTRAP: return "SIGTRAP"
+    case SIGPIPE: return "SIGPIPE"
+    case SIGXCPU: return "SIGXCPU, CPU time limit"
+    case SIGINT: return "SIGINT"
+    case SIGFPE: return "SIGFPE"
+    default: return "signal \(signal)"
+    }
+}
+
+/// A running extension: its own process group, with the host holding the other ends of its
+/// stdin, stdout and stderr (all non-blocking, close-on-exec). The process is always reaped.
+public final class ExtensionProcess {
+    public let pid: pid_t
+    public private(set) var stdinFD: Int32
+    public private(set) var stdoutFD: Int32
+    public private(set) var stderrFD: Int32
+    /// Reads EOF once the child has exec'd, or (stage, errno) if it failed before.
+    private var statusFD: Int32
+    public private(set) var exit: ProcessExit?
+    public let startedStopped: Bool
+
+    /// Spawns `bundle`'s executable in the bundle directory with `environment`.
+    ///
+    /// With `stopBeforeExec`, the child stops itself (SIGSTOP) right before `exec`, so a debugger
+    /// can attach and follow the exec; `continueStopped()` resumes it.
+    public init(bundle: DiscoveredBundle, environment: [String: String], stopBeforeExec: Bool = false) throws(ReindexError) {
+        let id = bundle.identifier
+        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        func closeAll() { for fd in inPipe + outPipe + errPipe where fd >= 0 { close(fd) } }
+        guard reindex_pipe_cloexec(&inPipe) == 0, reindex_pipe_cloexec(&outPipe) == 0, reindex_pipe_cloexec(&errPipe) == 0 else {
+            let e = errno
+            closeAll()
+            throw ReindexError(.cannotStart, "\(id): cannot create pipes: \(FileSystem.errnoText(e))", errno: e)
+        }
+        let arguments = [bundle.executablePath] + bundle.manifest.arguments
+        let environmentLines = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = environmentLines.map { strdup($0) } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var childPID: pid_t = 0
+        var status: Int32 = -1
+        let limits = bundle.manifest.limits
+        let rc = bundle.executablePath.withCString { path in
+            bundle.directory.withCString { cwd in
+                argv.withUnsafeMutableBufferPointer { argvBuffer in
+                    envp.withUnsafeMutableBufferPointer { envpBuffer in
+                        var config = reindex_spawn_config(
+                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress, cwd: cwd,
+                            stdin_fd: inPipe[0], stdout_fd: outPipe[1], stderr_fd: errPipe[1],
+                            stop_before_exec: stopBeforeExec ? 1 : 0,
+                            rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
+                            rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0))
+                        return reindex_spawn(&config, &childPID, &status)
+                    }
+                }
+            }
+        }
+        close(inPipe[0]); close(outPipe[1]); close(errPipe[1])
+        guard rc == 0 else {
+            let e = errno
+            close(inPipe[1]); close(outPipe[0]); close(errPipe[0])
+            throw ReindexError(.cannotStart, "\(id): cannot start \(bundle.executablePath): fork failed: \(FileSystem.errnoText(e))", errno: e)
+        }
+        pid = childPID
+        stdinFD = inPipe[1]
+        stdoutFD = outPipe[0]
+        stderrFD = errPipe[0]
+        statusFD = status
+        startedStopped = stopBeforeExec
+        reindex_set_nonblocking(stdinFD, 1)
+        reindex_set_nonblocking(stdoutFD, 1)
+        reindex_set_nonblocking(stderrFD, 1)
+        if !stopBeforeExec {
+            try checkExec(bundle: bundle)
+        }
+    }
+
+    /// Waits for the exec to happen (or fail) and reports a failure before exec precisely.
+    public func checkExec(bundle: DiscoveredBundle) throws(ReindexError) {
+        guard statusFD >= 0 else { return }
+        var payload: (Int32, Int32) = (0, 0)
+        var n: Int
+        repeat {
+            n = withUnsafeMutableBytes(of: &payload) { read(statusFD, $0.baseAddress, $0.count) }
+        } while n < 0 && errno == EINTR
+        close(statusFD)
+        statusFD = -1
+        guard n == MemoryLayout<(Int32, Int32)>.size else { return }
+        _ = waitForExit(blocking: true)
+        closePipes()
+        let (stage, code) = payload
+        let what: String
+        switch stage {
+        case 1: what = "cannot enter the bundle directory \(bundle.directory)"
+        case 2: what = "cannot execute \(bundle.executablePath)"
+        case 4: what = "cannot apply the manifest's resource limits"
+        default: what = "cannot set up its standard descriptors"
+        }
+        let hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
+        throw ReindexError(.cannotStart, "\(bundle.identifier): \(what): \(FileSystem.errnoText(code))\(hint)", errno: code)
+    }
+
+    /// Whether the child has stopped itself before exec (debug mode).
+    public func isStopped() -> Bool {
+        var status: Int32 = 0
+        let rc = waitpid(pid, &status, WNOHANG | WUNTRACED)
+        return rc == pid && reindex_wifstopped(status) != 0
+    }
+
+    /// Resumes a child that stopped before exec.
+    public func continueStopped() { kill(pid, SIGCONT) }
+
+    /// Reaps the child if it has exited; with `blocking`, waits for it.
+    @discardableResult
+    public func waitForExit(blocking: Bool) -> ProcessExit? {
+        if let exit { return exit }
+        var status: Int32 = 0
+        while true {
+            let rc = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if rc == pid {
+                if reindex_wifexited(status) != 0 {
+                    exit = .exited(reindex_wexitstatus(status))
+                } else if reindex_wifsignaled(status) != 0 {
+                    exit = .signaled(reindex_wtermsig(status))
+                } else {
+                    continue  // stopped/continued: not an exit
+                }
+                return exit
+            }
+            if rc < 0 && errno == EINTR { continue }
+            if rc < 0 && errno == ECHILD { exit = .exited(-1); return exit }
+            return nil
+        }
+    }
+
+    /// Sends a signal to the extension's whole process group.
+    public func signalGroup(_ signal: Int32) {
+        kill(-pid, signal)
+    }
+
+    /// Whether any process of the extension's group is still alive.
+    public var groupIsAlive: Bool { kill(-pid, 0) == 0 }
+
+    public func closeStdin() {
+        if stdinFD >= 0 { close(stdinFD); stdinFD = -1 }
+    }
+
+    public func closeStdout() {
+        if stdoutFD >= 0 { close(stdoutFD); stdoutFD = -1 }
+    }
+
+    public func closeStderr() {
+        if stderrFD >= 0 { close(stderrFD); stderrFD = -1 }
+    }
+
+    public func closePipes() {
+        closeStdin()
+        closeStdout()
+        closeStderr()
+        if statusFD >= 0 { close(statusFD); statusFD = -1 }
+    }
+
+    deinit {
+        closePipes()
+        if exit == nil {
+            signalGroup(SIGKILL)
+            _ = waitForExit(blocking: true)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ReindexProtocol
+
+/// Runs queued requests of one bundle through one extension session and keeps the queue's books:
+/// the bundle lock, recovering requests a dead host left running, marking attempts, backoff,
+/// the run history. `reindex run`, `debug`, `validate --run` and `serve` all go through here.
+public struct RequestRunner {
+    public var paths: HostPaths
+    public var backoff: Backoff
+
+    public init(paths: HostPaths, backoff: Backoff = Backoff()) {
+        self.paths = paths
+        self.backoff = backoff
+    }
+
+    /// Takes the bundle's lock, or explains who holds it.
+    public func lock(_ bundle: DiscoveredBundle) throws(ReindexError) -> BundleLock {
+        let (lock, holder) = try BundleLock.acquire(name: bundle.key, index: paths.index)
+        guard let lock else {
+            let who = holder.map { "process \($0)" } ?? "another reindex process"
+            throw ReindexError(.requestFailed, "\(bundle.identifier): \(who) is already running a request for this bundle; try again when it has finished")
+        }
+        return lock
+    }
+
+    /// Runs `requests` (already in the queue) in order in one session. The caller holds the
+    /// bundle's lock. A failure to start fails every request; after another failure the session
+    /// ends and the remaining requests stay pending.
+    public func run(
+        bundle: DiscoveredBundle, requests: [QueuedRequest], store: IndexStore, options: SessionOptions,
+        logPath: String? = nil
+    ) -> [RequestResult] {
+        var results: [RequestResult] = []
+        let session = ExtensionSession(bundle: bundle, store: store, logPath: logPath ?? paths.logFile(for: bundle.identifier), options: options)
+        defer { session.shutdown() }
+        var started = false
+        for queued in requests {
+            let begin = Clock.now()
+            guard let request = (try? store.markRunning(queued.id)) ?? nil else { continue }
+            if !started {
+                do {
+                    try session.start()
+                    started = true
+                } catch {
+                    session.shutdown(graceful: false)
+                    results.append(finish(request, store: store, counts: WriteCounts(), rejections: [], failure: withTail(error, session), started: begin))
+                    return results
+                }
+            }
+            let outcome = session.perform(request) { (store, counts) throws(SQLiteError) in
+                try store.markDone(request.id)
+                try store.recordRun(RunRecord(
+                    requestID: request.id, bundleIdentifier: bundle.identifier, kind: request.kind, reason: request.reason,
+                    started: begin, ended: Clock.now(), outcome: "acknowledged", counts: counts, error: nil))
+            }
+            if let failure = outcome.failure {
+                session.shutdown(graceful: false)
+                results.append(finish(request, store: store, counts: outcome.counts, rejections: outcome.rejections, failure: withTail(failure, session), started: begin))
+                return results
+            }
+            results.append(RequestResult(request: request, counts: outcome.counts, failure: nil, started: begin, ended: Clock.now(),
+                                         stateAfter: .done, rejections: outcome.rejections))
+        }
+        return results
+    }
+
+    /// The failure with the extension's latest stderr lines (after shutdown, they are complete).
+    private func withTail(_ failure: RequestFailure, _ session: ExtensionSession) -> RequestFailure {
+        var failure = failure
+        let lines = session.log.lastLines
+        if !lines.isEmpty { failure.stderrTail = lines }
+        return failure
+    }
+
+    /// Books a failed attempt: requeued with backoff, or failed for good; recorded in the history.
+    private func finish(_ request: QueuedRequest, store: IndexStore, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
+        var state: RequestState = .pending
+        if failure.requeuesWithoutPenalty {
+            try? store.requeue(request.id, note: failure.message)
+        } else if let updated = (try? store.markAttemptFailed(request.id, error: failure.message, backoff: backoff)) ?? nil {
+            state = updated.state
+        }
+        let ended = Clock.now()
+        try? store.recordRun(RunRecord(
+            requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
+            started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
+        return RequestResult(request: request, counts: counts, failure: failure, started: started, ended: ended, stateAfter: state, rejections: rejections)
+    }
+}

@@ -1,0 +1,593 @@
+import CReindexSystem
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Which way a protocol message went.
+public enum TraceDirection: String, Sendable {
+    case toExtension = "host→ext"
+    case fromExtension = "ext→host"
+}
+
+/// How a session behaves: timeouts, debug mode, and hooks for progress, tracing and stderr.
+public struct SessionOptions {
+    /// Debug mode: `REINDEX_DEBUG=1`, `initialize` says `debug: true`, and no timeouts apply.
+    public var debug = false
+    /// Seconds the extension should wait for a debugger (`REINDEX_WAIT_FOR_DEBUGGER`; 0 = forever).
+    public var waitForDebuggerSeconds: Double? = nil
+    /// Start the process stopped before `exec` (for extensions without the SDK's gate).
+    public var stopBeforeExec = false
+    /// A descriptor that becomes readable when the request should be cancelled (Ctrl-C, SIGTERM).
+    public var cancelFD: Int32? = nil
+    /// How long an extension has to answer `$/cancel` before it is stopped.
+    public var cancelGraceSeconds: Double = 5
+    /// Shutdown: seconds after closing stdin before SIGTERM, and after SIGTERM before SIGKILL.
+    public var exitGraceSeconds: Double = 5
+    public var termGraceSeconds: Double = 2
+    public var environment: [String: String] = [:]
+    public var onProgress: ((ProgressParams) -> Void)? = nil
+    public var onTrace: ((TraceDirection, UnsafeRawBufferPointer) -> Void)? = nil
+    public var onStderrLine: ((String) -> Void)? = nil
+    /// Called once the process exists (debug mode prints the attach commands here).
+    public var onSpawn: ((ExtensionProcess) -> Void)? = nil
+
+    public init() {}
+}
+
+/// One running extension speaking protocol version 1: spawn, `initialize`, requests one at a
+/// time with their index operations streamed into the store, acknowledgements, shutdown.
+///
+/// Everything happens on the calling thread in one `poll` loop over the extension's stdout,
+/// stderr and stdin and the cancel descriptor, so timeouts, cancellation and a child that stops
+/// reading are all handled without extra threads, and memory stays bounded by one line.
+public final class ExtensionSession {
+    public let bundle: DiscoveredBundle
+    public let store: IndexStore
+    public let log: ExtensionLog
+    public private(set) var process: ExtensionProcess?
+    public private(set) var initializeResult: InitializeResult?
+    var options: SessionOptions
+
+    private var reader = LineReader()
+    private var outgoing: [UInt8] = []
+    private var deadlines: Deadlines
+    private var failure: RequestFailure?
+    private var stdoutClosed = false
+    private var initialized = false
+    private var nextRequestID: Int64 = 1
+    private var answered = Set<RequestID>()
+    private var current: RequestContext?
+    private var readBuffer = [UInt8](repeating: 0, count: 256 << 10)
+
+    final class RequestContext {
+        let id: RequestID
+        let request: QueuedRequest
+        let writes: StagedWrites
+        var reply: Result<JSONValue, RPCError>?
+        var rejections: [String] = []
+        var cancelSentAt: Double?
+        init(id: RequestID, request: QueuedRequest, writes: StagedWrites) {
+            self.id = id
+            self.request = request
+            self.writes = writes
+        }
+    }
+
+    public init(bundle: DiscoveredBundle, store: IndexStore, logPath: String?, options: SessionOptions) {
+        self.bundle = bundle
+        self.store = store
+        self.options = options
+        self.log = ExtensionLog(path: logPath)
+        self.deadlines = Deadlines(timeouts: options.debug ? nil : bundle.manifest.timeouts)
+        log.onLine = options.onStderrLine
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    deinit { shutdown() }
+
+    private var id: String { bundle.identifier }
+
+    private func fail(_ kind: RequestFailure.Kind, _ message: String) -> RequestFailure {
+        RequestFailure(kind, "\(id): \(message)", stderrTail: log.lastLines)
+    }
+
+    // MARK: Starting
+
+    /// Spawns the extension and completes `initialize`.
+    public func start() throws(RequestFailure) {
+        let environment = ExtensionEnvironment.build(
+            host: options.environment, manifest: bundle.manifest, hostPID: getpid(),
+            debug: options.debug, waitForDebuggerSeconds: options.waitForDebuggerSeconds)
+        log.note("starting \(bundle.executablePath) (\(bundle.manifest.version))\(options.debug ? " in debug mode" : "")")
+        let spawned: ExtensionProcess
+        do {
+            spawned = try ExtensionProcess(bundle: bundle, environment: environment, stopBeforeExec: options.stopBeforeExec)
+        } catch {
+            throw RequestFailure(.cannotStart, error.message)
+        }
+        process = spawned
+        options.onSpawn?(spawned)
+        if spawned.startedStopped {
+            do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
+        }
+        deadlines.processStarted(now: Clock.monotonic())
+        let params = InitializeParams(protocolVersions: ReindexVersion.protocolVersions, hostVersion: ReindexVersion.string,
+                                      bundleIdentifier: bundle.identifier, debug: options.debug)
+        send(.request(id: .number(0), method: Method.initialize, params: params.json))
+        try pump { self.initialized }
+        deadlines.initialized()
+    }
+
+    // MARK: Requests
+
+    /// Sends one request, streams its operations into the store, and ends it: on success the
+    /// staged writes are acknowledged (with `onAcknowledge` in the same transaction); on any
+    /// failure what was not committed is rolled back and the failure returned.
+    public func perform(
+        _ request: QueuedRequest,
+        onAcknowledge: (IndexStore, WriteCounts) throws(SQLiteError) -> Void
+    ) -> (counts: WriteCounts, rejections: [String], failure: RequestFailure?) {
+        let writes: StagedWrites
+        do {
+            writes = try StagedWrites(store: store, bundleIdentifier: bundle.identifier,
+                                      scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live)
+        } catch {
+            return (WriteCounts(), [], fail(.storeFailure, "cannot prepare the index: \(error)"))
+        }
+        let requestID = RequestID.number(nextRequestID)
+        nextRequestID += 1
+        let context = RequestContext(id: requestID, request: request, writes: writes)
+        current = context
+        defer { current = nil; deadlines.requestEnded() }
+        let method: String
+        let params: JSONValue
+        switch request.kind {
+        case .reindexAll:
+            method = Method.reindexAll
+            params = ReindexAllParams(reason: request.reason, clientState: request.clientState).json
+        case .reindexItems:
+            method = Method.reindexItems
+            params = ReindexItemsParams(identifiers: request.identifiers, reason: request.reason).json
+        }
+        log.note("request \(requestID): \(method) (\(request.reason))")
+        deadlines.requestStarted(now: Clock.monotonic())
+        send(.request(id: requestID, method: method, params: params))
+        do {
+            try pump { context.reply != nil }
+        } catch {
+            writes.rollback()
+            return (writes.counts, context.rejections, error)
+        }
+        answered.insert(requestID)
+        switch context.reply {
+        case .failure(let error)?:
+            writes.rollback()
+            if error.code == RPCError.requestCancelled {
+                return (writes.counts, context.rejections, fail(.cancelled, "the request was cancelled (\(error.message))"))
+            }
+            return (writes.counts, context.rejections, fail(.refused, "the extension refused \(method): \(error.message) (code \(error.code))"))
+        default:
+            do {
+                let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
+                log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected)")
+                return (counts, context.rejections, nil)
+            } catch {
+                writes.rollback()
+                return (writes.counts, context.rejections, fail(.storeFailure, "cannot commit the acknowledged request: \(error)"))
+            }
+        }
+    }
+
+    // MARK: The loop
+
+    /// Runs the poll loop until `done` holds, a failure happens, or a deadline passes.
+    private func pump(until done: () -> Bool) throws(RequestFailure) {
+        while true {
+            if let failure { throw failure }
+            if done() { return }
+            guard let process else { throw fail(.crashed, "is not running") }
+            let now = Clock.monotonic()
+            var wait = 0.25
+            if let deadline = deadlines.nearest() {
+                if now >= deadline.time {
+                    throw fail(.timeout, deadline.reason)
+                }
+                wait = min(wait, deadline.time - now)
+            }
+            if let sent = current?.cancelSentAt {
+                if now >= sent + options.cancelGraceSeconds {
+                    throw fail(.cancelled, "the request was cancelled and the extension did not answer $/cancel within \(Int(options.cancelGraceSeconds)) s")
+                }
+                wait = min(wait, sent + options.cancelGraceSeconds - now)
+            }
+            var fds: [pollfd] = []
+            if !stdoutClosed && process.stdoutFD >= 0 { fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0)) }
+            if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
+            if !outgoing.isEmpty && process.stdinFD >= 0 { fds.append(pollfd(fd: process.stdinFD, events: Int16(POLLOUT), revents: 0)) }
+            if let cancel = options.cancelFD, current?.cancelSentAt == nil { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
+            let rc = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(max(0, wait) * 1000) + 1) }
+            if rc < 0 && errno != EINTR {
+                throw fail(.crashed, "poll failed: \(FileSystem.errnoText())")
+            }
+            for entry in fds where entry.revents != 0 {
+                if entry.fd == process.stderrFD { drainStderr() }
+                else if entry.fd == process.stdoutFD { try drainStdout() }
+                else if entry.fd == process.stdinFD { flushOutgoing() }
+                else if entry.fd == options.cancelFD { requestCancel() }
+                if failure != nil { break }
+            }
+            if failure == nil && !done() && (stdoutClosed || process.waitForExit(blocking: false) != nil) {
+                try processEnded()
+            }
+        }
+    }
+
+    /// The extension closed stdout or exited: read what it left, then say how it ended.
+    private func processEnded() throws(RequestFailure) {
+        guard let process else { return }
+        try drainStdout()
+        drainStderr()
+        if failure != nil || (current?.reply != nil) || (current == nil && initialized) { return }
+        var exit = process.waitForExit(blocking: false)
+        if exit == nil {
+            // stdout is closed but the process lives on: give it a moment to exit.
+            let until = Clock.monotonic() + 1
+            while exit == nil && Clock.monotonic() < until {
+                usleep(10_000)
+                exit = process.waitForExit(blocking: false)
+            }
+        }
+        drainStderr()
+        let what = initialized ? "before acknowledging the request" : "before answering initialize"
+        switch exit {
+        case .signaled(let signal)?:
+            throw fail(.crashed, "the extension crashed: it was killed by \(signalName(signal)) \(what)")
+        case .exited(let status)?:
+            throw fail(initialized ? .crashed : .cannotStart, "the extension exited with status \(status) \(what)")
+        case nil:
+            throw fail(.protocolViolation, "the extension closed its stdout \(what)")
+        }
+    }
+
+    private func drainStdout() throws(RequestFailure) {
+        guard let process, process.stdoutFD >= 0, !stdoutClosed else { return }
+        // Read what is there now, a bounded number of chunks per wake-up so stderr and
+        // deadlines get their turn.
+        for _ in 0..<64 {
+            let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return  // EAGAIN: nothing more for now
+            }
+            if n == 0 {
+                stdoutClosed = true
+                if let tail = reader.unterminatedTail {
+                    try violation("the last line on stdout (byte \(tail.offset)) has no newline at its end")
+                }
+                return
+            }
+            do {
+                try readBuffer.withUnsafeBytes { raw in
+                    try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
+                        try handleLine(line, offset: offset)
+                        if let failure { throw failure }
+                    }
+                }
+            } catch let error as LineFramingError {
+                try violation("stdout: \(error)")
+            } catch let error as RequestFailure {
+                throw error
+            } catch {
+                try violation("\(error)")
+            }
+            if failure != nil { return }
+            if n < readBuffer.count { return }
+        }
+    }
+
+    private func drainStderr() {
+        guard let process, process.stderrFD >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        for _ in 0..<16 {
+            let n = buffer.withUnsafeMutableBytes { read(process.stderrFD, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return }
+            if n == 0 { process.closeStderr(); return }
+            buffer.withUnsafeBytes { log.consume(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            if n < buffer.count { return }
+        }
+    }
+
+    private func send(_ message: Message) {
+        let line = message.line
+        if let onTrace = options.onTrace {
+            line.withUnsafeBytes { onTrace(.toExtension, UnsafeRawBufferPointer(rebasing: $0[0..<($0.count - 1)])) }
+        }
+        outgoing.append(contentsOf: line)
+        flushOutgoing()
+    }
+
+    private func flushOutgoing() {
+        guard let process, process.stdinFD >= 0, !outgoing.isEmpty else { return }
+        let n = outgoing.withUnsafeBytes { write(process.stdinFD, $0.baseAddress, $0.count) }
+        if n > 0 {
+            outgoing.removeFirst(n)
+        } else if n < 0 && errno != EAGAIN && errno != EINTR {
+            // EPIPE: the extension closed stdin or died; its exit is noticed by the loop.
+            outgoing.removeAll()
+        }
+    }
+
+    private func requestCancel() {
+        if let fd = options.cancelFD {
+            var byte: UInt8 = 0
+            _ = read(fd, &byte, 1)
+        }
+        guard let context = current, context.cancelSentAt == nil else {
+            failure = fail(.cancelled, "cancelled before a request was outstanding")
+            return
+        }
+        context.cancelSentAt = Clock.monotonic()
+        log.note("cancelling request \(context.id)")
+        send(.notification(method: Method.cancel, params: CancelParams(id: context.id).json))
+    }
+
+    private func violation(_ text: String) throws(RequestFailure) {
+        let error = fail(.protocolViolation, "protocol violation: \(text)")
+        failure = error
+        throw error
+    }
+
+    // MARK: Messages
+
+    private func handleLine(_ line: UnsafeRawBufferPointer, offset: Int) throws(RequestFailure) {
+        options.onTrace?(.fromExtension, line)
+        deadlines.messageReceived(now: Clock.monotonic())
+        // Lines of only white space count as empty.
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        let message: Message
+        do {
+            message = try Message.decode(line: line)
+        } catch {
+            if let bad = firstInvalidUTF8Offset(line) {
+                try violation("stdout line at byte \(offset) is not valid UTF-8 (bad byte at \(offset + bad))")
+            }
+            try violation("stdout line at byte \(offset): \(error.reason)")
+            return
+        }
+        guard initialized else {
+            try handleInitializeReply(message)
+            return
+        }
+        guard let context = current else {
+            try violation("\(describe(message)) arrived while no request was outstanding")
+            return
+        }
+        switch message {
+        case let .notification(method, params):
+            try handleNotification(method, params, context)
+        case let .request(requestID, method, params):
+            if method == Method.batchCommit {
+                try handleBatchCommit(requestID, params, context)
+            } else {
+                send(.response(id: requestID, result: .failure(RPCError(code: RPCError.methodNotFound, message: "the host has no method '\(method)'"))))
+            }
+        case let .response(replyID, result):
+            if replyID == context.id {
+                context.reply = result
+            } else if answered.contains(replyID) || replyID == .number(0) {
+                try violation("a second reply to request \(replyID)")
+            } else {
+                try violation("a reply to request \(replyID), which the host never sent")
+            }
+        case let .orphanError(error):
+            try violation("an error reply with a null id: \(error.message)")
+        }
+    }
+
+    private func describe(_ message: Message) -> String {
+        switch message {
+        case .request(let id, let method, _): return "a '\(method)' request (id \(id))"
+        case .notification(let method, _): return "a '\(method)' notification"
+        case .response(let id, _): return "a reply to request \(id)"
+        case .orphanError: return "an error reply with a null id"
+        }
+    }
+
+    private func handleInitializeReply(_ message: Message) throws(RequestFailure) {
+        guard case let .response(replyID, result) = message, replyID == .number(0) else {
+            try violation("\(describe(message)) arrived before the reply to initialize; nothing else may come on stdout before it")
+            return
+        }
+        switch result {
+        case .success(let value):
+            let reply: InitializeResult
+            do { reply = try InitializeResult(json: value) } catch {
+                try violation("the reply to initialize is invalid: \(error)")
+                return
+            }
+            guard ReindexVersion.protocolVersions.contains(reply.protocolVersion) else {
+                let error = fail(.versionMismatch, "the extension chose protocol version \(reply.protocolVersion); the host speaks \(ReindexVersion.protocolVersions)")
+                failure = error
+                throw error
+            }
+            initializeResult = reply
+            initialized = true
+            answered.insert(.number(0))
+            log.note("initialized: \(reply.extensionName) \(reply.extensionVersion), protocol \(reply.protocolVersion)")
+        case .failure(let error):
+            if error.code == RPCError.invalidParams {
+                let supported = error.data?["supported"].map { JSONWriter.string($0) } ?? "(not given)"
+                let requested = error.data?["requested"].map { JSONWriter.string($0) } ?? JSONWriter.string(.array(ReindexVersion.protocolVersions.map { .integer(Int64($0)) }))
+                let failure = fail(.versionMismatch, "no protocol version in common: the extension supports \(supported), the host requested \(requested) (\(error.message))")
+                self.failure = failure
+                throw failure
+            }
+            let failure = fail(.cannotStart, "the extension refused initialize: \(error.message) (code \(error.code))")
+            self.failure = failure
+            throw failure
+        }
+    }
+
+    private func handleNotification(_ method: String, _ params: JSONValue?, _ context: RequestContext) throws(RequestFailure) {
+        let writes = context.writes
+        do {
+            switch method {
+            case Method.put:
+                guard let items = params?["items"]?.arrayValue else {
+                    try violation("index/put needs params.items (an array of items)")
+                    return
+                }
+                for (n, item) in items.enumerated() {
+                    do {
+                        try writes.put(try ItemValidator.validate(item, path: "items[\(n)]"))
+                    } catch let error as FieldError {
+                        writes.reject()
+                        if context.rejections.count < 10 {
+                            let uid = item["uniqueIdentifier"]?.stringValue.map { " (\($0.prefix(80)))" } ?? ""
+                            context.rejections.append("item rejected\(uid): \(error)")
+                        }
+                    }
+                }
+            case Method.delete:
+                do { try writes.delete(identifiers: try DeleteParams(json: params).identifiers) } catch let error as FieldError {
+                    try violation("index/delete: \(error)")
+                }
+            case Method.deleteDomains:
+                do { try writes.delete(domains: try DeleteDomainsParams(json: params).domainIdentifiers) } catch let error as FieldError {
+                    try violation("index/deleteDomains: \(error)")
+                }
+            case Method.deleteAll:
+                try writes.deleteAll()
+            case Method.progress:
+                do {
+                    let progress = try ProgressParams(json: params)
+                    guard progress.requestID == context.id else {
+                        try violation("$/progress for request \(progress.requestID), which is not outstanding")
+                        return
+                    }
+                    options.onProgress?(progress)
+                } catch let error as FieldError {
+                    try violation("$/progress: \(error)")
+                }
+            default:
+                log.note("ignored an unknown notification '\(method)'")
+            }
+        } catch let error as RequestFailure {
+            throw error
+        } catch let error as SQLiteError {
+            let failure = fail(.storeFailure, "cannot write to the index: \(error)")
+            self.failure = failure
+            throw failure
+        } catch {
+            try violation("\(method): \(error)")
+        }
+    }
+
+    private func handleBatchCommit(_ requestID: RequestID, _ params: JSONValue?, _ context: RequestContext) throws(RequestFailure) {
+        let commit: BatchCommitParams
+        do { commit = try BatchCommitParams(json: params) } catch {
+            send(.response(id: requestID, result: .failure(RPCError(code: RPCError.invalidParams, message: "\(error)"))))
+            return
+        }
+        guard commit.requestID == context.id else {
+            try violation("batch/commit for request \(commit.requestID), which is not outstanding (request \(context.id) is)")
+            return
+        }
+        if let state = commit.clientState {
+            guard let decoded = Base64.decode(state) else {
+                send(.response(id: requestID, result: .failure(RPCError(code: RPCError.invalidParams, message: "clientState is not base64; nothing was committed"))))
+                return
+            }
+            guard decoded.count <= BatchCommitParams.maximumClientStateBytes else {
+                send(.response(id: requestID, result: .failure(RPCError(
+                    code: RPCError.invalidParams,
+                    message: "clientState is \(decoded.count) bytes decoded, at most \(BatchCommitParams.maximumClientStateBytes) are allowed; nothing was committed"))))
+                return
+            }
+        }
+        let requestRowID = context.request.id
+        do {
+            let committed = try context.writes.commitBatch { (store) throws(SQLiteError) in
+                try store.saveClientState(requestRowID, commit.clientState)
+            }
+            send(.response(id: requestID, result: .success(BatchCommitResult(committed: Int64(committed)).json)))
+        } catch {
+            let failure = fail(.storeFailure, "cannot commit a batch: \(error)")
+            self.failure = failure
+            throw failure
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Ends the extension: close stdin, wait for it to exit while draining its output, SIGTERM
+    /// its process group after `exitGraceSeconds`, SIGKILL after `termGraceSeconds` more. Left-over
+    /// processes of its group are stopped too. Always reaps; safe to call twice.
+    @discardableResult
+    public func shutdown(graceful: Bool = true) -> ProcessExit? {
+        guard let process else { return nil }
+        if process.exit != nil && !process.groupIsAlive {
+            finishPipes(process)
+            return process.exit
+        }
+        flushOutgoing()
+        process.closeStdin()
+        var phase = 0  // 0 waiting for exit, 1 SIGTERM sent, 2 SIGKILL sent
+        var phaseDeadline = Clock.monotonic() + (graceful ? options.exitGraceSeconds : 0)
+        if failure != nil && !graceful { phaseDeadline = Clock.monotonic() }
+        while process.waitForExit(blocking: false) == nil {
+            let now = Clock.monotonic()
+            if now >= phaseDeadline {
+                if phase == 0 {
+                    log.note("the extension did not exit after stdin was closed; sending SIGTERM")
+                    process.signalGroup(SIGTERM)
+                    phase = 1
+                    phaseDeadline = now + options.termGraceSeconds
+                } else {
+                    log.note("the extension did not exit after SIGTERM; sending SIGKILL")
+                    process.signalGroup(SIGKILL)
+                    process.waitForExit(blocking: true)
+                    break
+                }
+            }
+            drainQuietly(process, timeout: min(0.05, max(0, phaseDeadline - now)))
+        }
+        // Whatever the extension left behind in its group goes too.
+        if process.groupIsAlive {
+            process.signalGroup(SIGTERM)
+            let until = Clock.monotonic() + options.termGraceSeconds
+            while process.groupIsAlive && Clock.monotonic() < until { usleep(20_000) }
+            if process.groupIsAlive { process.signalGroup(SIGKILL) }
+        }
+        finishPipes(process)
+        if let exit = process.exit { log.note("the extension \(exit)") }
+        return process.exit
+    }
+
+    private func finishPipes(_ process: ExtensionProcess) {
+        drainStderr()
+        process.closePipes()
+        log.finish()
+    }
+
+    /// Keeps stdout and stderr flowing while waiting, so a child blocked on a full pipe can exit.
+    private func drainQuietly(_ process: ExtensionProcess, timeout: Double) {
+        var fds: [pollfd] = []
+        if process.stdoutFD >= 0 && !stdoutClosed { fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0)) }
+        if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
+        _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
+        for entry in fds where entry.revents != 0 {
+            if entry.fd == process.stderrFD {
+                drainStderr()
+            } else {
+                let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
+                if n == 0 { stdoutClosed = true }
+            }
+        }
+    }
+}
