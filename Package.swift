@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -51,8 +51,7 @@ let package = Package(
         .plugin(
             name: "BundleExtension",
             capability: .command(
-                intent: .custom(verb: "bundle-extension", description: "Builds an extension product and writes a reindex bundle"),
-                permissions: [.writeToPackageDirectory(reason: "writes the bundle into the chosen output directory")]
+                intent: .custom(verb: "bundle-extension", description: "Builds an extension product and writes a reindex bundle")
             )
         ),
 

@@ -1,0 +1,66 @@
+import Foundation
+import ReindexExtension
+
+/// One person in the company directory (`employees.json` in the bundle).
+struct Employee: Codable, Sendable {
+    var id: Int
+    var name: String
+    var department: String
+    var title: String
+    var phone: String
+    var email: String
+    var skills: [String]
+    var office: String
+
+    var item: SearchableItem {
+        SearchableItem(
+            uniqueIdentifier: "employee.\(id)",
+            domainIdentifier: "com.example.colleagues.employee",
+            attributes: SearchableItemAttributes(
+                title: name,
+                displayName: name,
+                contentDescription: "\(department) · \(title) · \(office) · \(phone)",
+                keywords: skills + [department, office],
+                emailAddresses: [email],
+                phoneNumbers: [phone],
+                supportsPhoneCall: true))
+    }
+}
+
+/// The Colleagues extension: indexes a company directory so people can be found by name,
+/// department, title or skill.
+struct ColleaguesIndexer: IndexRequestHandler {
+    var extensionName: String { "Colleagues" }
+    var extensionVersion: String { "1.0.0" }
+
+    /// The directory file: `COLLEAGUES_DATA` if set, else `employees.json` in the bundle
+    /// (the host starts extensions in their bundle directory).
+    func loadEmployees() throws -> [Employee] {
+        let path = ProcessInfo.processInfo.environment["COLLEAGUES_DATA"] ?? "employees.json"
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try JSONDecoder().decode([Employee].self, from: data)
+    }
+
+    func reindexAll(_ index: SearchableIndex) async throws {
+        let employees = try loadEmployees()
+        FileHandle.standardError.write(Data("colleagues: indexing \(employees.count) people (reason: \(index.reason))\n".utf8))
+        try await index.put(employees.map(\.item))
+        index.progress(completed: employees.count, total: employees.count, message: "\(employees.count) people")
+    }
+
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {
+        let byID = Dictionary(uniqueKeysWithValues: try loadEmployees().map { ("employee.\($0.id)", $0) })
+        let present = identifiers.compactMap { byID[$0]?.item }
+        let gone = identifiers.filter { byID[$0] == nil }
+        if !present.isEmpty { try await index.put(present) }
+        if !gone.isEmpty { try await index.delete(identifiers: gone) }
+        FileHandle.standardError.write(Data("colleagues: re-indexed \(present.count), removed \(gone.count) who left\n".utf8))
+    }
+}
+
+@main
+struct Main {
+    static func main() async {
+        await ExtensionMain.run(ColleaguesIndexer())
+    }
+}

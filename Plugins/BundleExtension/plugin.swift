@@ -1,2 +1,0 @@
-import PackagePlugin
-@main struct BundleExtension: CommandPlugin { func performCommand(context: PluginContext, arguments: [String]) async throws {} }

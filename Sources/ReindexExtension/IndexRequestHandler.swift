@@ -1,0 +1,78 @@
+import ReindexProtocol
+
+/// What an extension implements: Core Spotlight's `CSIndexExtensionRequestHandler`, for any host
+/// that speaks protocol version 1.
+///
+/// Each method is given a `SearchableIndex` to write to. Returning acknowledges the request (the
+/// host then commits what was written); throwing refuses it with the error's message (the host
+/// discards what was not committed and retries later). Both run as tasks that are cancelled when
+/// the host sends `$/cancel`; `SearchableIndex` calls then throw `CancellationError`.
+public protocol IndexRequestHandler: Sendable {
+    /// Index everything the extension has. `index.reason` says why; `index.clientState` holds the
+    /// state of the last committed batch when this resumes an interrupted attempt.
+    func reindexAll(_ index: SearchableIndex) async throws
+
+    /// Re-index exactly these items: put the ones that exist, delete the ones that are gone.
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws
+
+    /// The name the extension reports in `initialize` (defaults to the executable's name).
+    var extensionName: String { get }
+    /// The version the extension reports in `initialize`.
+    var extensionVersion: String { get }
+}
+
+extension IndexRequestHandler {
+    public var extensionName: String { ExtensionMain.executableName }
+    public var extensionVersion: String { "0" }
+}
+
+/// Conform your `@main` type to this and implement the two handler methods; `main()` runs the
+/// protocol loop until the host closes stdin.
+///
+/// ```swift
+/// @main
+/// struct MyIndexer: IndexExtension {
+///     func reindexAll(_ index: SearchableIndex) async throws {
+///         try await index.put([SearchableItem(uniqueIdentifier: "1", attributes: .init(title: "Hello"))])
+///     }
+///     func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
+/// }
+/// ```
+public protocol IndexExtension: IndexRequestHandler {
+    init()
+}
+
+extension IndexExtension {
+    public static func main() async {
+        await ExtensionMain.run(Self())
+    }
+}
+
+/// An error that refuses a request with a specific JSON-RPC code and message.
+public struct IndexRequestError: Error, Sendable, CustomStringConvertible {
+    public var code: Int
+    public var message: String
+    public init(code: Int = -32000, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    public var description: String { message }
+}
+
+/// Errors the SDK itself raises.
+public enum SearchableIndexError: Error, Sendable, CustomStringConvertible {
+    /// A batch's client state is larger than the protocol's 250 bytes; nothing was sent.
+    case clientStateTooLarge(Int)
+    /// The host refused a batch commit.
+    case commitRefused(String)
+    /// The connection to the host is gone.
+    case disconnected
+
+    public var description: String {
+        switch self {
+        case .clientStateTooLarge(let n): return "client state is \(n) bytes; at most \(BatchCommitParams.maximumClientStateBytes) are allowed"
+        case .commitRefused(let message): return "the host refused the batch commit: \(message)"
+        case .disconnected: return "the connection to the host is closed"
+        }
+    }
+}
