@@ -33,6 +33,9 @@ public struct SessionOptions {
     public var onProgress: ((ProgressParams) -> Void)? = nil
     public var onTrace: ((TraceDirection, UnsafeRawBufferPointer) -> Void)? = nil
     public var onStderrLine: ((String) -> Void)? = nil
+    /// Lint mode (`validate --run`): protocol problems the session can survive are reported here
+    /// and the session goes on, so one run shows every problem; others still end the request.
+    public var onRecoverableViolation: ((String) -> Void)? = nil
     /// Called once the process exists (debug mode prints the attach commands here).
     public var onSpawn: ((ExtensionProcess) -> Void)? = nil
 
@@ -62,6 +65,7 @@ public final class ExtensionSession {
     private var nextRequestID: Int64 = 1
     private var answered = Set<RequestID>()
     private var current: RequestContext?
+    private var deferredViolation: String?
     private var readBuffer = [UInt8](repeating: 0, count: 256 << 10)
 
     final class RequestContext {
@@ -187,6 +191,10 @@ public final class ExtensionSession {
 
     /// Runs the poll loop until `done` holds, a failure happens, or a deadline passes.
     private func pump(until done: () -> Bool) throws(RequestFailure) {
+        if let text = deferredViolation {
+            deferredViolation = nil
+            try violation(text, fatal: true)
+        }
         while true {
             if let failure { throw failure }
             if done() { return }
@@ -279,7 +287,7 @@ public final class ExtensionSession {
                     }
                 }
             } catch let error as LineFramingError {
-                try violation("stdout: \(error)")
+                try violation("stdout: \(error)", fatal: true)
             } catch let error as RequestFailure {
                 throw error
             } catch {
@@ -336,7 +344,11 @@ public final class ExtensionSession {
         send(.notification(method: Method.cancel, params: CancelParams(id: context.id).json))
     }
 
-    private func violation(_ text: String) throws(RequestFailure) {
+    private func violation(_ text: String, fatal: Bool = false) throws(RequestFailure) {
+        if !fatal, let report = options.onRecoverableViolation {
+            report("protocol violation: \(text)")
+            return
+        }
         let error = fail(.protocolViolation, "protocol violation: \(text)")
         failure = error
         throw error
@@ -355,6 +367,7 @@ public final class ExtensionSession {
         } catch {
             if let bad = firstInvalidUTF8Offset(line) {
                 try violation("stdout line at byte \(offset) is not valid UTF-8 (bad byte at \(offset + bad))")
+                return
             }
             try violation("stdout line at byte \(offset): \(error.reason)")
             return
@@ -365,6 +378,18 @@ public final class ExtensionSession {
         }
         guard let context = current else {
             try violation("\(describe(message)) arrived while no request was outstanding")
+            return
+        }
+        if context.reply != nil {
+            // Read in the same chunk as the acknowledgement: the request stands; the message is
+            // a violation of the session, reported before the next request (or in the log).
+            let text = "\(describe(message)) (stdout byte \(offset)) arrived after request \(context.id) was acknowledged"
+            if let report = options.onRecoverableViolation {
+                report("protocol violation: \(text)")
+            } else if deferredViolation == nil {
+                deferredViolation = text
+                log.note("protocol violation: \(text)")
+            }
             return
         }
         switch message {
@@ -407,7 +432,7 @@ public final class ExtensionSession {
         case .success(let value):
             let reply: InitializeResult
             do { reply = try InitializeResult(json: value) } catch {
-                try violation("the reply to initialize is invalid: \(error)")
+                try violation("the reply to initialize is invalid: \(error)", fatal: true)
                 return
             }
             guard ReindexVersion.protocolVersions.contains(reply.protocolVersion) else {
@@ -587,6 +612,15 @@ public final class ExtensionSession {
             } else {
                 let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
                 if n == 0 { stdoutClosed = true }
+                // In lint mode, messages after the last request are problems worth naming.
+                if n > 0, let report = options.onRecoverableViolation {
+                    readBuffer.withUnsafeBytes { raw in
+                        try? reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
+                            let what = (try? Message.decode(line: line)).map(describe) ?? "a line"
+                            report("protocol violation: \(what) (stdout byte \(offset)) arrived after the last request ended")
+                        }
+                    }
+                }
             }
         }
     }
