@@ -152,3 +152,7 @@ int reindex_wexitstatus(int status) { return WEXITSTATUS(status); }
 int reindex_wifsignaled(int status) { return WIFSIGNALED(status); }
 int reindex_wtermsig(int status) { return WTERMSIG(status); }
 int reindex_wifstopped(int status) { return WIFSTOPPED(status); }
+
+int reindex_contains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length) != NULL ? 1 : 0;
+}

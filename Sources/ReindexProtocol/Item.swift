@@ -180,7 +180,8 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         uniqueIdentifier = validated.uniqueIdentifier
         domainIdentifier = validated.domainIdentifier
         expirationDate = validated.expiration.map { Date(timeIntervalSince1970: $0) }
-        attributes = try SearchableItemAttributes(json: json["attributes"] ?? .object([]), path: path + ".attributes")
+        let rawAttributes = json["attributes"].flatMap { $0.isNull ? nil : $0 } ?? .object([])
+        attributes = try SearchableItemAttributes(json: rawAttributes, path: path + ".attributes")
     }
 
     public init(from decoder: Decoder) throws {

@@ -207,11 +207,13 @@ public struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                index += 1
-                let result: Result<String, JSONParseError> = scratch.withUnsafeBufferPointer { buffer in
-                    do throws(JSONParseError) { return .success(try makeString(buffer, at: start)) } catch { return .failure(error) }
+                // Escapes only produce valid UTF-8, so checking the raw input finds any bad byte
+                // at its true offset.
+                if let bad = firstInvalidUTF8Offset(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<index]))) {
+                    throw fail("invalid UTF-8 in a string", at: start + bad)
                 }
-                return try result.get()
+                index += 1
+                return String(decoding: scratch, as: UTF8.self)
             }
             if byte < 0x20 { throw fail("control character in a string") }
             if byte != UInt8(ascii: "\\") {

@@ -1,7 +1,8 @@
 /// Writes JSON values as compact UTF-8 text.
 ///
-/// The output never contains a raw newline or other control character (they are escaped), so a
-/// value written here is always exactly one protocol line. Non-finite numbers are written as
+/// The output never contains a raw newline or any other C0 control character (below U+0020;
+/// they are escaped), so a value written here is always exactly one protocol line. Other
+/// characters, DEL and C1 controls included, are written as UTF-8. Non-finite numbers are written as
 /// `null`, since JSON has no spelling for them.
 public enum JSONWriter {
     /// Appends the compact JSON text of `value` to `output`.

@@ -259,6 +259,7 @@ public enum Base64 {
         var accumulator: UInt32 = 0
         var bits = 0
         var padding = 0
+        var symbols = 0
         for byte in text.utf8 {
             let value: UInt32
             switch byte {
@@ -271,6 +272,7 @@ public enum Base64 {
             default: return nil
             }
             if padding > 0 { return nil }
+            symbols += 1
             accumulator = accumulator << 6 | value
             bits += 6
             if bits >= 8 {
@@ -278,7 +280,13 @@ public enum Base64 {
                 output.append(UInt8((accumulator >> UInt32(bits)) & 0xFF))
             }
         }
-        if padding > 2 || bits >= 6 { return nil }
+        // A final group of 2 or 3 symbols may be padded to 4; anything else is malformed.
+        switch symbols % 4 {
+        case 0: if padding != 0 { return nil }
+        case 2: if padding != 0 && padding != 2 { return nil }
+        case 3: if padding != 0 && padding != 1 { return nil }
+        default: return nil
+        }
         return output
     }
 

@@ -59,9 +59,11 @@ public enum RFC3339 {
 
     /// The RFC 3339 text (UTC, `Z`) for seconds since 1970; fractions to milliseconds when present.
     public static func format(_ seconds: Double) -> String {
-        let whole = seconds.rounded(.down)
-        let millis = Int(((seconds - whole) * 1000).rounded())
-        var total = Int(whole)
+        // Round to whole milliseconds first, so 59.9996 s carries into the next second.
+        let totalMillis = Int64((seconds * 1000).rounded())
+        var millis = Int(totalMillis % 1000)
+        var total = Int(totalMillis / 1000)
+        if millis < 0 { millis += 1000; total -= 1 }
         var days = total / 86400
         total -= days * 86400
         if total < 0 { total += 86400; days -= 1 }
@@ -71,7 +73,7 @@ public enum RFC3339 {
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
         var text = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(total / 3600, 2)):\(pad(total / 60 % 60, 2)):\(pad(total % 60, 2))"
-        if millis > 0 && millis < 1000 { text += "." + pad(millis, 3) }
+        if millis > 0 { text += "." + pad(millis, 3) }
         return text + "Z"
     }
 

@@ -42,4 +42,7 @@ int reindex_wifsignaled(int status);
 int reindex_wtermsig(int status);
 int reindex_wifstopped(int status);
 
+/// memmem: 1 when `needle` occurs in `haystack`.
+int reindex_contains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
 #endif

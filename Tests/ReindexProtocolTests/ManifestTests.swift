@@ -1,0 +1,271 @@
+import XCTest
+import ReindexProtocol
+
+private func manifest(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> Manifest? {
+    do { return try Manifest.parse(Array(text.utf8)) } catch {
+        XCTFail("unexpected manifest error: \(error)", file: file, line: line)
+        return nil
+    }
+}
+
+private func manifestError(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> FieldError? {
+    do {
+        let parsed = try Manifest.parse(bytes)
+        XCTFail("expected an error, got \(parsed)", file: file, line: line)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+private func manifestError(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> FieldError? {
+    manifestError(Array(text.utf8), file: file, line: line)
+}
+
+/// A minimal valid manifest with `extra` members added (or replacing the required ones).
+private func minimal(_ extra: String = "") -> String {
+    let base = #""manifestVersion":1,"bundleIdentifier":"com.example.test","executable":"bin/indexer""#
+    return extra.isEmpty ? "{\(base)}" : "{\(base),\(extra)}"
+}
+
+final class ManifestTests: XCTestCase {
+    // MARK: Defaults
+
+    func testEveryFieldsDefault() throws {
+        let m = try XCTUnwrap(manifest(minimal()))
+        XCTAssertEqual(m.manifestVersion, 1)
+        XCTAssertEqual(m.bundleIdentifier, "com.example.test")
+        XCTAssertEqual(m.executable, "bin/indexer")
+        XCTAssertEqual(m.displayName, "com.example.test", "displayName defaults to the identifier")
+        XCTAssertEqual(m.version, "0")
+        XCTAssertEqual(m.arguments, [])
+        XCTAssertEqual(m.environment, [:])
+        XCTAssertEqual(m.protocolVersions, [1])
+        XCTAssertEqual(m.timeouts.startupSeconds, 10)
+        XCTAssertEqual(m.timeouts.idleSeconds, 60)
+        XCTAssertEqual(m.timeouts.requestSeconds, 3600)
+        XCTAssertEqual(m.retry.maxAttempts, 5)
+        XCTAssertEqual(m.refreshBeforeExpirySeconds, 86400)
+        XCTAssertNil(m.limits.addressSpaceMiB)
+        XCTAssertNil(m.limits.cpuSeconds)
+        XCTAssertEqual(m, Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
+    }
+
+    func testNullOptionalFieldsTakeTheirDefaults() throws {
+        let m = try XCTUnwrap(manifest(minimal(#""displayName":null,"version":null,"arguments":null,"environment":null,"timeouts":null,"retry":null"#)))
+        XCTAssertEqual(m, Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
+    }
+
+    func testPartialNestedObjectsKeepTheOtherDefaults() throws {
+        let m = try XCTUnwrap(manifest(minimal(#""timeouts":{"idleSeconds":5},"retry":{}"#)))
+        XCTAssertEqual(m.timeouts, Manifest.Timeouts(startupSeconds: 10, idleSeconds: 5, requestSeconds: 3600))
+        XCTAssertEqual(m.retry.maxAttempts, 5)
+    }
+
+    func testTheContractsExample() throws {
+        let m = try XCTUnwrap(manifest(#"""
+        {
+          "manifestVersion": 1,
+          "bundleIdentifier": "com.example.colleagues.indexer",
+          "displayName": "Colleagues",
+          "version": "1.0.0",
+          "executable": "bin/ColleaguesIndexer",
+          "arguments": ["--verbose", "x y"],
+          "environment": {"COLLEAGUES_DB": "/var/db", "EMPTY": ""},
+          "protocolVersions": [1, 2],
+          "timeouts": { "startupSeconds": 2.5, "idleSeconds": 30, "requestSeconds": 7200 },
+          "retry": { "maxAttempts": 3 },
+          "refreshBeforeExpirySeconds": 0,
+          "limits": { "addressSpaceMiB": 512, "cpuSeconds": 60 },
+          "someFutureKey": {"anything": [1, 2, 3]}
+        }
+        """#))
+        XCTAssertEqual(m.bundleIdentifier, "com.example.colleagues.indexer")
+        XCTAssertEqual(m.displayName, "Colleagues")
+        XCTAssertEqual(m.version, "1.0.0")
+        XCTAssertEqual(m.executable, "bin/ColleaguesIndexer")
+        XCTAssertEqual(m.arguments, ["--verbose", "x y"])
+        XCTAssertEqual(m.environment, ["COLLEAGUES_DB": "/var/db", "EMPTY": ""])
+        XCTAssertEqual(m.protocolVersions, [1, 2])
+        XCTAssertEqual(m.timeouts, Manifest.Timeouts(startupSeconds: 2.5, idleSeconds: 30, requestSeconds: 7200))
+        XCTAssertEqual(m.retry.maxAttempts, 3)
+        XCTAssertEqual(m.refreshBeforeExpirySeconds, 0)
+        XCTAssertEqual(m.limits, Manifest.Limits(addressSpaceMiB: 512, cpuSeconds: 60))
+    }
+
+    func testJSONRoundTrip() throws {
+        let original = try XCTUnwrap(manifest(minimal(#""displayName":"D","version":"2","arguments":["a"],"environment":{"K":"V","A":"B"},"protocolVersions":[1],"timeouts":{"startupSeconds":1,"idleSeconds":2,"requestSeconds":3.5},"retry":{"maxAttempts":9},"refreshBeforeExpirySeconds":12.5,"limits":{"cpuSeconds":10}"#)))
+        let written = JSONWriter.bytes(original.json)
+        XCTAssertEqual(try Manifest.parse(written), original)
+        let defaults = Manifest(bundleIdentifier: "a.b", executable: "/abs/x")
+        XCTAssertEqual(try Manifest.parse(JSONWriter.bytes(defaults.json)), defaults)
+        XCTAssertNil(defaults.json["limits"], "limits are written only when set")
+    }
+
+    func testUnknownTopLevelKeysAreIgnored() {
+        XCTAssertEqual(manifest(minimal(#""future":1,"another":{"x":[null]}"#)), Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
+    }
+
+    func testWholeNumbersWrittenAsDoublesAreAccepted() throws {
+        let m = try XCTUnwrap(manifest(#"{"manifestVersion":1.0,"bundleIdentifier":"a.b","executable":"x","retry":{"maxAttempts":2.0},"protocolVersions":[1.0]}"#))
+        XCTAssertEqual(m.retry.maxAttempts, 2)
+        XCTAssertEqual(m.protocolVersions, [1])
+    }
+
+    // MARK: Document-level errors
+
+    func testEmptyFile() {
+        XCTAssertEqual(manifestError([])?.description, "the file is empty (expected a JSON object)")
+    }
+
+    func testInvalidJSON() throws {
+        let truncated = try XCTUnwrap(manifestError(#"{"manifestVersion":1,"bundle"#))
+        XCTAssertEqual(truncated.path, "")
+        XCTAssertTrue(truncated.description.hasPrefix("not valid JSON: "), truncated.description)
+        XCTAssertTrue(truncated.description.hasSuffix("at byte 21"), truncated.description)
+        XCTAssertEqual(manifestError("   \n")?.description, "not valid JSON: unexpected end of input at byte 4")
+        let bytes: [UInt8] = Array(#"{"manifestVersion":1,"displayName":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8)
+        XCTAssertEqual(manifestError(bytes)?.description, "not valid JSON: invalid UTF-8 in a string at byte 37")
+    }
+
+    func testTopLevelMustBeAnObject() {
+        XCTAssertEqual(manifestError("[]")?.description, "expected a JSON object at the top level, got an array")
+        XCTAssertEqual(manifestError("\"x\"")?.description, "expected a JSON object at the top level, got \"x\"")
+        XCTAssertEqual(manifestError("null")?.description, "expected a JSON object at the top level, got null")
+    }
+
+    func testDeepNestingIsRefused() throws {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        let error = try XCTUnwrap(manifestError(minimal("\"x\":\(deep)")))
+        XCTAssertTrue(error.description.contains("nesting deeper than 64 levels"), error.description)
+    }
+
+    func testDuplicateKeysTakeTheLastValue() {
+        XCTAssertEqual(manifestError(minimal(#""bundleIdentifier":5"#))?.description, "bundleIdentifier: expected a string, got 5")
+        XCTAssertEqual(manifest(minimal(#""displayName":"first","displayName":"second""#))?.displayName, "second")
+    }
+
+    // MARK: Every field's type errors
+
+    func testRequiredFieldErrors() {
+        XCTAssertEqual(manifestError(#"{"bundleIdentifier":"a.b","executable":"x"}"#)?.description, "manifestVersion: is required (1)")
+        XCTAssertEqual(manifestError(#"{"manifestVersion":1,"executable":"x"}"#)?.description,
+                       "bundleIdentifier: is required (a reverse-DNS identifier such as com.example.app.indexer)")
+        XCTAssertEqual(manifestError(#"{"manifestVersion":1,"bundleIdentifier":"a.b"}"#)?.description,
+                       "executable: is required (a path to the extension's executable)")
+    }
+
+    func testFieldTypeErrors() {
+        let cases: [(String, String)] = [
+            (#"{"manifestVersion":"1","bundleIdentifier":"a.b","executable":"x"}"#, #"manifestVersion: expected 1, got "1""#),
+            (#"{"manifestVersion":2,"bundleIdentifier":"a.b","executable":"x"}"#, "manifestVersion: expected 1, got 2"),
+            (#"{"manifestVersion":1.5,"bundleIdentifier":"a.b","executable":"x"}"#, "manifestVersion: expected 1, got 1.5"),
+            (#"{"manifestVersion":null,"bundleIdentifier":"a.b","executable":"x"}"#, "manifestVersion: expected 1, got null"),
+            (#"{"manifestVersion":1,"bundleIdentifier":42,"executable":"x"}"#, "bundleIdentifier: expected a string, got 42"),
+            (#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":5}"#, "executable: expected a string, got 5"),
+            (#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":""}"#, #"executable: expected a non-empty path, got """#),
+            (#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"a\u0000b"}"#, "executable: a path without NUL characters"),
+            (minimal(#""displayName":7"#), "displayName: expected a string, got 7"),
+            (minimal(#""version":1"#), "version: expected a string, got 1"),
+            (minimal(#""version":[1,0]"#), "version: expected a string, got an array"),
+            (minimal(#""arguments":"--verbose""#), #"arguments: expected an array of strings, got "--verbose""#),
+            (minimal(#""arguments":["ok",1]"#), "arguments[1]: expected a string, got 1"),
+            (minimal(#""environment":[]"#), "environment: expected an object, got an array"),
+            (minimal(#""environment":{"A":"1","B":2}"#), "environment.B: expected a string, got 2"),
+            (minimal(#""environment":{"A=B":"1"}"#), #"environment: expected variable names without '=' or NUL, got "A=B""#),
+            (minimal(#""environment":{"":"1"}"#), #"environment: expected variable names without '=' or NUL, got """#),
+            (minimal(#""protocolVersions":1"#), "protocolVersions: expected an array, got 1"),
+            (minimal(#""protocolVersions":[]"#), "protocolVersions: expected a non-empty array of positive whole numbers, got []"),
+            (minimal(#""protocolVersions":["1"]"#), #"protocolVersions[0]: expected a positive whole number, got "1""#),
+            (minimal(#""protocolVersions":[1,0]"#), "protocolVersions[1]: expected a positive whole number, got 0"),
+            (minimal(#""protocolVersions":[1.5]"#), "protocolVersions[0]: expected a positive whole number, got 1.5"),
+            (minimal(#""timeouts":60"#), "timeouts: expected an object, got 60"),
+            (minimal(#""timeouts":{"idleSeconds":"sixty"}"#), #"timeouts.idleSeconds: expected a positive number, got "sixty""#),
+            (minimal(#""timeouts":{"idleSeconds":0}"#), "timeouts.idleSeconds: expected a positive number, got 0"),
+            (minimal(#""timeouts":{"idleSeconds":-1}"#), "timeouts.idleSeconds: expected a positive number, got -1"),
+            (minimal(#""timeouts":{"startupSeconds":"ten"}"#), #"timeouts.startupSeconds: expected a positive number, got "ten""#),
+            (minimal(#""timeouts":{"startupSeconds":0}"#), "timeouts.startupSeconds: expected a positive number, got 0"),
+            (minimal(#""timeouts":{"startupSeconds":-0.5}"#), "timeouts.startupSeconds: expected a positive number, got -0.5"),
+            (minimal(#""timeouts":{"requestSeconds":true}"#), "timeouts.requestSeconds: expected a positive number, got true"),
+            (minimal(#""timeouts":{"requestSeconds":0}"#), "timeouts.requestSeconds: expected a positive number, got 0"),
+            (minimal(#""timeouts":{"requestSeconds":-3600}"#), "timeouts.requestSeconds: expected a positive number, got -3600"),
+            (minimal(#""retry":5"#), "retry: expected an object, got 5"),
+            (minimal(#""retry":{"maxAttempts":0}"#), "retry.maxAttempts: expected a positive whole number, got 0"),
+            (minimal(#""retry":{"maxAttempts":1.5}"#), "retry.maxAttempts: expected a positive whole number, got 1.5"),
+            (minimal(#""retry":{"maxAttempts":-2}"#), "retry.maxAttempts: expected a positive whole number, got -2"),
+            (minimal(#""retry":{"maxAttempts":"5"}"#), #"retry.maxAttempts: expected a positive whole number, got "5""#),
+            (minimal(#""refreshBeforeExpirySeconds":-1"#), "refreshBeforeExpirySeconds: expected a number of 0 or more, got -1"),
+            (minimal(#""refreshBeforeExpirySeconds":"1d""#), #"refreshBeforeExpirySeconds: expected a number of 0 or more, got "1d""#),
+            (minimal(#""limits":[]"#), "limits: expected an object, got an array"),
+            (minimal(#""limits":{"addressSpaceMiB":0}"#), "limits.addressSpaceMiB: expected a positive whole number, got 0"),
+            (minimal(#""limits":{"cpuSeconds":"1m"}"#), #"limits.cpuSeconds: expected a positive whole number, got "1m""#),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(manifestError(text)?.description, expected, text)
+        }
+        // The contract's own example message, word for word.
+        XCTAssertEqual(manifestError(minimal(#""timeouts":{"idleSeconds":"sixty"}"#))?.path, "timeouts.idleSeconds")
+    }
+
+    func testLongValuesAreShortenedInMessages() throws {
+        let long = String(repeating: "x", count: 200)
+        let error = try XCTUnwrap(manifestError(minimal("\"timeouts\":{\"idleSeconds\":\"\(long)\"}")))
+        XCTAssertTrue(error.description.hasPrefix("timeouts.idleSeconds: expected a positive number, got \"xxx"), error.description)
+        XCTAssertLessThan(error.description.count, 120)
+    }
+
+    // MARK: Identifier rules
+
+    func testValidIdentifiers() {
+        for identifier in ["a.b", "com.example", "com.example.colleagues.indexer", "Com.Example.App", "a-b.c-d", "1.2",
+                           "com.example.x-1", "-a.b-", String(repeating: "a", count: 127) + "." + String(repeating: "b", count: 127)] {
+            XCTAssertTrue(Manifest.isValidBundleIdentifier(identifier), identifier)
+        }
+    }
+
+    func testInvalidIdentifiers() {
+        let invalid = [
+            "", "com", "indexer",                                // one label
+            ".com.example", "com..example", "com.example.", ".", "..",  // empty labels
+            "com.exa_mple", "com.exa mple", "com/example", "com.exämple", "com.example!", "com:example",
+            " com.example", "com.example ", "com.example\n", "com.\u{0}example", "..\\..", "../../etc",
+        ]
+        for identifier in invalid {
+            XCTAssertFalse(Manifest.isValidBundleIdentifier(identifier), identifier.debugDescription)
+        }
+    }
+
+    func testIdentifierLengthLimit() {
+        let limit = Manifest.maximumIdentifierLength
+        XCTAssertEqual(limit, 255)
+        let exactly255 = "com." + String(repeating: "a", count: 251)
+        let exactly256 = "com." + String(repeating: "a", count: 252)
+        XCTAssertEqual(exactly255.count, 255)
+        XCTAssertEqual(exactly256.count, 256)
+        XCTAssertTrue(Manifest.isValidBundleIdentifier(exactly255))
+        XCTAssertFalse(Manifest.isValidBundleIdentifier(exactly256))
+        XCTAssertNotNil(manifest(#"{"manifestVersion":1,"bundleIdentifier":"\#(exactly255)","executable":"x"}"#))
+        let error = manifestError(#"{"manifestVersion":1,"bundleIdentifier":"\#(exactly256)","executable":"x"}"#)
+        XCTAssertEqual(error?.path, "bundleIdentifier")
+    }
+
+    func testInvalidIdentifierMessage() {
+        XCTAssertEqual(manifestError(#"{"manifestVersion":1,"bundleIdentifier":"indexer","executable":"x"}"#)?.description,
+                       #"bundleIdentifier: expected a reverse-DNS identifier (two or more dot-separated labels of A-Z a-z 0-9 -, at most 255 characters), got "indexer""#)
+        XCTAssertEqual(manifestError(#"{"manifestVersion":1,"bundleIdentifier":"com..x","executable":"x"}"#)?.path, "bundleIdentifier")
+        XCTAssertEqual(manifestError(#"{"manifestVersion":1,"bundleIdentifier":"com.ex ample","executable":"x"}"#)?.path, "bundleIdentifier")
+    }
+
+    func testIdentifierCaseIsPreserved() {
+        let m = manifest(#"{"manifestVersion":1,"bundleIdentifier":"Com.Example.MixedCase","executable":"x"}"#)
+        XCTAssertEqual(m?.bundleIdentifier, "Com.Example.MixedCase")
+        XCTAssertEqual(m?.displayName, "Com.Example.MixedCase")
+    }
+
+    // MARK: Executable
+
+    func testExecutablePathsAreKeptAsWritten() {
+        XCTAssertEqual(manifest(#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"/usr/bin/true"}"#)?.executable, "/usr/bin/true")
+        XCTAssertEqual(manifest(#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"./bin/../bin/x"}"#)?.executable, "./bin/../bin/x")
+    }
+}
