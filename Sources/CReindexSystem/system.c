@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
+#include <time.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,6 +19,8 @@
 #include <sys/sysctl.h>
 #include <sys/proc.h>
 #endif
+
+int reindex_is_traced(void);
 
 static void child_fail(int status_fd, int stage) {
     int payload[2] = { stage, errno };
@@ -94,7 +97,20 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
             struct rlimit limit = { (rlim_t)config->rlimit_cpu_seconds, (rlim_t)config->rlimit_cpu_seconds + 2 };
             if (setrlimit(RLIMIT_CPU, &limit) != 0) child_fail(status_fd, 4);
         }
-        if (config->stop_before_exec) raise(SIGSTOP);
+        if (config->wait_for_tracer >= 0) {
+            /* Debug mode for extensions without a gate of their own: wait, before exec, until a
+               debugger traces us (it then follows the exec), or the time is up. */
+#if defined(__linux__) && defined(PR_SET_PTRACER)
+            prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+            struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
+            clock_gettime(CLOCK_MONOTONIC, &start);
+            while (reindex_is_traced() != 1) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (config->wait_for_tracer > 0 && now.tv_sec - start.tv_sec >= config->wait_for_tracer) break;
+                nanosleep(&pause, NULL);
+            }
+        }
         execve(config->path, config->argv, config->envp);
         child_fail(status_fd, 2);
     }

@@ -49,6 +49,7 @@ struct Reindex {
         case "paths": return try paths(context)
         case "validate": return try validate(context)
         case "run": return try run(context)
+        case "debug": return try debug(context)
         case "search": return try search(context)
         case "items": return try items(context)
         case "status": return try status(context)

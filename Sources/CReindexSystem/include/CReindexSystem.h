@@ -12,7 +12,7 @@ typedef struct {
     int stdin_fd;              /* becomes fd 0 in the child */
     int stdout_fd;             /* becomes fd 1 */
     int stderr_fd;             /* becomes fd 2 */
-    int stop_before_exec;      /* non-zero: raise(SIGSTOP) right before execve */
+    int wait_for_tracer;       /* -1: exec at once; 0: wait (before exec) until traced; N: at most N seconds */
     long long rlimit_as_bytes; /* RLIMIT_AS for the child, 0 = unchanged */
     long long rlimit_cpu_seconds; /* RLIMIT_CPU for the child, 0 = unchanged */
 } reindex_spawn_config;

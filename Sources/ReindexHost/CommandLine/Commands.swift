@@ -40,6 +40,25 @@ public enum ReindexCommands {
             Exit status: 0 acknowledged, 66 no such bundle, 69 the extension could not be started,
             75 the request failed (crash, timeout, refusal, cancel; a retry is queued), 76 protocol violation.
             """)
+    public static let debug = CommandSpec(
+        "debug", summary: "run a request in debug mode: no timeouts, attach a debugger, trace the protocol",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle to debug")],
+        options: requestOptions + [
+            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)"),
+            OptionSpec("wait-for-debugger", value: .optional("SECONDS"), help: "hold the extension until a debugger attaches (give up after SECONDS; default: wait forever)"),
+            OptionSpec("trace", value: .optional("full"), help: "print every protocol message with direction, time and size (--trace=full: whole payloads)"),
+            OptionSpec("scratch-index", help: "run against a throwaway copy of the index"),
+            OptionSpec("print-attach", help: "print the process name and attach commands, then go on without waiting"),
+        ],
+        discussion: """
+            The request runs now, whatever the queue and backoff say, with every timeout off.
+            Before the extension does any work its PID and the attach commands (lldb, gdb, a VS Code
+            launch.json entry) are printed to stderr; its stderr is streamed live, prefixed 'ext|'.
+            With --wait-for-debugger an SDK extension waits in the SDK's gate; any other extension is
+            started stopped just before exec, so attaching and continuing starts it.
+            The process name for attach-by-name tools is the executable's file name.
+            Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
+            """)
     public static let search = CommandSpec(
         "search", summary: "full-text search over live items, best first",
         arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
@@ -77,7 +96,7 @@ public enum ReindexCommands {
         discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")
 
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate, run, search, items, status, put, delete, check, reset]
+    public static let all: [CommandSpec] = [list, paths, validate, run, debug, search, items, status, put, delete, check, reset]
 
     public static let parser = ArgumentParser(
         toolName: "reindex",

@@ -136,7 +136,13 @@ public final class IndexStore {
     /// Moves a damaged database (and its WAL and shared-memory files) aside, with a timestamp.
     static func moveAside(_ path: String, label: String = "corrupt") throws(ReindexError) -> String {
         let stamp = String(RFC3339.format(Double(time(nil))).filter { $0 != ":" && $0 != "-" })
-        let target = "\(path).\(label)-\(stamp)"
+        var target = "\(path).\(label)-\(stamp)"
+        // Never replace an earlier kept copy (two in one second).
+        var attempt = 2
+        while FileSystem.exists(target) || FileSystem.exists(target + "-wal") {
+            target = "\(path).\(label)-\(stamp)-\(attempt)"
+            attempt += 1
+        }
         for suffix in ["", "-wal", "-shm"] where FileSystem.exists(path + suffix) {
             guard rename(path + suffix, target + suffix) == 0 else {
                 throw ReindexError(.ioError, "\(path)\(suffix): cannot move the damaged index aside: \(FileSystem.errnoText())", errno: errno)
@@ -152,12 +158,25 @@ public final class IndexStore {
         return try moveAside(path, label: "reset")
     }
 
+    /// Writes a consistent copy of the whole database to `path` (`VACUUM INTO`).
+    public func copy(to path: String) throws(SQLiteError) {
+        let statement = try connection.prepare("VACUUM INTO ?1")
+        statement.bind(1, path)
+        try statement.run()
+    }
+
     /// SQLite's own integrity check (`PRAGMA integrity_check`); an empty list means healthy.
     public func integrityCheck(quick: Bool = false) throws(SQLiteError) -> [String] {
-        let statement = try connection.prepare(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
         var problems: [String] = []
-        while try statement.step() {
-            if let line = statement.text(0), line != "ok" { problems.append(line) }
+        do {
+            let statement = try connection.prepare(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
+            while try statement.step() {
+                if let line = statement.text(0), line != "ok" { problems.append(line) }
+            }
+        } catch where error.isCorruption {
+            // Damage bad enough that the check itself cannot read the file is a finding too.
+            problems.append(error.message)
+            return problems
         }
         if problems.isEmpty {
             let fts = try connection.prepare("INSERT INTO items_fts(items_fts, rank) VALUES('integrity-check', 0)")

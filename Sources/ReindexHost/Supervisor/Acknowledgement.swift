@@ -4,7 +4,8 @@ import ReindexProtocol
 /// committed and leaves the request queued for a retry (or failed once its attempts are used).
 public struct RequestFailure: Error, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        /// The executable could not be started or did not complete `initialize`.
+        /// The executable could not be started, exited before answering `initialize`, or refused it.
+        /// (An extension that does not answer `initialize` in time fails with `.timeout`.)
         case cannotStart
         /// No protocol version in common; the message names both lists.
         case versionMismatch

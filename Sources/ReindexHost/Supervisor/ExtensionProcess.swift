@@ -48,13 +48,15 @@ public final class ExtensionProcess {
     /// Reads EOF once the child has exec'd, or (stage, errno) if it failed before.
     private var statusFD: Int32
     public private(set) var exit: ProcessExit?
-    public let startedStopped: Bool
+    /// Whether the child waits for a debugger before `exec` (debug mode).
+    public let waitsBeforeExec: Bool
 
     /// Spawns `bundle`'s executable in the bundle directory with `environment`.
     ///
-    /// With `stopBeforeExec`, the child stops itself (SIGSTOP) right before `exec`, so a debugger
-    /// can attach and follow the exec; `continueStopped()` resumes it.
-    public init(bundle: DiscoveredBundle, environment: [String: String], stopBeforeExec: Bool = false) throws(ReindexError) {
+    /// With `waitForTracerBeforeExec` (seconds, 0 = forever), the child waits right before `exec`
+    /// until a debugger traces it, so the debugger follows the exec and sees the extension from
+    /// its first instruction; it execs anyway when the time is up.
+    public init(bundle: DiscoveredBundle, environment: [String: String], waitForTracerBeforeExec: Double? = nil) throws(ReindexError) {
         let id = bundle.identifier
         var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         func closeAll() { for fd in inPipe + outPipe + errPipe where fd >= 0 { close(fd) } }
@@ -81,7 +83,7 @@ public final class ExtensionProcess {
                         var config = reindex_spawn_config(
                             path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress, cwd: cwd,
                             stdin_fd: inPipe[0], stdout_fd: outPipe[1], stderr_fd: errPipe[1],
-                            stop_before_exec: stopBeforeExec ? 1 : 0,
+                            wait_for_tracer: waitForTracerBeforeExec.map { Int32(min($0.rounded(.up), 1e6)) } ?? -1,
                             rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
                             rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0))
                         return reindex_spawn(&config, &childPID, &status)
@@ -100,11 +102,11 @@ public final class ExtensionProcess {
         stdoutFD = outPipe[0]
         stderrFD = errPipe[0]
         statusFD = status
-        startedStopped = stopBeforeExec
+        waitsBeforeExec = waitForTracerBeforeExec != nil
         reindex_set_nonblocking(stdinFD, 1)
         reindex_set_nonblocking(stdoutFD, 1)
         reindex_set_nonblocking(stderrFD, 1)
-        if !stopBeforeExec {
+        if !waitsBeforeExec {
             try checkExec(bundle: bundle)
         }
     }
@@ -134,16 +136,6 @@ public final class ExtensionProcess {
         throw ReindexError(.cannotStart, "\(bundle.identifier): \(what): \(FileSystem.errnoText(code))\(hint)", errno: code)
     }
 
-    /// Whether the child has stopped itself before exec (debug mode).
-    public func isStopped() -> Bool {
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG | WUNTRACED)
-        return rc == pid && reindex_wifstopped(status) != 0
-    }
-
-    /// Resumes a child that stopped before exec.
-    public func continueStopped() { kill(pid, SIGCONT) }
-
     /// Reaps the child if it has exited; with `blocking`, waits for it.
     @discardableResult
     public func waitForExit(blocking: Bool) -> ProcessExit? {
@@ -172,8 +164,25 @@ public final class ExtensionProcess {
         kill(-pid, signal)
     }
 
-    /// Whether any process of the extension's group is still alive.
-    public var groupIsAlive: Bool { kill(-pid, 0) == 0 }
+    /// Whether any process of the extension's group is still alive. Processes that have died
+    /// but wait to be reaped by their new parent do not count (on Linux, read from /proc).
+    public var groupIsAlive: Bool {
+        guard kill(-pid, 0) == 0 else { return false }
+        #if os(Linux)
+        guard let names = FileSystem.list("/proc") else { return true }
+        for name in names where name.first?.isNumber == true {
+            guard let bytes = FileSystem.readPrefix("/proc/\(name)/stat", count: 512) else { continue }
+            // pid (comm) state ppid pgrp …; comm may hold spaces, so read after the last ')'.
+            guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { continue }
+            let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+            guard fields.count >= 3, let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
+            if group == pid && fields[0].first != UInt8(ascii: "Z") { return true }
+        }
+        return false
+        #else
+        return true
+        #endif
+    }
 
     public func closeStdin() {
         if stdinFD >= 0 { close(stdinFD); stdinFD = -1 }

@@ -20,8 +20,9 @@ public struct SessionOptions {
     public var debug = false
     /// Seconds the extension should wait for a debugger (`REINDEX_WAIT_FOR_DEBUGGER`; 0 = forever).
     public var waitForDebuggerSeconds: Double? = nil
-    /// Start the process stopped before `exec` (for extensions without the SDK's gate).
-    public var stopBeforeExec = false
+    /// Hold the process before `exec` until a debugger traces it (for extensions without the
+    /// SDK's gate): seconds, 0 = forever, nil = do not hold.
+    public var holdBeforeExecSeconds: Double? = nil
     /// A descriptor that becomes readable when the request should be cancelled (Ctrl-C, SIGTERM).
     public var cancelFD: Int32? = nil
     /// How long an extension has to answer `$/cancel` before it is stopped.
@@ -66,6 +67,7 @@ public final class ExtensionSession {
     private var answered = Set<RequestID>()
     private var current: RequestContext?
     private var deferredViolation: String?
+    private var isShutDown = false
     private var readBuffer = [UInt8](repeating: 0, count: 256 << 10)
 
     final class RequestContext {
@@ -110,13 +112,13 @@ public final class ExtensionSession {
         log.note("starting \(bundle.executablePath) (\(bundle.manifest.version))\(options.debug ? " in debug mode" : "")")
         let spawned: ExtensionProcess
         do {
-            spawned = try ExtensionProcess(bundle: bundle, environment: environment, stopBeforeExec: options.stopBeforeExec)
+            spawned = try ExtensionProcess(bundle: bundle, environment: environment, waitForTracerBeforeExec: options.holdBeforeExecSeconds)
         } catch {
             throw RequestFailure(.cannotStart, error.message)
         }
         process = spawned
         options.onSpawn?(spawned)
-        if spawned.startedStopped {
+        if spawned.waitsBeforeExec {
             do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
         }
         deadlines.processStarted(now: Clock.monotonic())
@@ -556,6 +558,8 @@ public final class ExtensionSession {
     @discardableResult
     public func shutdown(graceful: Bool = true) -> ProcessExit? {
         guard let process else { return nil }
+        if isShutDown { return process.exit }
+        defer { isShutDown = true }
         if process.exit != nil && !process.groupIsAlive {
             finishPipes(process)
             return process.exit

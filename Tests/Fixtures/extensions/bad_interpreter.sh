@@ -1,0 +1,3 @@
+#!/nonexistent/interpreter/for/reindex/tests
+# Its interpreter does not exist, so exec fails: the host cannot start it.
+exit 0
