@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #if defined(__linux__)
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdio.h>
@@ -171,4 +172,22 @@ int reindex_wifstopped(int status) { return WIFSTOPPED(status); }
 
 int reindex_contains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length) != NULL ? 1 : 0;
+}
+
+int reindex_watch_init(void) {
+#if defined(__linux__)
+    return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+#else
+    return -1;
+#endif
+}
+
+int reindex_watch_add(int fd, const char *path) {
+#if defined(__linux__)
+    return inotify_add_watch(fd, path, IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                             IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+#else
+    (void)fd; (void)path;
+    return -1;
+#endif
 }

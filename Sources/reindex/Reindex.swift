@@ -50,6 +50,7 @@ struct Reindex {
         case "validate": return try validate(context)
         case "run": return try run(context)
         case "debug": return try debug(context)
+        case "serve": return try serve(context)
         case "search": return try search(context)
         case "items": return try items(context)
         case "status": return try status(context)

@@ -45,4 +45,9 @@ int reindex_wifstopped(int status);
 /// memmem: 1 when `needle` occurs in `haystack`.
 int reindex_contains(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
 
+/// A non-blocking, close-on-exec inotify descriptor (Linux), or -1 where there is none.
+int reindex_watch_init(void);
+/// Watches a directory for entries created, deleted, moved, written or changed; -1 on failure.
+int reindex_watch_add(int fd, const char *path);
+
 #endif

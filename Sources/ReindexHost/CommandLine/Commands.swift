@@ -59,6 +59,23 @@ public enum ReindexCommands {
             The process name for attach-by-name tools is the executable's file name.
             Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
             """)
+    public static let serve = CommandSpec(
+        "serve", summary: "run as a service: work the queue, refresh expiring items, recover a lost index, follow bundle changes",
+        options: [
+            OptionSpec("concurrency", value: .required("N"), help: "at most N extensions at a time (default 2; never two of one bundle)"),
+            OptionSpec("removal-grace", value: .required("SECONDS"), help: "remove a bundle's items this long after it left the search path (default 3600)"),
+            OptionSpec("rescan", value: .required("SECONDS"), help: "rescan the search path at least this often (default 5; inotify also triggers rescans)"),
+            OptionSpec("retry-base", value: .required("SECONDS"), help: "first retry delay; doubles with each failed attempt (default 5, at most 1 h)"),
+        ],
+        discussion: """
+            Runs until SIGTERM or SIGINT: stops taking work, cancels running requests with $/cancel (they
+            return to the queue), and exits 0. SIGHUP rescans the search path. A new bundle, or one whose
+            version or executable changed, gets reindexAll (bundleChanged); a missing or corrupt index at
+            start or while running is moved aside and every bundle gets reindexAll (indexLost); items
+            expiring within a bundle's refreshBeforeExpirySeconds get one reindexItems (expiring); expired
+            items are purged. Requests queued with 'reindex run --queue' are picked up without a restart.
+            Logs go to stderr, one line each: TIME serve LEVEL: message. Only one serve per index.
+            """)
     public static let search = CommandSpec(
         "search", summary: "full-text search over live items, best first",
         arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
@@ -96,7 +113,7 @@ public enum ReindexCommands {
         discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")
 
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate, run, debug, search, items, status, put, delete, check, reset]
+    public static let all: [CommandSpec] = [list, paths, validate, run, debug, serve, search, items, status, put, delete, check, reset]
 
     public static let parser = ArgumentParser(
         toolName: "reindex",

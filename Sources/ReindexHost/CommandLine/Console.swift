@@ -109,6 +109,13 @@ extension CommandContext {
         return number
     }
 
+    /// A non-negative number of seconds, or a usage error.
+    public func seconds(_ name: String, default value: Double) throws(ReindexError) -> Double {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Double(text), number >= 0, number.isFinite else { throw ReindexError(.usage, "--\(name) needs a number of seconds, got '\(text)'") }
+        return number
+    }
+
     /// A comma-separated list option.
     public func list(_ name: String) -> [String]? {
         arguments.options[name].map { values in values.flatMap { $0.split(separator: ",").map { String($0) } }.filter { !$0.isEmpty } }

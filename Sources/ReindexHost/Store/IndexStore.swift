@@ -30,6 +30,8 @@ public final class IndexStore {
     public let connection: SQLiteConnection
     public private(set) var openReport: OpenReport
     var statements: [String: SQLiteStatement] = [:]
+    let openedInode: UInt64
+    let openedDevice: UInt64
 
     /// Opens (creating if needed) the index at `path`. A file that is not a SQLite database, is
     /// truncated or is corrupt is moved aside with a timestamp and replaced by a fresh one; the
@@ -47,7 +49,7 @@ public final class IndexStore {
             return store
         } catch let error as SQLiteError where error.isCorruption {
             report.movedAsideTo = try moveAside(path)
-            report.lostReason = "the database is corrupt (\(error.message))"
+            report.lostReason = (error.code & 0xFF) == SQLITE_NOTADB ? "not a SQLite database (\(error.message))" : "the database is corrupt (\(error.message))"
             report.created = true
             do {
                 return try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
@@ -65,6 +67,10 @@ public final class IndexStore {
         connection = try SQLiteConnection(path: path)
         connection.setBusyTimeout(milliseconds: busyTimeout)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
+        let st = FileSystem.status(path)
+        openedInode = st?.inode ?? 0
+        openedDevice = st?.device ?? 0
+        try checkTruncation()
         try migrate()
     }
 
@@ -115,22 +121,25 @@ public final class IndexStore {
 
     // MARK: Health
 
-    /// A reason the file at `path` cannot be a usable database, judged from its header and size;
-    /// nil when it looks fine or does not exist.
+    /// A reason the file at `path` cannot be a usable database, judged without opening it (only
+    /// SQLite may open a database file: closing any other descriptor on it would drop this
+    /// process's locks); nil when it looks fine or does not exist.
     static func headerProblem(_ path: String) -> String? {
         guard let st = FileSystem.status(path) else { return nil }
         if !st.isRegularFile { return "\(path) is not a regular file" }
-        if st.size == 0 { return nil }
-        guard let bytes = FileSystem.readPrefix(path, count: 100) else { return "cannot read the database header" }
-        let magic = Array("SQLite format 3".utf8) + [0]
-        if bytes.count < 100 || Array(bytes[0..<16]) != magic { return "not a SQLite database (bad header)" }
-        var pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
-        if pageSize == 1 { pageSize = 65536 }
-        let pages = Int(bytes[28]) << 24 | Int(bytes[29]) << 16 | Int(bytes[30]) << 8 | Int(bytes[31])
-        if pages > 0 && pageSize >= 512 && Int64(pages * pageSize) > st.size {
-            return "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))"
-        }
         return nil
+    }
+
+    /// Detects a main database file shorter than its own header says (a truncated copy), when no
+    /// write-ahead log holds the missing pages.
+    private func checkTruncation() throws(SQLiteError) {
+        guard let st = FileSystem.status(path), st.size > 0 else { return }
+        if let wal = FileSystem.status(path + "-wal"), wal.size > 0 { return }
+        let pages = try connection.scalar("PRAGMA page_count") ?? 0
+        let pageSize = try connection.scalar("PRAGMA page_size") ?? 4096
+        if pages * pageSize > st.size {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))", context: path)
+        }
     }
 
     /// Moves a damaged database (and its WAL and shared-memory files) aside, with a timestamp.

@@ -175,13 +175,15 @@ extension IndexStore {
         }
     }
 
-    /// Marks a request running and counts the attempt. The caller holds the bundle's lock.
+    /// Marks a pending request running and counts the attempt; nil when it is no longer pending
+    /// (another host ran it, or it was absorbed). The caller holds the bundle's lock.
     public func markRunning(_ id: Int64) throws -> QueuedRequest? {
         try transaction { () throws -> QueuedRequest? in
-            let update = try statement("UPDATE requests SET state = 'running', attempts = attempts + 1, updated = ?2 WHERE id = ?1")
+            let update = try statement("UPDATE requests SET state = 'running', attempts = attempts + 1, updated = ?2 WHERE id = ?1 AND state = 'pending'")
             update.bind(1, id)
             update.bind(2, Clock.now())
             try update.run()
+            guard connection.changes == 1 else { return nil }
             return try request(id)
         }
     }

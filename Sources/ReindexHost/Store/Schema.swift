@@ -68,5 +68,9 @@ enum Schema {
         );
         CREATE INDEX runs_bundle ON runs(bundle, id);
         """,
+        // 2: how far ahead expiring items have already been asked for, per bundle.
+        """
+        ALTER TABLE bundles ADD COLUMN expiry_checked_until REAL;
+        """,
     ]
 }

@@ -48,6 +48,7 @@ public struct RequestRunner {
             }
             let outcome = session.perform(request) { (store, counts) throws(SQLiteError) in
                 try store.markDone(request.id)
+                try store.recordSeen(bundle)
                 try store.recordRun(RunRecord(
                     requestID: request.id, bundleIdentifier: bundle.identifier, kind: request.kind, reason: request.reason,
                     started: begin, ended: Clock.now(), outcome: "acknowledged", counts: counts, error: nil))

@@ -1,0 +1,414 @@
+import CReindexSystem
+import class Foundation.Thread
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// How `reindex serve` behaves.
+public struct ServeOptions: Sendable {
+    /// At most this many extensions run at once (never two of one bundle).
+    public var concurrency = 2
+    /// A bundle missing from the search path this long has its items removed.
+    public var removalGraceSeconds: Double = 3600
+    /// Rescan the search path at least this often, whatever inotify says (the polling fallback).
+    public var rescanSeconds: Double = 5
+    /// Look at the queue (requests queued by other processes) at least this often.
+    public var tickSeconds: Double = 1
+    /// Backoff between failed attempts.
+    public var backoff = Backoff()
+    public var environment: [String: String] = [:]
+    /// The extension shutdown sequence (close stdin, SIGTERM, SIGKILL) and the $/cancel grace.
+    public var exitGraceSeconds: Double = 5
+    public var termGraceSeconds: Double = 2
+    public var cancelGraceSeconds: Double = 5
+
+    public init() {}
+}
+
+/// Plain, greppable log lines on stderr: `TIME serve LEVEL: message`.
+enum ServeLog {
+    static func line(_ level: String, _ message: String) {
+        Console.err("\(RFC3339.format(Clock.now())) serve \(level): \(message)")
+    }
+    static func info(_ message: String) { line("info", message) }
+    static func warning(_ message: String) { line("warning", message) }
+    static func error(_ message: String) { line("error", message) }
+}
+
+/// One request running on its own thread.
+final class Worker: @unchecked Sendable {
+    let bundle: DiscoveredBundle
+    let request: QueuedRequest
+    let cancelRead: Int32
+    let cancelWrite: Int32
+    private let lock = NSLockLike()
+    private var _results: [RequestResult]? = nil
+    private var _error: String? = nil
+
+    init(bundle: DiscoveredBundle, request: QueuedRequest) {
+        self.bundle = bundle
+        self.request = request
+        var fds: [Int32] = [-1, -1]
+        _ = reindex_pipe_cloexec(&fds)
+        cancelRead = fds[0]
+        cancelWrite = fds[1]
+        reindex_set_nonblocking(cancelWrite, 1)
+    }
+
+    deinit {
+        close(cancelRead)
+        close(cancelWrite)
+    }
+
+    func cancel() {
+        var byte: UInt8 = 1
+        _ = write(cancelWrite, &byte, 1)
+    }
+
+    var finished: (results: [RequestResult]?, error: String?)? {
+        lock.withLock { (_results == nil && _error == nil) ? nil : (_results, _error) }
+    }
+
+    func finish(results: [RequestResult]?, error: String?) {
+        lock.withLock {
+            _results = results ?? []
+            _error = error
+        }
+    }
+}
+
+/// `reindex serve`: keeps every bundle's index current without anyone typing a command.
+///
+/// It works the durable request queue (at most `concurrency` extensions at once, never two of the
+/// same bundle, honouring backoff), asks for items that are about to expire and purges expired
+/// ones, rebuilds a lost index, and notices new, changed and removed bundles (inotify with a
+/// polling fallback; SIGHUP rescans). SIGTERM/SIGINT stop new work, cancel running requests
+/// through the protocol (they return to the queue) and exit cleanly.
+public final class Server {
+    let paths: HostPaths
+    let options: ServeOptions
+    private var store: IndexStore
+    private let stopSignal = CancelSignal(signals: [SIGINT, SIGTERM])
+    private let hangupSignal = CancelSignal(signals: [SIGHUP])
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private var workers: [String: Worker] = [:]
+    /// Bundles whose last dispatch could not start (lock busy, index unreadable): not before then.
+    private var cooldown: [String: Double] = [:]
+    private var discovered: [DiscoveredBundle] = []
+    private var reportedProblems = Set<String>()
+    private var lastScan = -Double.infinity
+    private var lastPurge = -Double.infinity
+    private var stopping = false
+    private let watcher = SearchPathWatcher()
+    private var serveLock: BundleLock?
+
+    /// Takes the single-`serve` lock and opens the index.
+    public init(paths: HostPaths, options: ServeOptions) throws(ReindexError) {
+        self.paths = paths
+        self.options = options
+        let (lock, holder) = try BundleLock.acquire(name: "serve", index: paths.index)
+        guard let lock else {
+            throw ReindexError(.usage, "another reindex serve\(holder.map { " (pid \($0))" } ?? "") is already serving the index \(paths.index); stop it first")
+        }
+        serveLock = lock
+        store = try IndexStore.open(path: paths.index)
+        var fds: [Int32] = [-1, -1]
+        _ = reindex_pipe_cloexec(&fds)
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        reindex_set_nonblocking(wakeRead, 1)
+        reindex_set_nonblocking(wakeWrite, 1)
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    public func run() -> Int32 {
+        ServeLog.info("serving \(paths.index) (pid \(getpid()), concurrency \(options.concurrency), removal grace \(Int(options.removalGraceSeconds)) s)")
+        for entry in paths.searchPath { ServeLog.info("search path: \(entry.directory)\(FileSystem.isDirectory(entry.directory) ? "" : " (missing)")") }
+        let lostAtStart = store.openReport.lostReason ?? (store.openReport.created ? "there was no index" : nil)
+        scan(now: Clock.now())
+        if let reason = lostAtStart {
+            ServeLog.warning("the index was lost (\(reason)); every bundle gets reindexAll (indexLost)")
+            queueIndexLost()
+        }
+        recoverAbandoned()
+        while true {
+            let now = Clock.now()
+            if stopping && workers.isEmpty { break }
+            if !stopping {
+                do {
+                    try tick(now: now)
+                } catch let error as SQLiteError where error.isCorruption {
+                    indexLost("the database is corrupt (\(error.message))")
+                } catch {
+                    ServeLog.error("\(error)")
+                }
+            }
+            wait(now: now)
+            collectFinishedWorkers()
+        }
+        ServeLog.info("stopped")
+        return 0
+    }
+
+    // MARK: One turn of the loop
+
+    private func tick(now: Double) throws {
+        if !store.fileIsStillThere {
+            indexLost("the database file \(paths.index) was deleted or replaced")
+            return
+        }
+        if watcher.drain() || hangupSignal.drainSignals() > 0 || now - lastScan >= options.rescanSeconds {
+            scan(now: now)
+        }
+        try refreshExpiring(now: now)
+        if now - lastPurge >= 10 {
+            lastPurge = now
+            let purged = try store.purgeExpired(now: now)
+            if purged > 0 { ServeLog.info("purged \(purged) expired item(s)") }
+        }
+        try dispatch(now: now)
+    }
+
+    private func wait(now: Double) {
+        var timeout = options.tickSeconds
+        if !stopping, let due = try? store.nextDueTime(), workers.count < options.concurrency {
+            timeout = min(timeout, max(0, due - now))
+        }
+        var fds = [pollfd(fd: stopSignal.readFD, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: hangupSignal.readFD, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        if watcher.fd >= 0 { fds.append(pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)) }
+        _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
+        if fds[0].revents != 0 {
+            _ = stopSignal.drainSignals()
+            if !stopping {
+                stopping = true
+                ServeLog.info("stopping: no new work; cancelling \(workers.count) running request(s)")
+                for worker in workers.values { worker.cancel() }
+            }
+        }
+        if fds[2].revents != 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(wakeRead, &buffer, buffer.count) > 0 {}
+        }
+    }
+
+    // MARK: Bundles
+
+    /// Rescans the search path and turns what changed into requests.
+    private func scan(now: Double) {
+        lastScan = now
+        let result = Discovery.discover(paths)
+        discovered = result.bundles
+        for problem in result.problems where reportedProblems.insert(problem.path + problem.reason).inserted {
+            ServeLog.warning("bundle problem: \(problem.reason)")
+        }
+        watcher.rearm(paths: paths, bundles: discovered)
+        do {
+            var records: [String: BundleRecord] = [:]
+            for record in try store.bundleRecords() { records[record.key] = record }
+            for bundle in discovered {
+                let record = records[bundle.key]
+                if record == nil || record?.version == nil {
+                    ServeLog.info("\(bundle.identifier): new bundle \(bundle.manifest.version); queueing reindexAll")
+                    try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
+                } else if let record, record.version != bundle.manifest.version || record.fingerprint != bundle.executableFingerprint {
+                    let what = record.version != bundle.manifest.version
+                        ? "version \(record.version ?? "?") → \(bundle.manifest.version)" : "its executable changed"
+                    ServeLog.info("\(bundle.identifier): \(what); queueing reindexAll (bundleChanged)")
+                    try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
+                } else if record?.missingSince != nil {
+                    ServeLog.info("\(bundle.identifier): back on the search path; its items are kept")
+                }
+                try store.recordSeen(bundle, now: now)
+            }
+            let present = Set(discovered.map(\.key))
+            for record in records.values where !present.contains(record.key) && record.version != nil {
+                if let since = record.missingSince {
+                    if now - since >= options.removalGraceSeconds, workers[record.key] == nil {
+                        let removed = try store.removeBundle(record.key)
+                        ServeLog.info("\(record.identifier): gone from the search path for \(Int(now - since)) s; removed its \(removed) item(s)")
+                    }
+                } else {
+                    try store.markMissing(record.key, now: now)
+                    ServeLog.info("\(record.identifier): missing from the search path; its items go after \(Int(options.removalGraceSeconds)) s unless it returns")
+                }
+            }
+        } catch {
+            ServeLog.error("cannot record bundle changes: \(error)")
+        }
+    }
+
+    private func queueIndexLost() {
+        for bundle in discovered {
+            do {
+                try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)
+                try store.recordSeen(bundle)
+            } catch {
+                ServeLog.error("\(bundle.identifier): cannot queue reindexAll (indexLost): \(error)")
+            }
+        }
+    }
+
+    /// Requests a previous host left `running` go back to pending (for bundles nobody holds).
+    private func recoverAbandoned() {
+        for bundle in discovered {
+            guard let (lock, _) = try? BundleLock.acquire(name: bundle.key, index: paths.index), let lock else { continue }
+            try? store.recoverAbandoned(bundle: bundle.identifier)
+            lock.release()
+        }
+    }
+
+    /// The index file vanished or is corrupt: wait for running requests, start a fresh index and
+    /// ask every bundle for everything.
+    private func indexLost(_ reason: String) {
+        ServeLog.warning("the index was lost: \(reason); rebuilding it from every bundle")
+        for worker in workers.values { worker.cancel() }
+        while !workers.isEmpty {
+            usleep(50_000)
+            collectFinishedWorkers()
+        }
+        do {
+            if FileSystem.exists(paths.index), let problems = try? store.integrityCheck(quick: true), !problems.isEmpty {
+                _ = try IndexStore.moveAside(paths.index)
+            }
+            store = try IndexStore.open(path: paths.index)
+            queueIndexLost()
+            scan(now: Clock.now())
+        } catch {
+            ServeLog.error("cannot create a fresh index: \(error)")
+        }
+    }
+
+    // MARK: Expiry
+
+    /// Asks once for items whose expiration falls within the bundle's refresh window.
+    private func refreshExpiring(now: Double) throws {
+        let records = Dictionary(try store.bundleRecords().map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        for bundle in discovered {
+            let until = now + bundle.manifest.refreshBeforeExpirySeconds
+            let from = max(records[bundle.key]?.expiryCheckedUntil ?? now, now)
+            guard until > from else { continue }
+            let ids = try store.expiringItems(bundle: bundle.key, after: from, until: until)
+            if !ids.isEmpty {
+                try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexItems, identifiers: ids, reason: .expiring,
+                                  maxAttempts: bundle.manifest.retry.maxAttempts)
+                ServeLog.info("\(bundle.identifier): \(ids.count) item(s) expire within \(Int(bundle.manifest.refreshBeforeExpirySeconds)) s; queueing reindexItems (expiring)")
+            }
+            try store.setExpiryChecked(bundle.key, until: until)
+        }
+    }
+
+    // MARK: Running requests
+
+    private func dispatch(now: Double) throws {
+        cooldown = cooldown.filter { $0.value > now }
+        var skipped = Set(workers.keys).union(cooldown.keys)
+        while workers.count < options.concurrency {
+            guard let request = try store.nextDueRequest(now: now, excludingBundles: skipped) else { return }
+            skipped.insert(request.bundleKey)
+            guard let bundle = discovered.first(where: { $0.key == request.bundleKey }) else { continue }
+            start(bundle: bundle, request: request)
+        }
+    }
+
+    private func start(bundle: DiscoveredBundle, request: QueuedRequest) {
+        let worker = Worker(bundle: bundle, request: request)
+        workers[bundle.key] = worker
+        let paths = self.paths
+        let options = self.options
+        let wake = wakeWrite
+        ServeLog.info("\(bundle.identifier): starting \(request.kind.rawValue) (\(request.reason)), request \(request.id), attempt \(request.attempts + 1) of \(request.maxAttempts)")
+        let thread = Thread {
+            Server.work(worker, paths: paths, options: options)
+            var byte: UInt8 = 1
+            _ = write(wake, &byte, 1)
+        }
+        thread.start()
+    }
+
+    private static func work(_ worker: Worker, paths: HostPaths, options: ServeOptions) {
+        let runner = RequestRunner(paths: paths, backoff: options.backoff)
+        do {
+            let store = try IndexStore.open(path: paths.index)
+            let (lock, holder) = try BundleLock.acquire(name: worker.bundle.key, index: paths.index)
+            guard let lock else {
+                worker.finish(results: nil, error: "busy: process \(holder.map(String.init) ?? "?") is running a request for it; trying again later")
+                return
+            }
+            defer { lock.release() }
+            try store.recoverAbandoned(bundle: worker.bundle.identifier)
+            var session = SessionOptions()
+            session.environment = options.environment
+            session.cancelFD = worker.cancelRead
+            session.exitGraceSeconds = options.exitGraceSeconds
+            session.termGraceSeconds = options.termGraceSeconds
+            session.cancelGraceSeconds = options.cancelGraceSeconds
+            let results = runner.run(bundle: worker.bundle, requests: [worker.request], store: store, options: session)
+            worker.finish(results: results, error: nil)
+        } catch {
+            worker.finish(results: nil, error: "\(error)")
+        }
+    }
+
+    private func collectFinishedWorkers() {
+        for (key, worker) in workers {
+            guard let (results, error) = worker.finished else { continue }
+            workers[key] = nil
+            let id = worker.bundle.identifier
+            if let error {
+                ServeLog.warning("\(id): \(error)")
+                cooldown[key] = Clock.now() + (error.hasPrefix("busy") ? 1 : 5)
+            }
+            for result in results ?? [] {
+                if let failure = result.failure {
+                    let next: String
+                    switch result.stateAfter {
+                    case .failed: next = "failed for good after \(result.request.attempts) attempt(s)"
+                    case .pending:
+                        if failure.requeuesWithoutPenalty {
+                            next = "back in the queue"
+                        } else {
+                            let retry = (try? store.request(result.request.id))??.nextAttempt ?? Clock.now()
+                            next = "retry \(result.request.attempts + 1) of \(result.request.maxAttempts) in \(Int((retry - Clock.now()).rounded())) s"
+                        }
+                    default: next = ""
+                    }
+                    ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next)")
+                } else {
+                    ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(String(format3(result.durationSeconds))) s")
+                }
+            }
+        }
+    }
+}
+
+func format3(_ value: Double) -> String {
+    let millis = Int((value * 1000).rounded())
+    let fraction = String(millis % 1000)
+    return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+}
+
+extension CancelSignal {
+    /// Reads pending signal bytes; returns how many there were.
+    func drainSignals() -> Int {
+        var count = 0
+        var byte: UInt8 = 0
+        while true {
+            var fds = [pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 1, 0) > 0, read(readFD, &byte, 1) == 1 else { return count }
+            count += 1
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ReindexProtocol
+
+/// What the index remembers of a bundle between scans: the version and executable it last saw,
+/// and since when it has been missing from the search path.
+public struct BundleRecord: Sendable, Equatable {
+    public var key: String
+    public var identifier: String
+    public var version: String?
+    public var fingerprint: String?
+    public var missingSince: Double?
+    public var expiryCheckedUntil: Double?
+}
+
+extension IndexStore {
+    /// Every bundle the index has a row for.
+    public func bundleRecords() throws(SQLiteError) -> [BundleRecord] {
+        let s = try statement("SELECT key, identifier, version, fingerprint, missing_since, expiry_checked_until FROM bundles ORDER BY key")
+        var records: [BundleRecord] = []
+        while try s.step() {
+            records.append(BundleRecord(key: s.text(0) ?? "", identifier: s.text(1) ?? "", version: s.text(2), fingerprint: s.text(3),
+                                        missingSince: s.optionalDouble(4), expiryCheckedUntil: s.optionalDouble(5)))
+        }
+        s.reset()
+        return records
+    }
+
+    /// Records that a bundle was seen on the search path with this version and executable.
+    public func recordSeen(_ bundle: DiscoveredBundle, now: Double = Clock.now()) throws(SQLiteError) {
+        let s = try statement("""
+            INSERT INTO bundles(key, identifier, live_gen, version, fingerprint, first_seen, last_seen, missing_since)
+            VALUES(?1, ?2, 0, ?3, ?4, ?5, ?5, NULL)
+            ON CONFLICT(key) DO UPDATE SET identifier = ?2, version = ?3, fingerprint = ?4, last_seen = ?5, missing_since = NULL
+            """)
+        s.bind(1, bundle.key)
+        s.bind(2, bundle.identifier)
+        s.bind(3, bundle.manifest.version)
+        s.bind(4, bundle.executableFingerprint)
+        s.bind(5, now)
+        try s.run()
+    }
+
+    /// Marks a bundle missing from the search path (keeps the first time it was noticed).
+    public func markMissing(_ key: String, now: Double = Clock.now()) throws(SQLiteError) {
+        let s = try statement("UPDATE bundles SET missing_since = coalesce(missing_since, ?2) WHERE key = ?1")
+        s.bind(1, key)
+        s.bind(2, now)
+        try s.run()
+    }
+
+    /// Forgets a removed bundle: its items (every generation), its queued requests and its row.
+    /// Returns how many live items went.
+    @discardableResult
+    public func removeBundle(_ key: String) throws -> Int {
+        try transaction { () throws -> Int in
+            let count = try itemCount(bundle: key, now: 0)
+            let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE bundle = ?1)")
+            fts.bind(1, key)
+            try fts.run()
+            let items = try statement("DELETE FROM items WHERE bundle = ?1")
+            items.bind(1, key)
+            try items.run()
+            let requests = try statement("DELETE FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running')")
+            requests.bind(1, key)
+            try requests.run()
+            let row = try statement("DELETE FROM bundles WHERE key = ?1")
+            row.bind(1, key)
+            try row.run()
+            return count
+        }
+    }
+
+    /// Live items of a bundle whose expiration falls in `(after, until]`, by identifier.
+    public func expiringItems(bundle key: String, after: Double, until: Double, limit: Int = 10_000) throws(SQLiteError) -> [String] {
+        let s = try statement("""
+            SELECT i.uid FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.bundle = ?1 AND i.expires > ?2 AND i.expires <= ?3 ORDER BY i.expires LIMIT ?4
+            """)
+        s.bind(1, key)
+        s.bind(2, after)
+        s.bind(3, until)
+        s.bind(4, limit)
+        var ids: [String] = []
+        while try s.step() { if let id = s.text(0) { ids.append(id) } }
+        s.reset()
+        return ids
+    }
+
+    /// Remembers that expiring items up to `until` have been asked for.
+    public func setExpiryChecked(_ key: String, until: Double) throws(SQLiteError) {
+        let s = try statement("UPDATE bundles SET expiry_checked_until = ?2 WHERE key = ?1")
+        s.bind(1, key)
+        s.bind(2, until)
+        try s.run()
+    }
+
+    /// Deletes every live item whose expiration has passed; returns how many.
+    @discardableResult
+    public func purgeExpired(now: Double = Clock.now()) throws -> Int {
+        try transaction { () throws -> Int in
+            let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE expires IS NOT NULL AND expires <= ?1)")
+            fts.bind(1, now)
+            try fts.run()
+            let items = try statement("DELETE FROM items WHERE expires IS NOT NULL AND expires <= ?1")
+            items.bind(1, now)
+            try items.run()
+            return connection.changes
+        }
+    }
+
+    /// Whether the file at `path` is still the database this connection has open (it may have
+    /// been deleted or replaced underneath a long-running process).
+    public var fileIsStillThere: Bool {
+        guard let st = FileSystem.status(path) else { return false }
+        return st.inode == openedInode && st.device == openedDevice
+    }
+}
