@@ -12,6 +12,8 @@ let package = Package(
         .executable(name: "ColleaguesIndexer", targets: ["ColleaguesIndexer"]),
         .executable(name: "ShowTimesIndexer", targets: ["ShowTimesIndexer"]),
         .plugin(name: "BundleExtension", targets: ["BundleExtension"]),
+        .executable(name: "reindex-bench", targets: ["ReindexBench"]),
+        .executable(name: "BenchIndexer", targets: ["BenchIndexer"]),
     ],
     targets: [
         // System libraries and the one small C shim (fork/exec and process facts Swift cannot reach).
@@ -47,6 +49,11 @@ let package = Package(
             path: "Examples/ShowTimes/Sources/ShowTimesIndexer",
             exclude: ["Bundle"]
         ),
+
+        // The benchmark (`swift run -c release reindex-bench`) and its extension.
+        .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),
+        .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer"),
+        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "CSQLite", "BenchSupport"], path: "Benchmarks/ReindexBench"),
 
         .plugin(
             name: "BundleExtension",

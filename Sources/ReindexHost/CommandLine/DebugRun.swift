@@ -58,6 +58,9 @@ public enum DebugRun {
 
         var options = SessionOptions()
         options.debug = true
+        // No timeouts at all: after the acknowledgement the extension may sit at a breakpoint
+        // for as long as the developer likes; Ctrl-C moves the shutdown on.
+        options.exitGraceSeconds = .infinity
         options.waitForDebuggerSeconds = waitSeconds
         let gate = Debugging.implementsGate(bundle)
         let printAttach = arguments.flag("print-attach")

@@ -21,7 +21,8 @@ public final class TracePrinter {
         let time = "+\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)s"
         var text = String(decoding: line, as: UTF8.self)
         if !full && text.count > limit {
-            text = String(text.prefix(limit)) + "… (\(line.count - limit) more bytes; --trace=full shows all)"
+            let shown = String(text.prefix(limit))
+            text = shown + "… (\(line.count - shown.utf8.count) more bytes; --trace=full shows all)"
         }
         write("trace \(time) \(direction.rawValue) \(line.count) B  \(text)")
     }

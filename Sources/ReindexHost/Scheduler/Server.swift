@@ -118,6 +118,8 @@ public final class Server {
         }
         serveLock = lock
         store = try IndexStore.open(path: paths.index)
+        // The loop never waits long for a request's write lock; it retries on the next turn.
+        store.connection.setBusyTimeout(milliseconds: 200)
         var fds: [Int32] = [-1, -1]
         _ = reindex_pipe_cloexec(&fds)
         wakeRead = fds[0]
@@ -136,11 +138,13 @@ public final class Server {
         ServeLog.info("serving \(paths.index) (pid \(getpid()), concurrency \(options.concurrency), removal grace \(Int(options.removalGraceSeconds)) s)")
         for entry in paths.searchPath { ServeLog.info("search path: \(entry.directory)\(FileSystem.isDirectory(entry.directory) ? "" : " (missing)")") }
         let lostAtStart = store.openReport.lostReason ?? (store.openReport.created ? "there was no index" : nil)
-        scan(now: Clock.now())
         if let reason = lostAtStart {
+            // Before the first scan, so the rebuild is asked for as indexLost, not as new bundles.
+            discovered = Discovery.discover(paths).bundles
             ServeLog.warning("the index was lost (\(reason)); every bundle gets reindexAll (indexLost)")
             queueIndexLost()
         }
+        scan(now: Clock.now())
         recoverAbandoned()
         while true {
             let now = Clock.now()
@@ -150,6 +154,9 @@ public final class Server {
                     try tick(now: now)
                 } catch let error as SQLiteError where error.isCorruption {
                     indexLost("the database is corrupt (\(error.message))")
+                } catch let error as SQLiteError where error.isBusy {
+                    // A request holds the write lock; this turn's bookkeeping waits for the next.
+                    lastScan = -Double.infinity
                 } catch {
                     ServeLog.error("\(error)")
                 }
@@ -245,6 +252,8 @@ public final class Server {
                     ServeLog.info("\(record.identifier): missing from the search path; its items go after \(Int(options.removalGraceSeconds)) s unless it returns")
                 }
             }
+        } catch let error as SQLiteError where error.isBusy {
+            lastScan = -Double.infinity  // a request holds the write lock: try again next turn
         } catch {
             ServeLog.error("cannot record bundle changes: \(error)")
         }
@@ -284,6 +293,7 @@ public final class Server {
                 _ = try IndexStore.moveAside(paths.index)
             }
             store = try IndexStore.open(path: paths.index)
+            store.connection.setBusyTimeout(milliseconds: 200)
             queueIndexLost()
             scan(now: Clock.now())
         } catch {
@@ -293,20 +303,17 @@ public final class Server {
 
     // MARK: Expiry
 
-    /// Asks once for items whose expiration falls within the bundle's refresh window.
+    /// Asks once for each item whose expiration falls within the bundle's refresh window (again
+    /// only if the extension gives it a different expiration).
     private func refreshExpiring(now: Double) throws {
-        let records = Dictionary(try store.bundleRecords().map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
-        for bundle in discovered {
+        for bundle in discovered where workers[bundle.key] == nil {
             let until = now + bundle.manifest.refreshBeforeExpirySeconds
-            let from = max(records[bundle.key]?.expiryCheckedUntil ?? now, now)
-            guard until > from else { continue }
-            let ids = try store.expiringItems(bundle: bundle.key, after: from, until: until)
-            if !ids.isEmpty {
-                try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexItems, identifiers: ids, reason: .expiring,
-                                  maxAttempts: bundle.manifest.retry.maxAttempts)
-                ServeLog.info("\(bundle.identifier): \(ids.count) item(s) expire within \(Int(bundle.manifest.refreshBeforeExpirySeconds)) s; queueing reindexItems (expiring)")
-            }
-            try store.setExpiryChecked(bundle.key, until: until)
+            let ids = try store.expiringItems(bundle: bundle.key, after: now, until: until)
+            guard !ids.isEmpty else { continue }
+            try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexItems, identifiers: ids, reason: .expiring,
+                              maxAttempts: bundle.manifest.retry.maxAttempts)
+            try store.markRefreshAsked(bundle: bundle.key, identifiers: ids)
+            ServeLog.info("\(bundle.identifier): \(ids.count) item(s) expire within \(Int(bundle.manifest.refreshBeforeExpirySeconds)) s; queueing reindexItems (expiring)")
         }
     }
 

@@ -8,17 +8,16 @@ public struct BundleRecord: Sendable, Equatable {
     public var version: String?
     public var fingerprint: String?
     public var missingSince: Double?
-    public var expiryCheckedUntil: Double?
 }
 
 extension IndexStore {
     /// Every bundle the index has a row for.
     public func bundleRecords() throws(SQLiteError) -> [BundleRecord] {
-        let s = try statement("SELECT key, identifier, version, fingerprint, missing_since, expiry_checked_until FROM bundles ORDER BY key")
+        let s = try statement("SELECT key, identifier, version, fingerprint, missing_since FROM bundles ORDER BY key")
         var records: [BundleRecord] = []
         while try s.step() {
             records.append(BundleRecord(key: s.text(0) ?? "", identifier: s.text(1) ?? "", version: s.text(2), fingerprint: s.text(3),
-                                        missingSince: s.optionalDouble(4), expiryCheckedUntil: s.optionalDouble(5)))
+                                        missingSince: s.optionalDouble(4)))
         }
         s.reset()
         return records
@@ -69,11 +68,14 @@ extension IndexStore {
         }
     }
 
-    /// Live items of a bundle whose expiration falls in `(after, until]`, by identifier.
+    /// Live items of a bundle whose expiration falls in `(after, until]` and whose refresh has not
+    /// been asked for at that expiration yet, by identifier.
     public func expiringItems(bundle key: String, after: Double, until: Double, limit: Int = 10_000) throws(SQLiteError) -> [String] {
         let s = try statement("""
             SELECT i.uid FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE i.bundle = ?1 AND i.expires > ?2 AND i.expires <= ?3 ORDER BY i.expires LIMIT ?4
+            WHERE i.bundle = ?1 AND i.expires > ?2 AND i.expires <= ?3
+            AND (i.refresh_asked_for IS NULL OR i.refresh_asked_for != i.expires)
+            ORDER BY i.expires LIMIT ?4
             """)
         s.bind(1, key)
         s.bind(2, after)
@@ -85,12 +87,18 @@ extension IndexStore {
         return ids
     }
 
-    /// Remembers that expiring items up to `until` have been asked for.
-    public func setExpiryChecked(_ key: String, until: Double) throws(SQLiteError) {
-        let s = try statement("UPDATE bundles SET expiry_checked_until = ?2 WHERE key = ?1")
-        s.bind(1, key)
-        s.bind(2, until)
-        try s.run()
+    /// Remembers that a refresh was asked for these items at their current expiration.
+    public func markRefreshAsked(bundle key: String, identifiers: [String]) throws(SQLiteError) {
+        let s = try statement("""
+            UPDATE items SET refresh_asked_for = expires
+            WHERE bundle = ?1 AND uid = ?2 AND gen = (SELECT live_gen FROM bundles WHERE key = ?1)
+            """)
+        for identifier in identifiers {
+            s.reset()
+            s.bind(1, key)
+            s.bind(2, identifier)
+            try s.run()
+        }
     }
 
     /// Deletes every live item whose expiration has passed; returns how many.

@@ -48,8 +48,8 @@ public final class IndexStore {
             let store = try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
             return store
         } catch let error as SQLiteError where error.isCorruption {
+            report.lostReason = describeDamage(path) ?? "the database is corrupt (\(error.message))"
             report.movedAsideTo = try moveAside(path)
-            report.lostReason = (error.code & 0xFF) == SQLITE_NOTADB ? "not a SQLite database (\(error.message))" : "the database is corrupt (\(error.message))"
             report.created = true
             do {
                 return try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
@@ -66,11 +66,11 @@ public final class IndexStore {
         self.openReport = report
         connection = try SQLiteConnection(path: path)
         connection.setBusyTimeout(milliseconds: busyTimeout)
+        try Self.checkTruncation(connection, path: path)
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
         let st = FileSystem.status(path)
         openedInode = st?.inode ?? 0
         openedDevice = st?.device ?? 0
-        try checkTruncation()
         try migrate()
     }
 
@@ -130,9 +130,25 @@ public final class IndexStore {
         return nil
     }
 
+    /// Says what is wrong with a file SQLite found corrupt, from its header and size. Only called
+    /// once SQLite has given up on the file, since reading it ourselves could drop the process's
+    /// locks on a healthy database.
+    static func describeDamage(_ path: String) -> String? {
+        guard let st = FileSystem.status(path), let bytes = FileSystem.readPrefix(path, count: 100) else { return nil }
+        let magic = Array("SQLite format 3".utf8) + [0]
+        if bytes.count < 100 || Array(bytes[0..<16]) != magic { return "not a SQLite database (bad header)" }
+        var pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        if pageSize == 1 { pageSize = 65536 }
+        let pages = Int(bytes[28]) << 24 | Int(bytes[29]) << 16 | Int(bytes[30]) << 8 | Int(bytes[31])
+        if pages > 0 && pageSize >= 512 && Int64(pages * pageSize) > st.size {
+            return "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))"
+        }
+        return nil
+    }
+
     /// Detects a main database file shorter than its own header says (a truncated copy), when no
     /// write-ahead log holds the missing pages.
-    private func checkTruncation() throws(SQLiteError) {
+    private static func checkTruncation(_ connection: SQLiteConnection, path: String) throws(SQLiteError) {
         guard let st = FileSystem.status(path), st.size > 0 else { return }
         if let wal = FileSystem.status(path + "-wal"), wal.size > 0 { return }
         let pages = try connection.scalar("PRAGMA page_count") ?? 0

@@ -1,5 +1,12 @@
 import CSQLite
 import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An error from SQLite, with its extended result code and the statement or file involved.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
@@ -24,6 +31,7 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 public final class SQLiteConnection {
     let handle: OpaquePointer
     public let path: String
+    private var busyWait: BusyWait?
 
     public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
@@ -70,6 +78,18 @@ public final class SQLiteConnection {
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     public func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+
+    /// Waits for other writers up to `seconds`, giving up early (SQLITE_BUSY) as soon as
+    /// `cancelFD` becomes readable, so a cancelled request is not stuck behind another's lock.
+    public func setBusyWait(seconds: Double, cancelFD: Int32?) {
+        let context = BusyWait(limit: seconds, cancelFD: cancelFD ?? -1)
+        busyWait = context
+        sqlite3_busy_handler(handle, { raw, count in
+            guard let raw else { return 0 }
+            let wait = Unmanaged<BusyWait>.fromOpaque(raw).takeUnretainedValue()
+            return wait.shouldRetry(count: count) ? 1 : 0
+        }, Unmanaged.passUnretained(context).toOpaque())
+    }
 
     /// The first column of the first row of a query, as an integer.
     public func scalar(_ sql: String) throws(SQLiteError) -> Int64? {
@@ -171,5 +191,29 @@ public final class SQLiteStatement {
         guard let pointer = sqlite3_column_text(handle, column) else { return [] }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeBufferPointer(start: pointer, count: count))
+    }
+}
+
+/// The state of a busy handler: when waiting started, how long it may last, what cancels it.
+final class BusyWait {
+    let limit: Double
+    let cancelFD: Int32
+    private var started = 0.0
+
+    init(limit: Double, cancelFD: Int32) {
+        self.limit = limit
+        self.cancelFD = cancelFD
+    }
+
+    func shouldRetry(count: Int32) -> Bool {
+        let now = Clock.monotonic()
+        if count == 0 { started = now }
+        if now - started >= limit { return false }
+        if cancelFD >= 0 {
+            var fds = [pollfd(fd: cancelFD, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 1, 0) > 0 { return false }
+        }
+        usleep(count < 10 ? 2_000 : 20_000)
+        return true
     }
 }

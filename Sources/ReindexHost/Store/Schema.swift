@@ -68,9 +68,9 @@ enum Schema {
         );
         CREATE INDEX runs_bundle ON runs(bundle, id);
         """,
-        // 2: how far ahead expiring items have already been asked for, per bundle.
+        // 2: the expiration an item's refresh was last asked for (so it is asked once per expiration).
         """
-        ALTER TABLE bundles ADD COLUMN expiry_checked_until REAL;
+        ALTER TABLE items ADD COLUMN refresh_asked_for REAL;
         """,
     ]
 }

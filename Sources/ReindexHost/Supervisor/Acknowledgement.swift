@@ -26,6 +26,8 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     public var message: String
     public var stderrTail: [String]
+    /// Not the extension's fault (the index was busy with another writer): retry without penalty.
+    public var hostSide = false
 
     public init(_ kind: Kind, _ message: String, stderrTail: [String] = []) {
         self.kind = kind
@@ -46,7 +48,7 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether the request goes back to the queue without counting as a failed attempt.
-    public var requeuesWithoutPenalty: Bool { kind == .cancelled }
+    public var requeuesWithoutPenalty: Bool { kind == .cancelled || hostSide }
 }
 
 /// The result of one request.

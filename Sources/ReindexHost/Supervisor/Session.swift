@@ -87,6 +87,8 @@ public final class ExtensionSession {
     public init(bundle: DiscoveredBundle, store: IndexStore, logPath: String?, options: SessionOptions) {
         self.bundle = bundle
         self.store = store
+        // Wait as long as it takes for another writer, unless this request is cancelled.
+        store.connection.setBusyWait(seconds: 3600, cancelFD: options.cancelFD)
         self.options = options
         self.log = ExtensionLog(path: logPath)
         self.deadlines = Deadlines(timeouts: options.debug ? nil : bundle.manifest.timeouts)
@@ -286,6 +288,8 @@ public final class ExtensionSession {
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
                         try handleLine(line, offset: offset)
                         if let failure { throw failure }
+                        // Time spent waiting for the index is not the extension's idleness.
+                        deadlines.messageReceived(now: Clock.monotonic())
                     }
                 }
             } catch let error as LineFramingError {
@@ -507,7 +511,8 @@ public final class ExtensionSession {
         } catch let error as RequestFailure {
             throw error
         } catch let error as SQLiteError {
-            let failure = fail(.storeFailure, "cannot write to the index: \(error)")
+            var failure = fail(.storeFailure, "cannot write to the index: \(error)")
+            failure.hostSide = error.isBusy
             self.failure = failure
             throw failure
         } catch {
@@ -544,7 +549,8 @@ public final class ExtensionSession {
             }
             send(.response(id: requestID, result: .success(BatchCommitResult(committed: Int64(committed)).json)))
         } catch {
-            let failure = fail(.storeFailure, "cannot commit a batch: \(error)")
+            var failure = fail(.storeFailure, "cannot commit a batch: \(error)")
+            failure.hostSide = error.isBusy
             self.failure = failure
             throw failure
         }
@@ -584,7 +590,10 @@ public final class ExtensionSession {
                     break
                 }
             }
-            drainQuietly(process, timeout: min(0.05, max(0, phaseDeadline - now)))
+            if drainQuietly(process, timeout: min(0.05, max(0, phaseDeadline - now))) {
+                // Ctrl-C (or serve stopping) while waiting: go on to the signals now.
+                phaseDeadline = min(phaseDeadline, now)
+            }
         }
         // Whatever the extension left behind in its group goes too.
         if process.groupIsAlive {
@@ -605,13 +614,20 @@ public final class ExtensionSession {
     }
 
     /// Keeps stdout and stderr flowing while waiting, so a child blocked on a full pipe can exit.
-    private func drainQuietly(_ process: ExtensionProcess, timeout: Double) {
+    /// Returns true when a cancellation arrived meanwhile.
+    private func drainQuietly(_ process: ExtensionProcess, timeout: Double) -> Bool {
+        var cancelled = false
         var fds: [pollfd] = []
+        if let cancel = options.cancelFD { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
         if process.stdoutFD >= 0 && !stdoutClosed { fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0)) }
         if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         for entry in fds where entry.revents != 0 {
-            if entry.fd == process.stderrFD {
+            if entry.fd == options.cancelFD {
+                var byte: UInt8 = 0
+                _ = read(entry.fd, &byte, 1)
+                cancelled = true
+            } else if entry.fd == process.stderrFD {
                 drainStderr()
             } else {
                 let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
@@ -627,5 +643,6 @@ public final class ExtensionSession {
                 }
             }
         }
+        return cancelled
     }
 }

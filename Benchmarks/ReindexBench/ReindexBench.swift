@@ -1,0 +1,328 @@
+import BenchSupport
+import CSQLite
+import Foundation
+import ReindexHost
+import ReindexProtocol
+
+/// `swift run -c release reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE]
+/// [--only throughput,ack,search,discovery]`
+///
+/// Every scenario measures the project against its baseline side by side, alternating, over
+/// several rounds, and reports the median and the spread (min–max):
+/// - throughput: `reindex run` of a `reindexAll` of N items from a Swift SDK extension into the
+///   committed index, against a raw loader inserting the same items into the same schema with
+///   prepared statements in one transaction; plus the host's peak resident memory;
+/// - ack: `reindex run BUNDLE --ids one-item` against starting the extension alone;
+/// - search: p50/p99 of one-word, two-word and prefix queries over the largest index;
+/// - discovery: `reindex list` over 10, 100 and 1,000 bundles.
+@main
+struct ReindexBench {
+    struct Options {
+        var items = [100_000, 1_000_000]
+        var rounds = 3
+        var json: String? = nil
+        var only: Set<String> = ["throughput", "ack", "search", "discovery"]
+    }
+
+    static func main() throws {
+        var options = Options()
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        while !arguments.isEmpty {
+            let argument = arguments.removeFirst()
+            switch argument {
+            case "--quick": options.items = [20_000]; options.rounds = 2
+            case "--items": options.items = arguments.removeFirst().split(separator: ",").compactMap { Int($0) }
+            case "--rounds": options.rounds = Int(arguments.removeFirst()) ?? 3
+            case "--json": options.json = arguments.removeFirst()
+            case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
+            case "--help", "-h":
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,ack,search,discovery]")
+                return
+            default:
+                FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
+                exit(64)
+            }
+        }
+        let bench = try Bench(options: options)
+        try bench.run()
+    }
+}
+
+/// A measured quantity over rounds.
+struct Sample {
+    var values: [Double] = []
+    mutating func add(_ value: Double) { values.append(value) }
+    var median: Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+    var min: Double { values.min() ?? .nan }
+    var max: Double { values.max() ?? .nan }
+    func percentile(_ p: Double) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let index = Swift.min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
+        return sorted[Swift.max(0, index)]
+    }
+}
+
+func fmt(_ value: Double, _ digits: Int = 1) -> String {
+    guard value.isFinite else { return "-" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let rounded = (value * scale).rounded() / scale
+    if digits == 0 { return String(Int(rounded)) }
+    return String(rounded)
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
+final class Bench {
+    let options: ReindexBench.Options
+    let work: String
+    let reindexBinary: String
+    let extensionBinary: String
+    var rows: [[String]] = []
+    var results: [(String, JSONValue)] = []
+    var largestIndex: String?
+
+    init(options: ReindexBench.Options) throws {
+        self.options = options
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let directory = me.deletingLastPathComponent()
+        reindexBinary = directory.appendingPathComponent("reindex").path
+        extensionBinary = directory.appendingPathComponent("BenchIndexer").path
+        for binary in [reindexBinary, extensionBinary] where !FileManager.default.isExecutableFile(atPath: binary) {
+            throw ReindexError(.usage, "\(binary) is missing: build everything first (swift build -c release)")
+        }
+        work = NSTemporaryDirectory() + "reindex-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: work) }
+
+    func log(_ text: String) { FileHandle.standardError.write(Data("bench: \(text)\n".utf8)) }
+
+    func run() throws {
+        log("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB; work dir \(work)")
+        if options.only.contains("throughput") { try throughput() }
+        if options.only.contains("ack") { try acknowledgementLatency() }
+        if options.only.contains("search") { try searchLatency() }
+        if options.only.contains("discovery") { try discovery() }
+        print("")
+        print("| scenario | project | baseline | ratio / note |")
+        print("| --- | --- | --- | --- |")
+        for row in rows { print("| " + row.joined(separator: " | ") + " |") }
+        if let path = options.json {
+            let data = LineWriter.line(.object(results))
+            try Data(data).write(to: URL(fileURLWithPath: path))
+            log("wrote \(path)")
+        }
+    }
+
+    // MARK: Bundles
+
+    func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer") throws -> String {
+        let bundle = directory + "/" + identifier
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        let manifest: JSONValue = .object([
+            ("manifestVersion", 1), ("bundleIdentifier", .string(identifier)), ("executable", .string(extensionBinary)),
+            ("environment", .object([("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))])),
+            ("timeouts", .object([("startupSeconds", 60), ("idleSeconds", 600), ("requestSeconds", 36000)])),
+        ])
+        try Data(JSONWriter.bytes(manifest)).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
+        return bundle
+    }
+
+    /// Runs a command, sampling its peak resident memory (VmHWM) until it exits.
+    func runCommand(_ path: String, _ arguments: [String], stdinNull: Bool = true) throws -> (seconds: Double, peakKiB: Int, status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        // Output goes to a file: a pipe read only after exit would block a chatty child.
+        let outputPath = work + "/output-\(UUID().uuidString)"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        if stdinNull { process.standardInput = FileHandle(forReadingAtPath: "/dev/null") }
+        let start = Clock.monotonic()
+        try process.run()
+        var peak = 0
+        while process.isRunning {
+            if let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+               let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                peak = Swift.max(peak, kib)
+            }
+            usleep(20_000)
+        }
+        process.waitUntilExit()
+        let seconds = Clock.monotonic() - start
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return (seconds, peak, process.terminationStatus, output)
+    }
+
+    // MARK: Throughput and memory
+
+    func throughput() throws {
+        for large in [false, true] {
+            for count in options.items {
+                let label = "\(count / 1000)k \(large ? "large" : "small")"
+                log("throughput \(label): generating items for the raw loader")
+                // What the extension's items become in the store; the raw loader gets it for free.
+                let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: large).json) }
+                let extensions = work + "/ext-\(count)-\(large)"
+                _ = try makeBundle(in: extensions, items: count, large: large)
+                var host = Sample(), raw = Sample(), memory = Sample()
+                for round in 0..<options.rounds {
+                    let hostIndex = work + "/host-\(count)-\(large)-\(round).sqlite"
+                    let rawIndex = work + "/raw-\(count)-\(large)-\(round).sqlite"
+                    // Alternate which goes first.
+                    let order: [Bool] = round % 2 == 0 ? [true, false] : [false, true]
+                    for runHost in order {
+                        if runHost {
+                            let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
+                            guard result.status == 0 else { throw ReindexError(.internal, "reindex run failed (\(result.status)): \(result.output)") }
+                            host.add(Double(count) / result.seconds)
+                            memory.add(Double(result.peakKiB) / 1024)
+                        } else {
+                            raw.add(Double(count) / (try rawLoad(prepared, into: rawIndex)))
+                        }
+                    }
+                    log("throughput \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw \(fmt(raw.values.last ?? 0, 0)) items/s, host peak \(fmt(memory.values.last ?? 0)) MiB")
+                    if !(large == false && count == options.items.max() && round == options.rounds - 1) {
+                        try? FileManager.default.removeItem(atPath: hostIndex)
+                    } else {
+                        largestIndex = hostIndex
+                    }
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: rawIndex + suffix) }
+                }
+                rows.append(["reindexAll \(label) (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
+                             "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0)))", "\(fmt(host.median / raw.median, 2))× raw"])
+                rows.append(["host peak RSS, \(label) (MiB)", "\(fmt(memory.median)) (\(fmt(memory.min))–\(fmt(memory.max)))", "-", ""])
+                results.append(("throughput_\(count)_\(large ? "large" : "small")", .object([
+                    ("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)),
+                    ("ratio", .double(host.median / raw.median)), ("hostPeakMiB", .double(memory.median)),
+                    ("hostMin", .double(host.min)), ("hostMax", .double(host.max)), ("rawMin", .double(raw.min)), ("rawMax", .double(raw.max)),
+                ])))
+            }
+        }
+    }
+
+    /// The limit of the store: the same items into the same schema, prepared statements, one
+    /// transaction. Returns seconds.
+    func rawLoad(_ items: [ValidatedItem], into path: String) throws -> Double {
+        let schemaStore = try IndexStore.open(path: path)  // creates the same schema
+        _ = schemaStore
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw ReindexError(.internal, "cannot open \(path)") }
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000;", nil, nil, nil)
+        var insert: OpaquePointer?, fts: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT INTO items(bundle, gen, uid, domain, expires, attributes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)", -1, &insert, nil)
+        sqlite3_prepare_v2(db, "INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", -1, &fts, nil)
+        defer { sqlite3_finalize(insert); sqlite3_finalize(fts) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        func bindText(_ statement: OpaquePointer?, _ index: Int32, _ text: String?) {
+            guard var text else { sqlite3_bind_null(statement, index); return }
+            _ = text.withUTF8 { sqlite3_bind_text(statement, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+        }
+        let start = Clock.monotonic()
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+        for item in items {
+            bindText(insert, 1, "com.example.bench.indexer")
+            sqlite3_bind_int64(insert, 2, 1)
+            bindText(insert, 3, item.uniqueIdentifier)
+            bindText(insert, 4, item.domainIdentifier)
+            sqlite3_bind_null(insert, 5)
+            _ = item.attributesJSON.withUnsafeBytes { sqlite3_bind_text(insert, 6, $0.baseAddress!.assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw ReindexError(.internal, "raw insert failed") }
+            sqlite3_reset(insert)
+            sqlite3_bind_int64(fts, 1, sqlite3_last_insert_rowid(db))
+            for (n, text) in item.searchText.enumerated() { bindText(fts, Int32(n + 2), text) }
+            guard sqlite3_step(fts) == SQLITE_DONE else { throw ReindexError(.internal, "raw fts insert failed") }
+            sqlite3_reset(fts)
+        }
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        return Clock.monotonic() - start
+    }
+
+    // MARK: Acknowledgement latency
+
+    func acknowledgementLatency() throws {
+        let extensions = work + "/ext-ack"
+        _ = try makeBundle(in: extensions, items: 100, large: false)
+        let index = work + "/ack.sqlite"
+        _ = try runCommand(reindexBinary, ["--index", index, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+        var host = Sample(), bare = Sample()
+        let rounds = Swift.max(10, options.rounds * 5)
+        for round in 0..<rounds {
+            for runHost in (round % 2 == 0 ? [true, false] : [false, true]) {
+                if runHost {
+                    let result = try runCommand(reindexBinary, ["--index", index, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--ids", "item.7"])
+                    guard result.status == 0 else { throw ReindexError(.internal, "reindex run --ids failed (\(result.status))") }
+                    host.add(result.seconds * 1000)
+                } else {
+                    bare.add(try runCommand(extensionBinary, []).seconds * 1000)
+                }
+            }
+        }
+        rows.append(["ack latency, run --ids one item (ms)", "\(fmt(host.median)) (\(fmt(host.min))–\(fmt(host.max)))",
+                     "\(fmt(bare.median)) (\(fmt(bare.min))–\(fmt(bare.max))) bare extension start", "\(fmt(host.median / bare.median, 2))× bare"])
+        results.append(("ackLatency", .object([("hostMs", .double(host.median)), ("bareExtensionMs", .double(bare.median)), ("ratio", .double(host.median / bare.median))])))
+    }
+
+    // MARK: Search latency
+
+    func searchLatency() throws {
+        var path = largestIndex
+        if path == nil {
+            let extensions = work + "/ext-search"
+            let count = options.items.max() ?? 100_000
+            _ = try makeBundle(in: extensions, items: count, large: false)
+            path = work + "/search.sqlite"
+            _ = try runCommand(reindexBinary, ["--index", path!, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+        }
+        guard let path else { return }
+        let store = try IndexStore.open(path: path)
+        let items = try store.itemCount(bundle: "com.example.bench.indexer")
+        let one = ["engineering", "swift", "park", "hopper", "design", "kubernetes", "finance", "zoë", "legal", "rust"]
+        let two = ["ada park", "staff engineer", "swift compilers", "grace hopper", "support lead", "sales analyst", "linux rust", "zoe muller"]
+        let prefix = ["eng", "sw", "hop", "des", "kub", "fin", "mül", "sta", "pri", "ta"]
+        for (name, queries) in [("one word", one), ("two words", two), ("prefix", prefix)] {
+            var sample = Sample()
+            for _ in 0..<10 {
+                for query in queries {
+                    let start = Clock.monotonic()
+                    _ = try store.search(query, limit: 20)
+                    sample.add((Clock.monotonic() - start) * 1000)
+                }
+            }
+            rows.append(["search \(name), \(items / 1000)k items (ms)", "p50 \(fmt(sample.percentile(0.5), 2)), p99 \(fmt(sample.percentile(0.99), 2))", "-", "limit 20, \(sample.values.count) queries"])
+            results.append(("search_\(name.replacingOccurrences(of: " ", with: "_"))", .object([("p50Ms", .double(sample.percentile(0.5))), ("p99Ms", .double(sample.percentile(0.99))), ("items", .integer(Int64(items)))])))
+        }
+    }
+
+    // MARK: Discovery
+
+    func discovery() throws {
+        var previous: Double? = nil
+        for count in [10, 100, 1000] {
+            let directory = work + "/discovery-\(count)"
+            for n in 0..<count { _ = try makeBundle(in: directory, items: 1, large: false, identifier: "com.example.bench.b\(n)") }
+            var sample = Sample()
+            for _ in 0..<Swift.max(5, options.rounds) {
+                let result = try runCommand(reindexBinary, ["--extensions-path", directory, "list", "--json"])
+                sample.add(result.seconds * 1000)
+            }
+            let growth = previous.map { "\(fmt(sample.median / $0, 1))× the previous for 10× the bundles" } ?? "includes process start"
+            previous = sample.median
+            rows.append(["reindex list, \(count) bundles (ms)", "\(fmt(sample.median)) (\(fmt(sample.min))–\(fmt(sample.max)))", "-", growth])
+            results.append(("discovery_\(count)", .object([("ms", .double(sample.median))])))
+        }
+    }
+}
