@@ -32,7 +32,7 @@ final class HostConnection: @unchecked Sendable {
         for item in items {
             if !first { line.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.write(item.json, into: &line)
+            item.writeJSON(into: &line)
         }
         line.append(contentsOf: "]}}\n".utf8)
         try write(line)

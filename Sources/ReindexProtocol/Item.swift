@@ -18,6 +18,13 @@ public enum AttributeSchema {
         "thumbnailData": .base64,
     ]
 
+    /// Each known attribute's type and, for searched ones, its full-text column.
+    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?)] = {
+        var result: [String: (kind: AttributeKind, searchColumn: Int?)] = [:]
+        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key)) }
+        return result
+    }()
+
     /// The attributes that are full-text searched, in the order of the index's columns.
     public static let searched: [String] = [
         "title", "displayName", "alternateNames", "contentDescription", "textContent", "keywords", "authors",
@@ -80,13 +87,29 @@ public struct SearchableItemAttributes: Sendable, Equatable, Codable {
     }
 
     /// The attributes as the wire's JSON object.
-    public var json: JSONValue {
-        var m: [(String, JSONValue)] = []
-        func s(_ k: String, _ v: String?) { if let v { m.append((k, .string(v))) } }
-        func l(_ k: String, _ v: [String]?) { if let v { m.append((k, .array(v.map(JSONValue.string)))) } }
-        func n(_ k: String, _ v: Double?) { if let v { m.append((k, .double(v))) } }
-        func b(_ k: String, _ v: Bool?) { if let v { m.append((k, .bool(v))) } }
-        func d(_ k: String, _ v: Date?) { if let v { m.append((k, .string(RFC3339.format(v.timeIntervalSince1970)))) } }
+    /// One member of the attributes object, as `forEachMember` reports it.
+    enum Member {
+        case string(String), strings([String]), number(Double), bool(Bool), other(JSONValue)
+
+        var json: JSONValue {
+            switch self {
+            case .string(let s): return .string(s)
+            case .strings(let list): return .array(list.map(JSONValue.string))
+            case .number(let n): return .double(n)
+            case .bool(let b): return .bool(b)
+            case .other(let value): return value
+            }
+        }
+    }
+
+    /// Every member that is set, in the wire's order (known attributes, then custom ones sorted).
+    /// The one list of attributes that both `json` and `writeJSON` follow.
+    func forEachMember(_ body: (String, Member) -> Void) {
+        func s(_ k: String, _ v: String?) { if let v { body(k, .string(v)) } }
+        func l(_ k: String, _ v: [String]?) { if let v { body(k, .strings(v)) } }
+        func n(_ k: String, _ v: Double?) { if let v { body(k, .number(v)) } }
+        func b(_ k: String, _ v: Bool?) { if let v { body(k, .bool(v)) } }
+        func d(_ k: String, _ v: Date?) { if let v { body(k, .string(RFC3339.format(v.timeIntervalSince1970))) } }
         s("title", title); s("displayName", displayName); s("contentDescription", contentDescription)
         s("textContent", textContent); s("contentType", contentType); s("contentURL", contentURL)
         s("thumbnailURL", thumbnailURL); s("relatedUniqueIdentifier", relatedUniqueIdentifier)
@@ -96,11 +119,45 @@ public struct SearchableItemAttributes: Sendable, Equatable, Codable {
         b("supportsPhoneCall", supportsPhoneCall); b("supportsNavigation", supportsNavigation)
         d("startDate", startDate); d("endDate", endDate)
         d("contentCreationDate", contentCreationDate); d("contentModificationDate", contentModificationDate)
-        if let thumbnailData { m.append(("thumbnailData", .string(Base64.encode(thumbnailData)))) }
-        for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil {
-            if let value = custom[key] { m.append((key, value)) }
+        if let thumbnailData { body("thumbnailData", .string(Base64.encode(thumbnailData))) }
+        if !custom.isEmpty {
+            for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil {
+                if let value = custom[key] { body(key, .other(value)) }
+            }
         }
-        return .object(m)
+    }
+
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = []
+        forEachMember { key, member in members.append((key, member.json)) }
+        return .object(members)
+    }
+
+    /// Appends the attributes' compact JSON to `output` directly (the same text as
+    /// `JSONWriter.write(json, …)`, without building the tree).
+    public func writeJSON(into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        forEachMember { key, member in
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.writeString(key, into: &output)
+            output.append(UInt8(ascii: ":"))
+            switch member {
+            case .string(let s): JSONWriter.writeString(s, into: &output)
+            case .strings(let list):
+                output.append(UInt8(ascii: "["))
+                for (n, s) in list.enumerated() {
+                    if n > 0 { output.append(UInt8(ascii: ",")) }
+                    JSONWriter.writeString(s, into: &output)
+                }
+                output.append(UInt8(ascii: "]"))
+            case .number(let n): JSONWriter.appendDouble(n, into: &output)
+            case .bool(let b): output.append(contentsOf: (b ? "true" : "false").utf8)
+            case .other(let value): JSONWriter.write(value, into: &output)
+            }
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     /// Reads attributes from the wire's JSON object, checking the type of every known key.
@@ -165,6 +222,24 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         self.attributes = attributes
     }
 
+    /// Appends the item's compact JSON to `output` directly (the same text as
+    /// `JSONWriter.write(json, …)`, without building the tree).
+    public func writeJSON(into output: inout [UInt8]) {
+        output.append(contentsOf: #"{"uniqueIdentifier":"#.utf8)
+        JSONWriter.writeString(uniqueIdentifier, into: &output)
+        if let domainIdentifier {
+            output.append(contentsOf: #","domainIdentifier":"#.utf8)
+            JSONWriter.writeString(domainIdentifier, into: &output)
+        }
+        if let expirationDate {
+            output.append(contentsOf: #","expirationDate":"#.utf8)
+            JSONWriter.writeString(RFC3339.format(expirationDate.timeIntervalSince1970), into: &output)
+        }
+        output.append(contentsOf: #","attributes":"#.utf8)
+        attributes.writeJSON(into: &output)
+        output.append(UInt8(ascii: "}"))
+    }
+
     /// The item as the wire's JSON object.
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("uniqueIdentifier", .string(uniqueIdentifier))]
@@ -196,15 +271,117 @@ public struct SearchableItem: Sendable, Equatable, Codable {
 
 /// An item that passed validation, in the form the host stores: identity, expiry, the searched
 /// text, and the attributes as compact JSON.
+///
+/// Its text lives in one buffer (a header of field bounds, then UTF-8), so making, passing and
+/// freeing an item costs one allocation however many fields it has — this is the host's per-item
+/// hot path.
 public struct ValidatedItem: Sendable, Equatable {
-    public var uniqueIdentifier: String
-    public var domainIdentifier: String?
+    /// The text fields, in buffer order.
+    public enum Field: Int, Sendable, CaseIterable {
+        case uniqueIdentifier = 0, domainIdentifier
+        case title, displayName, alternateNames, contentDescription, textContent, keywords, authors
+        case attributes
+        /// The full-text fields in `AttributeSchema.searched` order.
+        public static let searched: [Field] = [.title, .displayName, .alternateNames, .contentDescription, .textContent, .keywords, .authors]
+    }
+
+    static let fieldCount = Field.allCases.count
+    static let headerBytes = fieldCount * 2 * MemoryLayout<Int32>.size
+
+    /// Header (start and end of each field as Int32; start -1 when absent), then the text.
+    let storage: [UInt8]
     /// Seconds since 1970, or nil for an item that does not expire.
-    public var expiration: Double?
+    public let expiration: Double?
+
+    /// Builds an item from its parts.
+    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8]) {
+        var builder = Builder()
+        builder.add(.uniqueIdentifier, uniqueIdentifier)
+        builder.add(.domainIdentifier, domainIdentifier)
+        for (field, text) in zip(Field.searched, searchText) { builder.add(field, text) }
+        builder.addBytes(.attributes, attributesJSON)
+        self.init(storage: builder.finish(), expiration: expiration)
+    }
+
+    init(storage: [UInt8], expiration: Double?) {
+        self.storage = storage
+        self.expiration = expiration
+    }
+
+    /// Calls `body` with the field's UTF-8 bytes, or nil when the field is absent.
+    @inline(__always)
+    public func withField<R>(_ field: Field, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try storage.withUnsafeBytes { raw in
+            let start = Int(raw.load(fromByteOffset: field.rawValue * 8, as: Int32.self))
+            if start < 0 { return try body(nil) }
+            let end = Int(raw.load(fromByteOffset: field.rawValue * 8 + 4, as: Int32.self))
+            return try body(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
+        }
+    }
+
+    public func text(_ field: Field) -> String? {
+        withField(field) { $0.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    public var uniqueIdentifier: String { text(.uniqueIdentifier) ?? "" }
+    public var domainIdentifier: String? { text(.domainIdentifier) }
     /// The searched attributes in `AttributeSchema.searched` order; lists joined by newlines.
-    public var searchText: [String?]
+    public var searchText: [String?] { Field.searched.map(text) }
     /// The attributes object as compact JSON text (unknown keys included).
-    public var attributesJSON: [UInt8]
+    public var attributesJSON: [UInt8] { withField(.attributes) { $0.map { Array($0) } ?? Array("{}".utf8) } }
+
+    /// Accumulates fields into one buffer.
+    struct Builder {
+        var header = [Int32](repeating: -1, count: ValidatedItem.fieldCount * 2)
+        var body: [UInt8] = []
+
+        init(capacity: Int = 256) { body.reserveCapacity(capacity) }
+
+        mutating func add(_ field: Field, _ text: String?) {
+            guard var text else { return }
+            let start = body.count
+            text.withUTF8 { body.append(contentsOf: $0) }
+            mark(field, start)
+        }
+
+        mutating func addBytes(_ field: Field, _ bytes: [UInt8]) {
+            let start = body.count
+            body.append(contentsOf: bytes)
+            mark(field, start)
+        }
+
+        /// Adds a list joined by newlines.
+        mutating func add(_ field: Field, joining list: [JSONValue]) {
+            let start = body.count
+            var first = true
+            for case .string(var text) in list {
+                if !first { body.append(0x0A) }
+                first = false
+                text.withUTF8 { body.append(contentsOf: $0) }
+            }
+            mark(field, start)
+        }
+
+        /// Writes a JSON value straight into the buffer as the field.
+        mutating func addJSON(_ field: Field, _ value: JSONValue) {
+            let start = body.count
+            JSONWriter.write(value, into: &body)
+            mark(field, start)
+        }
+
+        mutating func mark(_ field: Field, _ start: Int) {
+            header[field.rawValue * 2] = Int32(start + ValidatedItem.headerBytes)
+            header[field.rawValue * 2 + 1] = Int32(body.count + ValidatedItem.headerBytes)
+        }
+
+        func finish() -> [UInt8] {
+            var storage = [UInt8]()
+            storage.reserveCapacity(ValidatedItem.headerBytes + body.count)
+            header.withUnsafeBytes { storage.append(contentsOf: $0) }
+            storage.append(contentsOf: body)
+            return storage
+        }
+    }
 }
 
 /// Checks items against protocol version 1, one at a time, so a bad item is rejected alone.
@@ -213,47 +390,79 @@ public enum ItemValidator {
 
     /// Validates one item, or says exactly which field is wrong.
     public static func validate(_ json: JSONValue, path: String = "item") throws(FieldError) -> ValidatedItem {
-        let reader = try FieldReader.object(json, path: path)
-        guard let uid = try reader.string("uniqueIdentifier") else {
-            throw FieldError(path: reader.childPath("uniqueIdentifier"), expected: "is required (a string)", got: nil)
+        // One pass over the members; key paths are built only when there is an error to report.
+        guard case .object(let members) = json else {
+            throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
+        }
+        var uidValue: JSONValue? = nil, domainValue: JSONValue? = nil, expirationValue: JSONValue? = nil, attributesValue: JSONValue? = nil
+        for (key, value) in members {
+            switch key {
+            case "uniqueIdentifier": uidValue = value
+            case "domainIdentifier": domainValue = value
+            case "expirationDate": expirationValue = value
+            case "attributes": attributesValue = value
+            default: continue
+            }
+        }
+        guard let uidValue, !uidValue.isNull else {
+            throw FieldError(path: path + ".uniqueIdentifier", expected: "is required (a string)", got: nil)
+        }
+        guard case .string(let uid) = uidValue else {
+            throw FieldError(path: path + ".uniqueIdentifier", expected: "a string", got: FieldReader.describe(uidValue))
         }
         let length = uid.utf8.count
         guard length >= 1 && length <= maximumIdentifierBytes else {
-            throw FieldError(path: reader.childPath("uniqueIdentifier"), expected: "1 to \(maximumIdentifierBytes) UTF-8 bytes", got: "\(length) bytes")
+            throw FieldError(path: path + ".uniqueIdentifier", expected: "1 to \(maximumIdentifierBytes) UTF-8 bytes", got: "\(length) bytes")
         }
-        let domain = try reader.string("domainIdentifier")
+        var domain: String? = nil
+        if let domainValue, !domainValue.isNull {
+            guard case .string(let text) = domainValue else {
+                throw FieldError(path: path + ".domainIdentifier", expected: "a string", got: FieldReader.describe(domainValue))
+            }
+            domain = text
+        }
         var expiration: Double? = nil
-        if let text = try reader.string("expirationDate") {
+        if let expirationValue, !expirationValue.isNull {
+            guard case .string(let text) = expirationValue else {
+                throw FieldError(path: path + ".expirationDate", expected: "a string", got: FieldReader.describe(expirationValue))
+            }
             guard let seconds = RFC3339.parse(text) else {
-                throw FieldError(path: reader.childPath("expirationDate"), expected: "an RFC 3339 date", got: JSONValue.string(text).preview())
+                throw FieldError(path: path + ".expirationDate", expected: "an RFC 3339 date", got: JSONValue.string(text).preview())
             }
             expiration = seconds
         }
-        var searchText = [String?](repeating: nil, count: AttributeSchema.searched.count)
-        var attributesJSON: [UInt8] = [UInt8(ascii: "{"), UInt8(ascii: "}")]
-        if let attributes = json["attributes"], !attributes.isNull {
-            let attributesPath = reader.childPath("attributes")
-            guard case .object(let members) = attributes else {
-                throw FieldError(path: attributesPath, expected: "an object", got: FieldReader.describe(attributes))
+        var builder = ValidatedItem.Builder(capacity: 512)
+        builder.add(.uniqueIdentifier, uid)
+        builder.add(.domainIdentifier, domain)
+        if let attributes = attributesValue, !attributes.isNull {
+            guard case .object(let attributeMembers) = attributes else {
+                throw FieldError(path: path + ".attributes", expected: "an object", got: FieldReader.describe(attributes))
             }
-            for (key, value) in members {
-                guard let kind = AttributeSchema.kinds[key] else { continue }
-                try check(value, kind: kind, path: "\(attributesPath).\(key)")
+            // The last occurrence of a key wins, as for every JSON object here.
+            var searched = [JSONValue?](repeating: nil, count: AttributeSchema.searched.count)
+            for (key, value) in attributeMembers {
+                guard let slot = AttributeSchema.slots[key] else { continue }
+                try check(value, kind: slot.kind, path: { path + ".attributes." + key })
+                if let column = slot.searchColumn { searched[column] = value }
             }
-            for (column, key) in AttributeSchema.searched.enumerated() {
-                switch attributes[key] {
-                case .string(let s)?: searchText[column] = s
-                case .array(let list)?: searchText[column] = list.compactMap(\.stringValue).joined(separator: "\n")
+            for (column, value) in searched.enumerated() {
+                let field = ValidatedItem.Field.searched[column]
+                switch value {
+                case .string(let text)?: builder.add(field, text)
+                case .array(let list)?: builder.add(field, joining: list)
                 default: break
                 }
             }
-            attributesJSON = JSONWriter.bytes(attributes)
+            builder.addJSON(.attributes, attributes)
+        } else {
+            builder.addBytes(.attributes, Array("{}".utf8))
         }
-        return ValidatedItem(uniqueIdentifier: uid, domainIdentifier: domain, expiration: expiration, searchText: searchText, attributesJSON: attributesJSON)
+        return ValidatedItem(storage: builder.finish(), expiration: expiration)
     }
 
-    private static func check(_ value: JSONValue, kind: AttributeKind, path: String) throws(FieldError) {
+    private static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {
         if value.isNull { return }
+        var path: String { makePath() }
         switch kind {
         case .string:
             guard case .string = value else { throw FieldError(path: path, expected: "a string", got: FieldReader.describe(value)) }

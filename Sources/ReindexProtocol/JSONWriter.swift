@@ -46,7 +46,7 @@ public enum JSONWriter {
     }
 
     @inline(__always)
-    static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
+    public static func appendInteger(_ value: Int64, into output: inout [UInt8]) {
         if value >= 0 && value < 10 {
             output.append(UInt8(ascii: "0") + UInt8(value))
         } else {
@@ -54,7 +54,8 @@ public enum JSONWriter {
         }
     }
 
-    static func appendDouble(_ value: Double, into output: inout [UInt8]) {
+    /// Appends a number as JSON (whole numbers without a fraction; non-finite ones as `null`).
+    public static func appendDouble(_ value: Double, into output: inout [UInt8]) {
         guard value.isFinite else {
             output.append(contentsOf: "null".utf8)
             return

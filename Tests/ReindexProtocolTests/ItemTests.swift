@@ -431,3 +431,27 @@ final class RFC3339Tests: XCTestCase {
         XCTAssertEqual(text, "2026-12-31T00:00:00Z")
     }
 }
+
+final class ItemWriterTests: XCTestCase {
+    func testDirectWriterMatchesTheTreeWriterForEveryAttributeKind() throws {
+        let attributes = SearchableItemAttributes(
+            title: "Zoë \"quoted\"\nline", displayName: "d", contentDescription: "c", textContent: "t",
+            contentType: "public.text", contentURL: "https://example.com/a", thumbnailURL: "u", relatedUniqueIdentifier: "r",
+            keywords: ["a", "b\u{1}"], alternateNames: [], authors: ["x"], emailAddresses: ["e@example.com"], phoneNumbers: ["+1"],
+            rating: 4.5, rankingHint: 2, latitude: -12.25, longitude: 1e-7, supportsPhoneCall: true, supportsNavigation: false,
+            startDate: Date(timeIntervalSince1970: 1_800_000_000.25), endDate: Date(timeIntervalSince1970: 0),
+            contentCreationDate: Date(timeIntervalSince1970: 86_400), contentModificationDate: nil,
+            thumbnailData: [0, 1, 2, 250], custom: ["zeta": .array([1, .null]), "alpha": .object([("k", "v")]), "title": "ignored: known key"])
+        let items = [
+            SearchableItem(uniqueIdentifier: "full", domainIdentifier: "com.example.d", expirationDate: Date(timeIntervalSince1970: 1_900_000_000), attributes: attributes),
+            SearchableItem(uniqueIdentifier: "bare"),
+            SearchableItem(uniqueIdentifier: "ü\\/", attributes: .init(title: "only title")),
+        ]
+        for item in items {
+            var direct: [UInt8] = []
+            item.writeJSON(into: &direct)
+            XCTAssertEqual(String(decoding: direct, as: UTF8.self), JSONWriter.string(item.json))
+            XCTAssertEqual(try SearchableItem(json: try JSONParser.parse(direct)), try SearchableItem(json: item.json))
+        }
+    }
+}

@@ -135,6 +135,12 @@ public final class SQLiteStatement {
         bytes.withUnsafeBytes { raw in bindText(index, raw) }
     }
 
+    /// Binds UTF-8 bytes as text, or NULL for nil.
+    public func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer?) {
+        guard let raw else { sqlite3_bind_null(handle, index); return }
+        bindText(index, raw)
+    }
+
     private func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer) {
         if let base = raw.baseAddress, raw.count > 0 {
             sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(raw.count), transient)

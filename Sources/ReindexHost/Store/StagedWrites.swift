@@ -38,6 +38,9 @@ public final class StagedWrites {
     public private(set) var pendingOperations = 0
     private var generation: Int64 = 0
     private var countsAtCommit = WriteCounts()
+    // The hot path's statements, held directly (no cache lookup per item).
+    private var insertStatement: SQLiteStatement?
+    private var ftsStatement: SQLiteStatement?
 
     /// Prepares writes for `bundleIdentifier`; registers the bundle if the index has not seen it.
     public init(store: IndexStore, bundleIdentifier: String, scope: Scope) throws(SQLiteError) {
@@ -71,14 +74,17 @@ public final class StagedWrites {
     /// Adds or replaces one item.
     public func put(_ item: ValidatedItem) throws(SQLiteError) {
         try begin()
-        let insert = try store.statement(
-            "INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        let insert: SQLiteStatement
+        if let cached = insertStatement { insert = cached } else {
+            insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+            insertStatement = insert
+        }
         insert.bind(1, bundleKey)
         insert.bind(2, generation)
-        insert.bind(3, item.uniqueIdentifier)
-        insert.bind(4, item.domainIdentifier)
+        item.withField(.uniqueIdentifier) { insert.bindText(3, $0) }
+        item.withField(.domainIdentifier) { insert.bindText(4, $0) }
         insert.bind(5, item.expiration)
-        insert.bind(6, utf8: item.attributesJSON)
+        item.withField(.attributes) { insert.bindText(6, $0) }
         try insert.run()
         let rowID: Int64
         if store.connection.changes == 1 {
@@ -89,10 +95,10 @@ public final class StagedWrites {
                 "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
             update.bind(1, bundleKey)
             update.bind(2, generation)
-            update.bind(3, item.uniqueIdentifier)
-            update.bind(4, item.domainIdentifier)
+            item.withField(.uniqueIdentifier) { update.bindText(3, $0) }
+            item.withField(.domainIdentifier) { update.bindText(4, $0) }
             update.bind(5, item.expiration)
-            update.bind(6, utf8: item.attributesJSON)
+            item.withField(.attributes) { update.bindText(6, $0) }
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
             update.reset()
@@ -100,10 +106,15 @@ public final class StagedWrites {
             remove.bind(1, rowID)
             try remove.run()
         }
-        let fts = try store.statement(
-            "INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+        let fts: SQLiteStatement
+        if let cached = ftsStatement { fts = cached } else {
+            fts = try store.connection.prepare("INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            ftsStatement = fts
+        }
         fts.bind(1, rowID)
-        for (n, text) in item.searchText.enumerated() { fts.bind(Int32(n + 2), text) }
+        for (n, field) in ValidatedItem.Field.searched.enumerated() {
+            item.withField(field) { fts.bindText(Int32(n + 2), $0) }
+        }
         try fts.run()
         counts.put += 1
         pendingOperations += 1

@@ -67,6 +67,9 @@ public final class ExtensionSession {
     private var answered = Set<RequestID>()
     private var current: RequestContext?
     private var deferredViolation: String?
+    /// Decodes stdout on its own thread (not in debug tracing or lint mode, which want each line
+    /// as it is read).
+    private var decoder: StdoutDecoder?
     private var isShutDown = false
     private var readBuffer = [UInt8](repeating: 0, count: 256 << 10)
 
@@ -124,6 +127,9 @@ public final class ExtensionSession {
             do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
         }
         deadlines.processStarted(now: Clock.monotonic())
+        if options.onTrace == nil && options.onRecoverableViolation == nil {
+            decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD)
+        }
         let params = InitializeParams(protocolVersions: ReindexVersion.protocolVersions, hostVersion: ReindexVersion.string,
                                       bundleIdentifier: bundle.identifier, debug: options.debug)
         send(.request(id: .number(0), method: Method.initialize, params: params.json))
@@ -218,7 +224,11 @@ public final class ExtensionSession {
                 wait = min(wait, sent + options.cancelGraceSeconds - now)
             }
             var fds: [pollfd] = []
-            if !stdoutClosed && process.stdoutFD >= 0 { fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0)) }
+            if let decoder {
+                if !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
+            } else if !stdoutClosed && process.stdoutFD >= 0 {
+                fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0))
+            }
             if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
             if !outgoing.isEmpty && process.stdinFD >= 0 { fds.append(pollfd(fd: process.stdinFD, events: Int16(POLLOUT), revents: 0)) }
             if let cancel = options.cancelFD, current?.cancelSentAt == nil { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
@@ -228,6 +238,7 @@ public final class ExtensionSession {
             }
             for entry in fds where entry.revents != 0 {
                 if entry.fd == process.stderrFD { drainStderr() }
+                else if let decoder, entry.fd == decoder.wakeFD { try processDecoderEvents(decoder) }
                 else if entry.fd == process.stdoutFD { try drainStdout() }
                 else if entry.fd == process.stdinFD { flushOutgoing() }
                 else if entry.fd == options.cancelFD { requestCancel() }
@@ -267,6 +278,17 @@ public final class ExtensionSession {
     }
 
     private func drainStdout() throws(RequestFailure) {
+        if let decoder {
+            // Let the decoder reach what the extension left in the pipe before judging its end.
+            let until = Clock.monotonic() + 0.5
+            while !stdoutClosed && failure == nil {
+                try processDecoderEvents(decoder)
+                if stdoutClosed || Clock.monotonic() >= until { return }
+                var fds = [pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)]
+                _ = poll(&fds, 1, 50)
+            }
+            return
+        }
         guard let process, process.stdoutFD >= 0, !stdoutClosed else { return }
         // Read what is there now, a bounded number of chunks per wake-up so stderr and
         // deadlines get their turn.
@@ -371,13 +393,48 @@ public final class ExtensionSession {
         do {
             message = try Message.decode(line: line)
         } catch {
-            if let bad = firstInvalidUTF8Offset(line) {
-                try violation("stdout line at byte \(offset) is not valid UTF-8 (bad byte at \(offset + bad))")
-                return
-            }
-            try violation("stdout line at byte \(offset): \(error.reason)")
+            try undecodable(line, offset: offset, error: error)
             return
         }
+        try handleMessage(message, offset: offset, items: nil)
+    }
+
+    /// A line that is not a valid message (white space only counts as empty).
+    private func undecodable(_ line: UnsafeRawBufferPointer, offset: Int, error: MessageDecodingError) throws(RequestFailure) {
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        if let bad = firstInvalidUTF8Offset(line) {
+            try violation("stdout line at byte \(offset) is not valid UTF-8 (bad byte at \(offset + bad))")
+            return
+        }
+        try violation("stdout line at byte \(offset): \(error.reason)")
+    }
+
+    /// Events from the decoder thread, in order, handled as `handleLine` would.
+    private func processDecoderEvents(_ decoder: StdoutDecoder) throws(RequestFailure) {
+        for event in decoder.take() {
+            if failure != nil { return }
+            switch event {
+            case let .message(message, offset, items):
+                deadlines.messageReceived(now: Clock.monotonic())
+                try handleMessage(message, offset: offset, items: items)
+                deadlines.messageReceived(now: Clock.monotonic())
+            case let .undecodable(line, offset, error):
+                let outcome: Result<Void, RequestFailure> = line.withUnsafeBytes { raw in
+                    do throws(RequestFailure) { try undecodable(raw, offset: offset, error: error); return .success(()) } catch { return .failure(error) }
+                }
+                try outcome.get()
+            case .framing(let error):
+                try violation("stdout: \(error)", fatal: true)
+            case .end(let tail):
+                stdoutClosed = true
+                if let tail {
+                    try violation("the last line on stdout (byte \(tail.offset)) has no newline at its end")
+                }
+            }
+        }
+    }
+
+    private func handleMessage(_ message: Message, offset: Int, items: [StdoutDecoder.ItemOutcome]?) throws(RequestFailure) {
         guard initialized else {
             try handleInitializeReply(message)
             return
@@ -400,6 +457,10 @@ public final class ExtensionSession {
         }
         switch message {
         case let .notification(method, params):
+            if method == Method.put, let items {
+                try putValidated(items, context)
+                return
+            }
             try handleNotification(method, params, context)
         case let .request(requestID, method, params):
             if method == Method.batchCommit {
@@ -520,6 +581,28 @@ public final class ExtensionSession {
         }
     }
 
+    /// `index/put` whose items the decoder thread already validated.
+    private func putValidated(_ items: [StdoutDecoder.ItemOutcome], _ context: RequestContext) throws(RequestFailure) {
+        do {
+            for item in items {
+                switch item {
+                case .valid(let validated):
+                    try context.writes.put(validated)
+                case let .invalid(uid, reason):
+                    context.writes.reject()
+                    if context.rejections.count < 10 {
+                        context.rejections.append("item rejected\(uid.map { " (\($0.prefix(80)))" } ?? ""): \(reason)")
+                    }
+                }
+            }
+        } catch {
+            var failure = fail(.storeFailure, "cannot write to the index: \(error)")
+            failure.hostSide = error.isBusy
+            self.failure = failure
+            throw failure
+        }
+    }
+
     private func handleBatchCommit(_ requestID: RequestID, _ params: JSONValue?, _ context: RequestContext) throws(RequestFailure) {
         let commit: BatchCommitParams
         do { commit = try BatchCommitParams(json: params) } catch {
@@ -566,6 +649,9 @@ public final class ExtensionSession {
         guard let process else { return nil }
         if isShutDown { return process.exit }
         defer { isShutDown = true }
+        // From here on only this thread reads stdout.
+        decoder?.stop()
+        decoder = nil
         if process.exit != nil && !process.groupIsAlive {
             finishPipes(process)
             return process.exit

@@ -1,0 +1,189 @@
+import CReindexSystem
+import ReindexProtocol
+import class Foundation.Thread
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Reads and decodes an extension's stdout on a thread of its own, so JSON parsing and item
+/// validation run on one core while the session writes SQLite on the other.
+///
+/// It hands over decoded messages in order through a small bounded queue: when the session falls
+/// behind, the decoder stops reading, the pipe fills, and the extension blocks — backpressure,
+/// never unbounded buffering. The session sees a readable `wakeFD` whenever events are waiting.
+final class StdoutDecoder: @unchecked Sendable {
+    /// What an `index/put` item became.
+    enum ItemOutcome {
+        case valid(ValidatedItem)
+        case invalid(uniqueIdentifier: String?, reason: String)
+    }
+
+    enum Event {
+        /// A decoded message; for `index/put`, its items already validated.
+        case message(Message, offset: Int, items: [ItemOutcome]?)
+        /// A line that is not a valid message (the session decides what that means).
+        case undecodable(line: [UInt8], offset: Int, error: MessageDecodingError)
+        /// A line over the limit.
+        case framing(LineFramingError)
+        /// stdout reached its end; `tail` is an unterminated last line, if any.
+        case end(tail: (bytes: [UInt8], offset: Int)?)
+    }
+
+    let wakeFD: Int32
+    private let wakeWrite: Int32
+    private let stopRead: Int32
+    private let stopWrite: Int32
+    private let stdoutFD: Int32
+    private let capacity = 8
+    private var queue: [Event] = []
+    private var mutex = pthread_mutex_t()
+    private var notFull = pthread_cond_t()
+    private var finished = pthread_cond_t()
+    private var running = true
+    private var stopping = false
+    private var closed = false
+
+    init(stdoutFD: Int32) {
+        self.stdoutFD = stdoutFD
+        var wake: [Int32] = [-1, -1], stop: [Int32] = [-1, -1]
+        _ = reindex_pipe_cloexec(&wake)
+        _ = reindex_pipe_cloexec(&stop)
+        wakeFD = wake[0]
+        wakeWrite = wake[1]
+        stopRead = stop[0]
+        stopWrite = stop[1]
+        reindex_set_nonblocking(wakeFD, 1)
+        reindex_set_nonblocking(wakeWrite, 1)
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&notFull, nil)
+        pthread_cond_init(&finished, nil)
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "reindex-stdout-decoder"
+        thread.start()
+    }
+
+    deinit {
+        stop()
+        pthread_cond_destroy(&notFull)
+        pthread_cond_destroy(&finished)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    /// Takes every event waiting, in order.
+    func take() -> [Event] {
+        var byte = [UInt8](repeating: 0, count: 64)
+        while read(wakeFD, &byte, byte.count) > 0 {}
+        pthread_mutex_lock(&mutex)
+        let events = queue
+        queue.removeAll(keepingCapacity: true)
+        pthread_cond_broadcast(&notFull)
+        pthread_mutex_unlock(&mutex)
+        return events
+    }
+
+    /// Stops the thread, waits for it and closes the decoder's own pipes (at once, not whenever
+    /// the last reference goes); afterwards nothing reads stdout but the caller.
+    func stop() {
+        pthread_mutex_lock(&mutex)
+        if running && !stopping {
+            stopping = true
+            var byte: UInt8 = 1
+            _ = write(stopWrite, &byte, 1)
+            pthread_cond_broadcast(&notFull)
+        }
+        while running { pthread_cond_wait(&finished, &mutex) }
+        let close = !closed
+        closed = true
+        pthread_mutex_unlock(&mutex)
+        if close { for fd in [wakeFD, wakeWrite, stopRead, stopWrite] { systemClose(fd) } }
+    }
+
+    /// Hands over the events of one read together, so the session sees a chunk's lines at once,
+    /// exactly as it would reading them itself.
+    private func push(_ events: [Event]) -> Bool {
+        if events.isEmpty { return true }
+        pthread_mutex_lock(&mutex)
+        while queue.count >= capacity && !stopping { pthread_cond_wait(&notFull, &mutex) }
+        if stopping {
+            pthread_mutex_unlock(&mutex)
+            return false
+        }
+        queue.append(contentsOf: events)
+        pthread_mutex_unlock(&mutex)
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+        return true
+    }
+
+    private func loop() {
+        defer {
+            pthread_mutex_lock(&mutex)
+            running = false
+            pthread_cond_broadcast(&finished)
+            pthread_mutex_unlock(&mutex)
+        }
+        var reader = LineReader()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while true {
+            var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0), pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&fds, 2, -1)
+            if rc < 0 { if errno == EINTR { continue }; return }
+            if fds[1].revents != 0 { return }
+            let n = buffer.withUnsafeMutableBytes { read(stdoutFD, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                _ = push([.end(tail: reader.unterminatedTail)])
+                return
+            }
+            if n == 0 {
+                _ = push([.end(tail: reader.unterminatedTail)])
+                return
+            }
+            var events: [Event] = []
+            do {
+                try buffer.withUnsafeBytes { raw in
+                    try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
+                        events.append(Self.decode(line, offset: offset))
+                    }
+                }
+            } catch let error as LineFramingError {
+                events.append(.framing(error))
+                _ = push(events)
+                return
+            } catch {
+                return
+            }
+            if !push(events) { return }
+        }
+    }
+
+    static func decode(_ line: UnsafeRawBufferPointer, offset: Int) -> Event {
+        let message: Message
+        do {
+            message = try Message.decode(line: line)
+        } catch {
+            return .undecodable(line: Array(line), offset: offset, error: error)
+        }
+        guard case .notification(Method.put, let params) = message, let items = params?["items"]?.arrayValue else {
+            return .message(message, offset: offset, items: nil)
+        }
+        var outcomes: [ItemOutcome] = []
+        outcomes.reserveCapacity(items.count)
+        for (n, item) in items.enumerated() {
+            do {
+                outcomes.append(.valid(try ItemValidator.validate(item, path: "items[\(n)]")))
+            } catch {
+                outcomes.append(.invalid(uniqueIdentifier: item["uniqueIdentifier"]?.stringValue, reason: error.description))
+            }
+        }
+        // The items live on only as validated rows; drop the tree before it crosses threads.
+        return .message(.notification(method: Method.put, params: nil), offset: offset, items: outcomes)
+    }
+}
+
+@inline(__always)
+private func systemClose(_ fd: Int32) { close(fd) }
