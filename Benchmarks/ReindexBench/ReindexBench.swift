@@ -177,12 +177,18 @@ final class Bench {
                 let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: large).json) }
                 let extensions = work + "/ext-\(count)-\(large)"
                 _ = try makeBundle(in: extensions, items: count, large: large)
-                var host = Sample(), raw = Sample(), memory = Sample(), ratio = Sample()
+                var host = Sample(), raw = Sample(), memory = Sample(), ratio = Sample(), store = Sample(), storeRatio = Sample()
                 for round in 0..<options.rounds {
                     let hostIndex = work + "/host-\(count)-\(large)-\(round).sqlite"
                     let rawIndex = work + "/raw-\(count)-\(large)-\(round).sqlite"
                     // Alternate which goes first.
                     let order: [Bool] = round % 2 == 0 ? [true, false] : [false, true]
+                    // The store alone (no extension, no JSON): the same items through StagedWrites,
+                    // in process, one transaction — against the raw loader of this round.
+                    let storeIndex = work + "/store-\(count)-\(large)-\(round).sqlite"
+                    let storeSeconds = try storeLoad(prepared, into: storeIndex)
+                    store.add(Double(count) / storeSeconds)
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storeIndex + suffix) }
                     for runHost in order {
                         if runHost {
                             let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
@@ -196,6 +202,7 @@ final class Bench {
                     // The machine's speed drifts; the ratio within one round (host and raw back to
                     // back) is steadier than the ratio of medians.
                     if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
+                    if let s = store.values.last, let r = raw.values.last { storeRatio.add(s / r) }
                     log("throughput \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw \(fmt(raw.values.last ?? 0, 0)) items/s, host peak \(fmt(memory.values.last ?? 0)) MiB")
                     if !(large == false && count == options.items.max() && round == options.rounds - 1) {
                         try? FileManager.default.removeItem(atPath: hostIndex)
@@ -207,11 +214,14 @@ final class Bench {
                 rows.append(["reindexAll \(label) (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
                              "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0)))",
                              "\(fmt(ratio.median, 2))× raw (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
+                rows.append(["store bulk insert \(label), in process (items/s)", "\(fmt(store.median, 0)) (\(fmt(store.min, 0))–\(fmt(store.max, 0)))",
+                             "\(fmt(raw.median, 0))", "\(fmt(storeRatio.median, 2))× raw (per-round \(fmt(storeRatio.min, 2))–\(fmt(storeRatio.max, 2)))"])
                 rows.append(["host peak RSS, \(label) (MiB)", "\(fmt(memory.median)) (\(fmt(memory.min))–\(fmt(memory.max)))", "-", ""])
                 results.append(("throughput_\(count)_\(large ? "large" : "small")", .object([
                     ("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)),
                     ("ratio", .double(ratio.median)), ("ratioMin", .double(ratio.min)), ("ratioMax", .double(ratio.max)),
                     ("hostPeakMiB", .double(memory.median)),
+                    ("storeItemsPerSecond", .double(store.median)), ("storeRatio", .double(storeRatio.median)),
                     ("hostMin", .double(host.min)), ("hostMax", .double(host.max)), ("rawMin", .double(raw.min)), ("rawMax", .double(raw.max)),
                 ])))
             }
@@ -259,6 +269,14 @@ final class Bench {
             sqlite3_reset(fts)
         }
         sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        return Clock.monotonic() - start
+    }
+
+    /// The store's own bulk path: `LocalIndex` (StagedWrites) over the same prepared items.
+    func storeLoad(_ items: [ValidatedItem], into path: String) throws -> Double {
+        let index = try LocalIndex(path: path, bundleIdentifier: "com.example.bench.indexer")
+        let start = Clock.monotonic()
+        try index.indexValidatedItems(items)
         return Clock.monotonic() - start
     }
 

@@ -41,7 +41,9 @@ public struct BundleStatus: Sendable, Equatable {
 /// a prefix (people type partial words), so `eng sta` finds "Engineering · Staff Engineer".
 /// Quotes and FTS5 operators in the input are treated as text, never as syntax.
 public enum SearchQuery {
-    public static func fts(_ text: String) -> String? {
+    /// The FTS5 query for `text`: every word must match; with `prefix`, each word also matches
+    /// as the start of a longer one.
+    public static func fts(_ text: String, prefix: Bool = true) -> String? {
         var terms: [String] = []
         for raw in text.split(whereSeparator: { $0.isWhitespace }) {
             var word = String(raw)
@@ -49,7 +51,7 @@ public enum SearchQuery {
             let cleaned = word.unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "'" || $0 == "." || $0 == "@" || $0 == "_" }
             let term = String(String.UnicodeScalarView(cleaned))
             guard term.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { continue }
-            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + "\"*")
+            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + (prefix ? "\"*" : "\""))
         }
         return terms.isEmpty ? nil : terms.joined(separator: " AND ")
     }
@@ -60,25 +62,81 @@ extension IndexStore {
         "(\(alias).domain = ?9 OR (\(alias).domain >= ?9 || '.' AND \(alias).domain < ?9 || '/'))"
     }
 
-    /// Full-text search over live, unexpired items, best first.
+    /// How many matches a search ranks at first: the newest this many; see `search`.
+    public static let searchCandidates = 500
+
+    /// Full-text search over live, unexpired items, best first (bm25, title weighted highest).
+    ///
+    /// Ranking every match of a very common word would cost time in proportion to the index
+    /// (hundreds of milliseconds at a million items), so a search first ranks the newest
+    /// `searchCandidates` matches; only when those do not fill `limit` visible results (filters,
+    /// staged or expired rows) does it look further, widening eightfold each time. A word that
+    /// matches fewer items than that — most words — is ranked over all its matches.
     public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
-        guard let query = SearchQuery.fts(text) else { return [] }
+        // Whole words first: FTS5 streams a word's matches, while a prefix of four or more
+        // letters (no prefix index) makes it gather every matching term's list first. People
+        // typing partial words get the prefix search when the words alone do not fill the page,
+        // ranked after the whole-word matches.
+        guard let exactQuery = SearchQuery.fts(text, prefix: false), let prefixQuery = SearchQuery.fts(text, prefix: true) else { return [] }
+        var results = try ranked(exactQuery, bundle: bundle, domain: domain, limit: limit, now: now)
+        if results.count < limit {
+            var seen = Set(results.map { $0.bundleIdentifier + "\u{0}" + $0.uniqueIdentifier })
+            for result in try ranked(prefixQuery, bundle: bundle, domain: domain, limit: limit, now: now)
+            where results.count < limit && seen.insert(result.bundleIdentifier + "\u{0}" + result.uniqueIdentifier).inserted {
+                results.append(result)
+            }
+        }
+        return results
+    }
+
+    private func ranked(_ query: String, bundle: String?, domain: String?, limit: Int, now: Double) throws(SQLiteError) -> [SearchResult] {
         var sql = """
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, bm25(items_fts, \(Schema.ftsWeights)) AS rank
-            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, c.rank
+            FROM (SELECT id, rank FROM
+                    (SELECT rowid AS id, bm25(items_fts, \(Schema.ftsWeights)) AS rank FROM items_fts
+                     WHERE items_fts MATCH ?1 LIMIT ?5)
+                  ORDER BY rank LIMIT ?6) c
+            JOIN items i ON i.id = c.id
             JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE items_fts MATCH ?1 AND (i.expires IS NULL OR i.expires > ?2)
+            WHERE (i.expires IS NULL OR i.expires > ?2)
             """
         if bundle != nil { sql += " AND i.bundle = ?3" }
         if domain != nil { sql += " AND " + Self.domainCondition("i") }
-        sql += " ORDER BY rank LIMIT ?4"
+        sql += " ORDER BY c.rank LIMIT ?4"
         let s = try statement(sql)
-        s.bind(1, query)
-        s.bind(2, now)
-        if let bundle { s.bind(3, bundle.lowercased()) }
-        s.bind(4, limit)
-        if let domain { s.bind(9, domain) }
-        return try collect(s, scored: true)
+        var candidates = Self.searchCandidates
+        while true {
+            s.reset()
+            s.bind(1, query)
+            s.bind(2, now)
+            if let bundle { s.bind(3, bundle.lowercased()) }
+            s.bind(4, limit)
+            s.bind(5, candidates)
+            // Only the best few candidates are joined to their rows; filters need them all.
+            s.bind(6, bundle == nil && domain == nil ? limit * 4 : candidates)
+            if let domain { s.bind(9, domain) }
+            var results = try collect(s, scored: true)
+            if results.count >= limit || candidates >= Int(Int32.max) / 8 { return results }
+            if bundle == nil && domain == nil && results.count < limit {
+                // Hidden rows (staged or expired) among the best: rank them all, then widen.
+                s.reset()
+                s.bind(1, query)
+                s.bind(2, now)
+                s.bind(4, limit)
+                s.bind(5, candidates)
+                s.bind(6, candidates)
+                results = try collect(s, scored: true)
+                if results.count >= limit { return results }
+            }
+            // Too few visible results: were there more matches than we ranked?
+            let count = try statement("SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 LIMIT ?2)")
+            count.bind(1, query)
+            count.bind(2, candidates + 1)
+            let matched = try count.step() ? count.int(0) : 0
+            count.reset()
+            if matched <= candidates { return results }
+            candidates *= 8
+        }
     }
 
     /// The live, unexpired items of one bundle, by identifier.

@@ -1,0 +1,57 @@
+import Foundation
+import ReindexHost
+import ReindexProtocol
+import XCTest
+
+/// Search behaviour that depends on the candidate window and the whole-word-then-prefix passes.
+final class SearchTests: XCTestCase {
+    var directory = ""
+
+    override func setUpWithError() throws {
+        directory = NSTemporaryDirectory() + "reindex-search-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func item(_ id: String, _ title: String, _ description: String = "") -> SearchableItem {
+        SearchableItem(uniqueIdentifier: id, attributes: .init(title: title, contentDescription: description))
+    }
+
+    func testAFilteredSearchLooksPastTheCandidateWindow() throws {
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        // More matches than one window in a busy bundle first, then the only ones of a quiet bundle.
+        let busy = LocalIndex(store: store, bundleIdentifier: "com.example.busy")
+        try busy.indexSearchableItems((0..<(IndexStore.searchCandidates * 3)).map { item("b\($0)", "common word \($0)") })
+        let quiet = LocalIndex(store: store, bundleIdentifier: "com.example.quiet")
+        try quiet.indexSearchableItems([item("q1", "common thing"), item("q2", "another common thing")])
+
+        let found = try store.search("common", bundle: "com.example.quiet", limit: 20)
+        XCTAssertEqual(Set(found.map(\.uniqueIdentifier)), ["q1", "q2"])
+        // Unfiltered, a page fills from the window.
+        XCTAssertEqual(try store.search("common", limit: 20).count, 20)
+    }
+
+    func testHiddenRowsInTheWindowDoNotEmptyThePage() throws {
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.expiring")
+        let past = Date(timeIntervalSinceNow: -3600)
+        // The oldest matches (first in the window) have all expired.
+        try index.indexSearchableItems((0..<(IndexStore.searchCandidates + 50)).map {
+            SearchableItem(uniqueIdentifier: "old\($0)", expirationDate: past, attributes: .init(title: "lantern \($0)"))
+        })
+        try index.indexSearchableItems([item("new1", "lantern fresh"), item("new2", "lantern bright")])
+        XCTAssertEqual(Set(try store.search("lantern", limit: 5).map(\.uniqueIdentifier)), ["new1", "new2"])
+    }
+
+    func testWholeWordMatchesComeBeforePrefixMatches() throws {
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.words")
+        try index.indexSearchableItems([item("long", "engineering handbook"), item("exact", "engine room")])
+        XCTAssertEqual(try store.search("engine", limit: 10).map(\.uniqueIdentifier), ["exact", "long"])
+        // A partial word alone still finds by prefix.
+        XCTAssertEqual(Set(try store.search("engin", limit: 10).map(\.uniqueIdentifier)), ["exact", "long"])
+    }
+}
