@@ -52,12 +52,7 @@ extension IndexStore {
     public func removeBundle(_ key: String) throws -> Int {
         try transaction { () throws -> Int in
             let count = try itemCount(bundle: key, now: 0)
-            let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE bundle = ?1)")
-            fts.bind(1, key)
-            try fts.run()
-            let items = try statement("DELETE FROM items WHERE bundle = ?1")
-            items.bind(1, key)
-            try items.run()
+            try deleteItems(where: "bundle = ?1") { $0.bind(1, key) }
             let requests = try statement("DELETE FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running')")
             requests.bind(1, key)
             try requests.run()
@@ -105,13 +100,7 @@ extension IndexStore {
     @discardableResult
     public func purgeExpired(now: Double = Clock.now()) throws -> Int {
         try transaction { () throws -> Int in
-            let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE expires IS NOT NULL AND expires <= ?1)")
-            fts.bind(1, now)
-            try fts.run()
-            let items = try statement("DELETE FROM items WHERE expires IS NOT NULL AND expires <= ?1")
-            items.bind(1, now)
-            try items.run()
-            return connection.changes
+            try deleteItems(where: "expires IS NOT NULL AND expires <= ?1") { $0.bind(1, now) }
         }
     }
 

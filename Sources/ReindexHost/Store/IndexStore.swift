@@ -98,6 +98,19 @@ public final class IndexStore {
         }
     }
 
+    /// Deletes the items matching `condition` (SQL over `items`' columns with `?1`… parameters
+    /// that `bind` sets) and their full-text rows; returns how many items went.
+    @discardableResult
+    func deleteItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) -> Int {
+        let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
+        bind(fts)
+        try fts.run()
+        let items = try statement("DELETE FROM items WHERE \(condition)")
+        bind(items)
+        try items.run()
+        return connection.changes
+    }
+
     /// A cached prepared statement.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached.reset() }

@@ -271,14 +271,10 @@ extension IndexStore {
         let liveGeneration = try live.step() ? live.int64(0) : -1
         live.reset()
         guard liveGeneration != generation else { return }
-        let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2)")
-        fts.bind(1, key)
-        fts.bind(2, generation)
-        try fts.run()
-        let items = try statement("DELETE FROM items WHERE bundle = ?1 AND gen = ?2")
-        items.bind(1, key)
-        items.bind(2, generation)
-        try items.run()
+        try deleteItems(where: "bundle = ?1 AND gen = ?2") {
+            $0.bind(1, key)
+            $0.bind(2, generation)
+        }
     }
 
     /// Appends one run to the bundle's history.

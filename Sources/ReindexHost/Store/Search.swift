@@ -41,17 +41,21 @@ public struct BundleStatus: Sendable, Equatable {
 /// a prefix (people type partial words), so `eng sta` finds "Engineering · Staff Engineer".
 /// Quotes and FTS5 operators in the input are treated as text, never as syntax.
 public enum SearchQuery {
-    /// The FTS5 query for `text`: every word must match; with `prefix`, each word also matches
-    /// as the start of a longer one.
+    /// The FTS5 query for `text`: every word must match. A word written with a trailing `*`
+    /// always matches as a prefix; with `prefix`, so does the last word — the one a person is
+    /// still typing.
     public static func fts(_ text: String, prefix: Bool = true) -> String? {
         var terms: [String] = []
-        for raw in text.split(whereSeparator: { $0.isWhitespace }) {
+        let words = text.split(whereSeparator: { $0.isWhitespace })
+        for (position, raw) in words.enumerated() {
             var word = String(raw)
+            let starred = word.hasSuffix("*")
             while word.hasSuffix("*") { word.removeLast() }
+            let asPrefix = starred || (prefix && position == words.count - 1)
             let cleaned = word.unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "'" || $0 == "." || $0 == "@" || $0 == "_" }
             let term = String(String.UnicodeScalarView(cleaned))
             guard term.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { continue }
-            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + (prefix ? "\"*" : "\""))
+            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + (asPrefix ? "\"*" : "\""))
         }
         return terms.isEmpty ? nil : terms.joined(separator: " AND ")
     }
@@ -79,7 +83,7 @@ extension IndexStore {
         // ranked after the whole-word matches.
         guard let exactQuery = SearchQuery.fts(text, prefix: false), let prefixQuery = SearchQuery.fts(text, prefix: true) else { return [] }
         var results = try ranked(exactQuery, bundle: bundle, domain: domain, limit: limit, now: now)
-        if results.count < limit {
+        if results.count < limit && prefixQuery != exactQuery {
             var seen = Set(results.map { $0.bundleIdentifier + "\u{0}" + $0.uniqueIdentifier })
             for result in try ranked(prefixQuery, bundle: bundle, domain: domain, limit: limit, now: now)
             where results.count < limit && seen.insert(result.bundleIdentifier + "\u{0}" + result.uniqueIdentifier).inserted {

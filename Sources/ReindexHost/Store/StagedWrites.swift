@@ -152,17 +152,11 @@ public final class StagedWrites {
         // '/' sorts right after '.', so [d + ".", d + "/") is exactly the subdomains of d.
         let condition = "bundle = ?1 AND gen = ?2 AND (domain = ?3 OR (domain >= ?3 || '.' AND domain < ?3 || '/'))"
         for domain in domains {
-            let fts = try store.statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
-            fts.bind(1, bundleKey)
-            fts.bind(2, generation)
-            fts.bind(3, domain)
-            try fts.run()
-            let items = try store.statement("DELETE FROM items WHERE \(condition)")
-            items.bind(1, bundleKey)
-            items.bind(2, generation)
-            items.bind(3, domain)
-            try items.run()
-            counts.deleted += store.connection.changes
+            counts.deleted += try store.deleteItems(where: condition) {
+                $0.bind(1, bundleKey)
+                $0.bind(2, generation)
+                $0.bind(3, domain)
+            }
             pendingOperations += 1
         }
     }
@@ -176,15 +170,10 @@ public final class StagedWrites {
 
     /// Deletes every row of one generation of this bundle; returns how many.
     private func removeGeneration(_ generation: Int64) throws(SQLiteError) -> Int {
-        let fts = try store.statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2)")
-        fts.bind(1, bundleKey)
-        fts.bind(2, generation)
-        try fts.run()
-        let items = try store.statement("DELETE FROM items WHERE bundle = ?1 AND gen = ?2")
-        items.bind(1, bundleKey)
-        items.bind(2, generation)
-        try items.run()
-        return store.connection.changes
+        try store.deleteItems(where: "bundle = ?1 AND gen = ?2") {
+            $0.bind(1, bundleKey)
+            $0.bind(2, generation)
+        }
     }
 
     /// Durably commits every operation since the last commit, together with `extra` (the
