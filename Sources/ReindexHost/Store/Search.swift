@@ -94,52 +94,48 @@ extension IndexStore {
     }
 
     private func ranked(_ query: String, bundle: String?, domain: String?, limit: Int, now: Double) throws(SQLiteError) -> [SearchResult] {
+        // 1. Rank a window of matches in the full-text index alone (no joins).
+        let candidatesStatement = try statement("""
+            SELECT rowid, bm25(items_fts, \(Schema.ftsWeights)) FROM items_fts WHERE items_fts MATCH ?1 LIMIT ?2
+            """)
+        // 2. Fetch the best ones that are visible: live generation, unexpired, inside the filters.
         var sql = """
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, c.rank
-            FROM (SELECT id, rank FROM
-                    (SELECT rowid AS id, bm25(items_fts, \(Schema.ftsWeights)) AS rank FROM items_fts
-                     WHERE items_fts MATCH ?1 LIMIT ?5)
-                  ORDER BY rank LIMIT ?6) c
-            JOIN items i ON i.id = c.id
-            JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE (i.expires IS NULL OR i.expires > ?2)
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes
+            FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.id = ?1 AND (i.expires IS NULL OR i.expires > ?2)
             """
         if bundle != nil { sql += " AND i.bundle = ?3" }
         if domain != nil { sql += " AND " + Self.domainCondition("i") }
-        sql += " ORDER BY c.rank LIMIT ?4"
-        let s = try statement(sql)
-        var candidates = Self.searchCandidates
+        let row = try statement(sql)
+        var window = Self.searchCandidates
+        var results: [SearchResult] = []
         while true {
-            s.reset()
-            s.bind(1, query)
-            s.bind(2, now)
-            if let bundle { s.bind(3, bundle.lowercased()) }
-            s.bind(4, limit)
-            s.bind(5, candidates)
-            // Only the best few candidates are joined to their rows; filters need them all.
-            s.bind(6, bundle == nil && domain == nil ? limit * 4 : candidates)
-            if let domain { s.bind(9, domain) }
-            var results = try collect(s, scored: true)
-            if results.count >= limit || candidates >= Int(Int32.max) / 8 { return results }
-            if bundle == nil && domain == nil && results.count < limit {
-                // Hidden rows (staged or expired) among the best: rank them all, then widen.
-                s.reset()
-                s.bind(1, query)
-                s.bind(2, now)
-                s.bind(4, limit)
-                s.bind(5, candidates)
-                s.bind(6, candidates)
-                results = try collect(s, scored: true)
-                if results.count >= limit { return results }
+            candidatesStatement.reset()
+            candidatesStatement.bind(1, query)
+            candidatesStatement.bind(2, window)
+            var candidates: [(id: Int64, rank: Double)] = []
+            candidates.reserveCapacity(min(window, 4096))
+            while try candidatesStatement.step() { candidates.append((candidatesStatement.int64(0), candidatesStatement.double(1))) }
+            candidatesStatement.reset()
+            let exhausted = candidates.count < window
+            candidates.sort { $0.rank < $1.rank }
+            results.removeAll(keepingCapacity: true)
+            for candidate in candidates where results.count < limit {
+                row.reset()
+                row.bind(1, candidate.id)
+                row.bind(2, now)
+                if let bundle { row.bind(3, bundle.lowercased()) }
+                if let domain { row.bind(9, domain) }
+                guard try row.step() else { continue }
+                let attributes = (try? JSONParser.parse(row.bytes(4))) ?? .object([])
+                results.append(SearchResult(
+                    bundleIdentifier: row.text(0) ?? "", uniqueIdentifier: row.text(1) ?? "", domainIdentifier: row.text(2),
+                    expiration: row.optionalDouble(3), score: -candidate.rank, attributes: attributes))
             }
-            // Too few visible results: were there more matches than we ranked?
-            let count = try statement("SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 LIMIT ?2)")
-            count.bind(1, query)
-            count.bind(2, candidates + 1)
-            let matched = try count.step() ? count.int(0) : 0
-            count.reset()
-            if matched <= candidates { return results }
-            candidates *= 8
+            row.reset()
+            // A full page, or every match ranked: done. Otherwise look at eight times as many.
+            if results.count >= limit || exhausted || window >= Int(Int32.max) / 8 { return results }
+            window *= 8
         }
     }
 
