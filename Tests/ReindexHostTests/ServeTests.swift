@@ -376,6 +376,8 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(delays[2] ?? 0, 2 * retryBase, accuracy: 0.01, "\(delays)")
         XCTAssertEqual(try store.search("halfway").count, 0, "nothing of the crashed attempts is visible")
 
+        // The request's state is committed by the worker just before serve's loop logs it.
+        try eventually("serve to log the final failure") { log(server).contains("failed for good after 3 attempt(s)") ? true : nil }
         let text = log(server)
         let retries = text.split(separator: "\n").compactMap { line -> (Int, Double)? in
             guard line.contains("com.test.crasher"), let range = line.range(of: " — retry ") else { return nil }
