@@ -34,7 +34,6 @@ public enum Console {
         writeAll(2, Array(text.utf8))
     }
 
-    public static var stdoutIsTerminal: Bool { isatty(1) == 1 }
     public static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {

@@ -97,12 +97,6 @@ public final class SQLiteConnection {
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
     }
-
-    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
-        let statement = try prepare(sql)
-        guard try statement.step() else { return nil }
-        return statement.text(0)
-    }
 }
 
 /// A prepared statement, reusable: `reset` and bind again.
@@ -129,10 +123,6 @@ public final class SQLiteStatement {
     public func bind(_ index: Int32, _ value: String?) {
         guard var text = value else { sqlite3_bind_null(handle, index); return }
         text.withUTF8 { utf8 in bindText(index, UnsafeRawBufferPointer(utf8)) }
-    }
-
-    public func bind(_ index: Int32, utf8 bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in bindText(index, raw) }
     }
 
     /// Binds UTF-8 bytes as text, or NULL for nil.

@@ -79,12 +79,7 @@ public final class StagedWrites {
             insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
             insertStatement = insert
         }
-        insert.bind(1, bundleKey)
-        insert.bind(2, generation)
-        item.withField(.uniqueIdentifier) { insert.bindText(3, $0) }
-        item.withField(.domainIdentifier) { insert.bindText(4, $0) }
-        insert.bind(5, item.expiration)
-        item.withField(.attributes) { insert.bindText(6, $0) }
+        bindRow(insert, item)
         try insert.run()
         let rowID: Int64
         if store.connection.changes == 1 {
@@ -93,12 +88,7 @@ public final class StagedWrites {
             // Replacing an item: update the row, then its full-text entry.
             let update = try store.statement(
                 "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
-            update.bind(1, bundleKey)
-            update.bind(2, generation)
-            item.withField(.uniqueIdentifier) { update.bindText(3, $0) }
-            item.withField(.domainIdentifier) { update.bindText(4, $0) }
-            update.bind(5, item.expiration)
-            item.withField(.attributes) { update.bindText(6, $0) }
+            bindRow(update, item)
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
             update.reset()
@@ -118,6 +108,17 @@ public final class StagedWrites {
         try fts.run()
         counts.put += 1
         pendingOperations += 1
+    }
+
+    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes: the
+    /// parameters the insert and the update of an item share.
+    private func bindRow(_ statement: SQLiteStatement, _ item: ValidatedItem) {
+        statement.bind(1, bundleKey)
+        statement.bind(2, generation)
+        item.withField(.uniqueIdentifier) { statement.bindText(3, $0) }
+        item.withField(.domainIdentifier) { statement.bindText(4, $0) }
+        statement.bind(5, item.expiration)
+        item.withField(.attributes) { statement.bindText(6, $0) }
     }
 
     /// Notes an item that was rejected (counted, not stored).

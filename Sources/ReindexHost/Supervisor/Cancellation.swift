@@ -15,8 +15,6 @@ public final class CancelSignal: @unchecked Sendable {
     public let readFD: Int32
     private let writeFD: Int32
     private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLockLike()
-    private var count = 0
 
     public init(signals: [Int32] = [SIGINT, SIGTERM]) {
         var fds: [Int32] = [-1, -1]
@@ -28,23 +26,13 @@ public final class CancelSignal: @unchecked Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             let fd = writeFD
-            source.setEventHandler { [weak self] in
+            source.setEventHandler {
                 var byte: UInt8 = UInt8(truncatingIfNeeded: number)
                 _ = write(fd, &byte, 1)
-                self?.lock.withLock { self?.count += 1 }
             }
             source.resume()
             sources.append(source)
         }
-    }
-
-    /// How many signals arrived so far.
-    public var received: Int { lock.withLock { count } }
-
-    /// Makes the descriptor readable as if a signal had arrived.
-    public func trigger() {
-        var byte: UInt8 = 0
-        _ = write(writeFD, &byte, 1)
     }
 
     deinit {

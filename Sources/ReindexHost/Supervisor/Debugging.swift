@@ -38,18 +38,6 @@ public enum Debugging {
         #endif
     }
 
-    /// The one-letter state of `pid` from /proc (R, S, T for stopped, t for traced, Z…).
-    public static func state(of pid: Int32) -> Character? {
-        #if os(Linux)
-        guard let bytes = FileSystem.readPrefix("/proc/\(pid)/status", count: 4096) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("State:") }) else { return nil }
-        return line.dropFirst("State:".count).trimmingCharacters(in: " \t").first
-        #else
-        return nil
-        #endif
-    }
-
     /// Whether the executable waits for a debugger by itself (the SDK's gate): it mentions
     /// `REINDEX_WAIT_FOR_DEBUGGER`. Other extensions are started stopped before `exec` instead.
     public static func implementsGate(_ bundle: DiscoveredBundle) -> Bool {

@@ -534,17 +534,7 @@ public final class ExtensionSession {
                     try violation("index/put needs params.items (an array of items)")
                     return
                 }
-                for (n, item) in items.enumerated() {
-                    do {
-                        try writes.put(try ItemValidator.validate(item, path: "items[\(n)]"))
-                    } catch let error as FieldError {
-                        writes.reject()
-                        if context.rejections.count < 10 {
-                            let uid = item["uniqueIdentifier"]?.stringValue.map { " (\($0.prefix(80)))" } ?? ""
-                            context.rejections.append("item rejected\(uid): \(error)")
-                        }
-                    }
-                }
+                try putValidated(StdoutDecoder.validate(items), context)
             case Method.delete:
                 do { try writes.delete(identifiers: try DeleteParams(json: params).identifiers) } catch let error as FieldError {
                     try violation("index/delete: \(error)")

@@ -171,6 +171,12 @@ final class StdoutDecoder: @unchecked Sendable {
         guard case .notification(Method.put, let params) = message, let items = params?["items"]?.arrayValue else {
             return .message(message, offset: offset, items: nil)
         }
+        // The items live on only as validated rows; drop the tree before it crosses threads.
+        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items))
+    }
+
+    /// Validates the items of one `index/put`, each on its own.
+    static func validate(_ items: [JSONValue]) -> [ItemOutcome] {
         var outcomes: [ItemOutcome] = []
         outcomes.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
@@ -180,8 +186,7 @@ final class StdoutDecoder: @unchecked Sendable {
                 outcomes.append(.invalid(uniqueIdentifier: item["uniqueIdentifier"]?.stringValue, reason: error.description))
             }
         }
-        // The items live on only as validated rows; drop the tree before it crosses threads.
-        return .message(.notification(method: Method.put, params: nil), offset: offset, items: outcomes)
+        return outcomes
     }
 }
 
