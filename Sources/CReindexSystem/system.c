@@ -131,6 +131,15 @@ int reindex_allow_any_tracer(void) {
 #endif
 }
 
+int reindex_become_child_subreaper(void) {
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int reindex_is_traced(void) {
 #if defined(__linux__)
     int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);

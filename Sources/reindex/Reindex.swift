@@ -7,6 +7,8 @@ import Foundation
 @main
 struct Reindex {
     static func main() {
+        // Orphans of the extensions come to us, so none can outlive its run by leaving its group.
+        ExtensionProcess.adoptOrphans()
         let arguments = Array(CommandLine.arguments.dropFirst())
         let parser = ReindexCommands.parser
         let parsed: ParsedArguments

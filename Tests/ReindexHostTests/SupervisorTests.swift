@@ -209,22 +209,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         try assertRequeued(store, run)
     }
 
-    func testCrashThroughTheCommandExits75AndShowsTheStderrTail() throws {
-        try T.makeBundle(T.BundleSpec("com.example.crash", executable: "crash_mid_stream.sh"), in: extensionsDirectory)
-        try T.seed(try openStore(), bundle: "com.example.crash", [T.item("prev.1", title: "Previous Pangolin")])
-        let result = try reindex(["run", "com.example.crash"])
-        XCTAssertEqual(result.status, 75, "\(result)")
-        XCTAssertTrue(result.stderr.hasPrefix("error: com.example.crash: "), result.stderr)
-        XCTAssertTrue(result.stderr.contains("SIGSEGV"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("a retry is queued"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("crash_mid_stream: got a request; sending two items, then crashing"), "no stderr tail: \(result.stderr)")
-        let store = try openStore()
-        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.crash"), ["prev.1"])
-        XCTAssertEqual(try store.requests(bundle: "com.example.crash", state: .pending).map(\.attempts), [1])
-        let log = T.read("\(scratch)/index/logs/com.example.crash.log") ?? ""
-        XCTAssertTrue(log.contains("crash_mid_stream: got a request"), "the log beside the index lacks the extension's stderr: \(log)")
-    }
-
     func testExitWithoutAcknowledgingIsACrash() throws {
         let store = try openStore()
         let run = try runDirect(T.BundleSpec("com.example.quitter", executable: "exit_without_ack.py"), store: store)
@@ -268,15 +252,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         try assertIndexUnchanged(store, run)
         XCTAssertEqual(try store.search("flamingo"), [])
         try assertRequeued(store, run)
-    }
-
-    func testRefusalThroughTheCommandExits75() throws {
-        try T.makeBundle(T.BundleSpec("com.example.refuser", executable: "refuse.py"), in: extensionsDirectory)
-        let result = try reindex(["run", "com.example.refuser"])
-        XCTAssertEqual(result.status, 75, "\(result)")
-        XCTAssertTrue(result.stderr.hasPrefix("error: com.example.refuser: "), result.stderr)
-        XCTAssertTrue(result.stderr.contains("catalogue database unreachable"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("refuse: the catalogue database is unreachable; refusing"), "no stderr tail: \(result.stderr)")
     }
 
     func testAfterAFailureTheRemainingRequestsStayQueuedUntried() throws {
@@ -337,20 +312,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         assertFailure(run, .timeout, exitCode: 75, says: ["idleSeconds (1 s)"])
         try assertIndexUnchanged(store, run)
         try assertRequeued(store, run)
-    }
-
-    func testIdleTimeoutThroughTheCommandExits75() throws {
-        var spec = T.BundleSpec("com.example.sleeper", executable: "hang.py")
-        spec.arguments = ["idle"]
-        spec.startupSeconds = 2
-        spec.idleSeconds = 1
-        spec.requestSeconds = 3
-        try T.makeBundle(spec, in: extensionsDirectory)
-        let result = try reindex(["run", "com.example.sleeper"])
-        XCTAssertEqual(result.status, 75, "\(result)")
-        XCTAssertTrue(result.stderr.hasPrefix("error: com.example.sleeper: "), result.stderr)
-        XCTAssertTrue(result.stderr.contains("idleSeconds (1 s)"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("hang: hanging on request 1"), "no stderr tail: \(result.stderr)")
     }
 
     func testSilenceBeforeInitializeHitsTheStartupTimeout() throws {
@@ -436,19 +397,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         assertFailure(run, .protocolViolation, exitCode: 76, says: ["protocol violation"])
         try assertIndexUnchanged(store, run)
         try assertRequeued(store, run)
-    }
-
-    func testGarbageMidRequestIsAProtocolViolationThroughTheCommand() throws {
-        try T.makeBundle(T.BundleSpec("com.example.garbage", executable: "garbage_mid_request.py"), in: extensionsDirectory)
-        try T.seed(try openStore(), bundle: "com.example.garbage", [T.item("prev.1", title: "Previous Pangolin")])
-        let result = try reindex(["run", "com.example.garbage"])
-        XCTAssertEqual(result.status, 76, "\(result)")
-        XCTAssertTrue(result.stderr.hasPrefix("error: com.example.garbage: protocol violation"), result.stderr)
-        XCTAssertTrue(result.stderr.contains("printing a debug line on stdout by mistake"), "no stderr tail: \(result.stderr)")
-        let store = try openStore()
-        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.garbage"), ["prev.1"])
-        XCTAssertEqual(try store.search("toucan"), [])
-        XCTAssertEqual(try store.requests(bundle: "com.example.garbage", state: .pending).map(\.attempts), [1])
     }
 
     func testGarbageMidRequestDirect() throws {
@@ -580,15 +528,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         try assertRequeued(store, run)
     }
 
-    func testVersionMismatchThroughTheCommandExits69() throws {
-        try T.makeBundle(T.BundleSpec("com.example.future", executable: "version_mismatch.py"), in: extensionsDirectory)
-        let result = try reindex(["run", "com.example.future"])
-        XCTAssertEqual(result.status, 69, "\(result)")
-        let firstLine = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
-        XCTAssertTrue(firstLine.hasPrefix("error: com.example.future: "), result.stderr)
-        XCTAssertTrue(firstLine.contains("[2,3]") && firstLine.contains("[1]"), "the error must name both version lists: \(firstLine)")
-    }
-
     // MARK: Shutdown
 
     func testAnExtensionThatIgnoresSIGTERMAndEndOfInputIsKilled() throws {
@@ -604,18 +543,6 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(run.log.contains("sending SIGTERM"), run.log)
         XCTAssertTrue(run.log.contains("sending SIGKILL"), run.log)
         XCTAssertTrue(run.log.contains("the extension was killed by signal \(SIGKILL) (SIGKILL)"), run.log)
-    }
-
-    func testTheCommandEscalatesToSIGKILLWithTheContractsGraces() throws {
-        // The only test that waits out the real 5 s + 2 s of the contract.
-        try T.makeBundle(T.BundleSpec("com.example.stubborn", executable: "ignore_sigterm.sh"), in: extensionsDirectory)
-        let result = try reindex(["run", "com.example.stubborn", "--ids", "stubborn.1"])
-        XCTAssertEqual(result.status, 0, "\(result)")
-        let log = T.read("\(scratch)/index/logs/com.example.stubborn.log") ?? ""
-        let term = try XCTUnwrap(log.range(of: "sending SIGTERM"), log)
-        let kill = try XCTUnwrap(log.range(of: "sending SIGKILL"), log)
-        XCTAssertLessThan(term.lowerBound, kill.lowerBound)
-        XCTAssertEqual(try T.identifiers(try openStore(), bundle: "com.example.stubborn"), ["stubborn.1"])
     }
 
     func testAGrandchildHoldingThePipesDoesNotKeepTheRunAlive() throws {

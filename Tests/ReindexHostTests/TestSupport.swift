@@ -59,6 +59,9 @@ enum TestSupport {
         var idleSeconds: Double? = nil
         var requestSeconds: Double? = nil
         var maxAttempts: Int? = nil
+        /// The manifest's `limits`: address space in MiB and CPU time in seconds.
+        var addressSpaceMiB: Int? = nil
+        var cpuSeconds: Int? = nil
 
         init(_ identifier: String, executable: String) {
             self.identifier = identifier
@@ -94,6 +97,10 @@ enum TestSupport {
         if let v = spec.requestSeconds { timeouts.append(("requestSeconds", .double(v))) }
         if !timeouts.isEmpty { manifest.append(("timeouts", .object(timeouts))) }
         if let attempts = spec.maxAttempts { manifest.append(("retry", .object([("maxAttempts", .integer(Int64(attempts)))]))) }
+        var limits: [(String, JSONValue)] = []
+        if let v = spec.addressSpaceMiB { limits.append(("addressSpaceMiB", .integer(Int64(v)))) }
+        if let v = spec.cpuSeconds { limits.append(("cpuSeconds", .integer(Int64(v)))) }
+        if !limits.isEmpty { manifest.append(("limits", .object(limits))) }
         try write(JSONWriter.string(.object(manifest)), to: "\(directory)/manifest.json")
         return directory
     }

@@ -29,6 +29,10 @@ int reindex_pipe_cloexec(int fds[2]);
 /// Marks the calling process as traceable by any process (Linux Yama); no-op elsewhere.
 int reindex_allow_any_tracer(void);
 
+/// Makes the calling process the child subreaper of its descendants (Linux): an orphaned
+/// descendant is re-parented to it instead of to init. -1 with ENOSYS elsewhere.
+int reindex_become_child_subreaper(void);
+
 /// 1 when a debugger traces the calling process, 0 when not, -1 when unknown.
 int reindex_is_traced(void);
 

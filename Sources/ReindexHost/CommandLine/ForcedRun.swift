@@ -95,7 +95,7 @@ public enum ForcedRun {
 
     /// The summary of one request, in the contract's JSON or as text.
     public static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
-        for rejection in result.rejections { Console.err("warning: \(bundle.identifier): \(rejection)") }
+        for rejection in result.rejections + result.warnings { Console.err("warning: \(bundle.identifier): \(rejection)") }
         if result.counts.rejected > result.rejections.count {
             Console.err("warning: \(bundle.identifier): \(result.counts.rejected - result.rejections.count) more item(s) rejected")
         }
@@ -112,6 +112,7 @@ public enum ForcedRun {
                 ("requestId", .integer(result.request.id)),
                 ("reason", .string(result.request.reason.rawValue)),
             ]
+            if !result.warnings.isEmpty { members.append(("warnings", .array(result.warnings.map(JSONValue.string)))) }
             if let failure = result.failure {
                 members.append(("error", .string(failure.message)))
                 members.append(("failure", .string(failure.kind.rawValue)))

@@ -62,6 +62,9 @@ public struct RequestResult: Sendable {
     public var stateAfter: RequestState
     /// Up to ten rejected items with their reasons.
     public var rejections: [String]
+    /// Problems that did not fail the request (a protocol violation that came after its
+    /// acknowledgement, when no later request was left to fail).
+    public var warnings: [String] = []
 
     public var acknowledged: Bool { failure == nil }
     public var durationSeconds: Double { ended - started }

@@ -48,6 +48,8 @@ public final class ExtensionProcess {
     /// Reads EOF once the child has exec'd, or (stage, errno) if it failed before.
     private var statusFD: Int32
     public private(set) var exit: ProcessExit?
+    /// The CPU time (user + system) the process used, once it has been reaped.
+    public private(set) var cpuSeconds: Double?
     /// Whether the child waits for a debugger before `exec` (debug mode).
     public let waitsBeforeExec: Bool
 
@@ -141,9 +143,12 @@ public final class ExtensionProcess {
     public func waitForExit(blocking: Bool) -> ProcessExit? {
         if let exit { return exit }
         var status: Int32 = 0
+        var usage = rusage()
         while true {
-            let rc = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            let rc = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
             if rc == pid {
+                cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                    + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
                 if reindex_wifexited(status) != 0 {
                     exit = .exited(reindex_wexitstatus(status))
                 } else if reindex_wifsignaled(status) != 0 {
@@ -181,6 +186,60 @@ public final class ExtensionProcess {
         return false
         #else
         return true
+        #endif
+    }
+
+    // MARK: Processes that leave the group
+
+    /// Whether this process adopts its extensions' orphans (see `adoptOrphans()`).
+    nonisolated(unsafe) public private(set) static var adoptsOrphans = false
+
+    /// Makes this process the child subreaper of the extensions it starts (Linux), so a process an
+    /// extension leaves behind outside its process group — a daemon that called `setsid` — is
+    /// re-parented to the host instead of to init, and `stopEscapedProcesses` can find and stop
+    /// it. The `reindex` command calls this once at start, before any thread exists; a process
+    /// that also starts children of its own (a test runner) should not.
+    public static func adoptOrphans() {
+        adoptsOrphans = reindex_become_child_subreaper() == 0
+    }
+
+    /// Stops what this extension left running outside its process group, and reaps what died.
+    ///
+    /// With `adoptOrphans()` in effect, an orphan of the extension becomes the host's child. Those
+    /// whose environment still holds this bundle's identifier and this host's pid (the variables
+    /// the host gave the extension) are killed and reaped; dead adopted members of the extension's
+    /// group are reaped. Children the host spawned itself are never touched: their environment
+    /// names their own bundle, and the same bundle never runs twice at once. Returns the pids
+    /// stopped.
+    public func stopEscapedProcesses(bundleIdentifier: String) -> [pid_t] {
+        #if os(Linux)
+        guard Self.adoptsOrphans, let names = FileSystem.list("/proc") else { return [] }
+        let host = getpid()
+        let marks = ["REINDEX_BUNDLE_IDENTIFIER=\(bundleIdentifier)", "REINDEX_HOST_PID=\(host)"].map { ArraySlice($0.utf8) }
+        var stopped: [pid_t] = []
+        for name in names where name.first?.isNumber == true {
+            guard let child = pid_t(name), child != pid,
+                  let stat = FileSystem.readPrefix("/proc/\(name)/stat", count: 512),
+                  let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
+            // pid (comm) state ppid pgrp …
+            let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+            guard fields.count >= 3, Int32(String(decoding: fields[1], as: UTF8.self)) == host,
+                  let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
+            var status: Int32 = 0
+            if fields[0].first == UInt8(ascii: "Z") {
+                if group == pid { _ = waitpid(child, &status, WNOHANG) }
+                continue
+            }
+            guard let environment = FileSystem.readPrefix("/proc/\(name)/environ", count: 1 << 17) else { continue }
+            let entries = environment.split(separator: 0)
+            guard marks.allSatisfy({ mark in entries.contains { $0.elementsEqual(mark) } }) else { continue }
+            kill(child, SIGKILL)
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            stopped.append(child)
+        }
+        return stopped
+        #else
+        return []
         #endif
     }
 

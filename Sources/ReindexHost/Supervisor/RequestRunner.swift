@@ -61,6 +61,9 @@ public struct RequestRunner {
             results.append(RequestResult(request: request, counts: outcome.counts, failure: nil, started: begin, ended: Clock.now(),
                                          stateAfter: .done, rejections: outcome.rejections))
         }
+        if let late = session.takeLateViolation(), !results.isEmpty {
+            results[results.count - 1].warnings.append("protocol violation: \(late); the request stands")
+        }
         return results
     }
 

@@ -197,6 +197,13 @@ public final class ExtensionSession {
         }
     }
 
+    /// A protocol violation that came after the last acknowledgement and was not yet reported
+    /// (no later request was left to fail); taking it clears it.
+    public func takeLateViolation() -> String? {
+        defer { deferredViolation = nil }
+        return deferredViolation
+    }
+
     // MARK: The loop
 
     /// Runs the poll loop until `done` holds, a failure happens, or a deadline passes.
@@ -267,14 +274,30 @@ public final class ExtensionSession {
         }
         drainStderr()
         let what = initialized ? "before acknowledging the request" : "before answering initialize"
+        let limits = bundle.manifest.limits
         switch exit {
+        case .signaled(let signal)? where limits.cpuSeconds.map({ signal == SIGXCPU || (signal == SIGKILL && Double($0) <= process.cpuSeconds ?? 0) }) == true:
+            throw fail(.crashed, "the extension was stopped by its CPU time limit: it used \(Self.seconds(process.cpuSeconds ?? 0)) s of CPU, "
+                + "over limits.cpuSeconds = \(limits.cpuSeconds ?? 0) in its manifest (killed by \(signalName(signal))) \(what)")
         case .signaled(let signal)?:
-            throw fail(.crashed, "the extension crashed: it was killed by \(signalName(signal)) \(what)")
+            throw fail(.crashed, "the extension crashed: it was killed by \(signalName(signal)) \(what)\(addressSpaceNote)")
         case .exited(let status)?:
-            throw fail(initialized ? .crashed : .cannotStart, "the extension exited with status \(status) \(what)")
+            throw fail(initialized ? .crashed : .cannotStart, "the extension exited with status \(status) \(what)\(addressSpaceNote)")
         case nil:
             throw fail(.protocolViolation, "the extension closed its stdout \(what)")
         }
+    }
+
+    /// For an extension whose manifest limits its address space, a reminder that running out of
+    /// it is the likely reason an extension dies unexpectedly (the allocation that passes the
+    /// limit fails; the extension's stderr, quoted after the message, usually says so).
+    private var addressSpaceNote: String {
+        guard let mib = bundle.manifest.limits.addressSpaceMiB else { return "" }
+        return "; its manifest limits its address space to \(mib) MiB (limits.addressSpaceMiB), and an allocation past that fails"
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        String(Double((value * 10).rounded()) / 10)
     }
 
     private func drainStdout() throws(RequestFailure) {
@@ -684,6 +707,10 @@ public final class ExtensionSession {
     }
 
     private func finishPipes(_ process: ExtensionProcess) {
+        let escaped = process.stopEscapedProcesses(bundleIdentifier: bundle.identifier)
+        if !escaped.isEmpty {
+            log.note("stopped \(escaped.count) process(es) the extension left running outside its process group: \(escaped.map(String.init).joined(separator: ", "))")
+        }
         drainStderr()
         process.closePipes()
         log.finish()

@@ -1,0 +1,319 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The fault-injection matrix: every way an extension can misbehave, each run end to end through
+/// the built `reindex run` command (the real host, with the contract's shutdown graces) against
+/// a real fixture process, on an index that already holds the bundle's previous item.
+///
+/// Every scenario is checked the same way — the exit code; the `error:` line naming the bundle
+/// and what happened; the index (previous item intact and nothing of a failed request visible, or
+/// exactly the new items); SQLite's integrity check; the request's state in `reindex status`; no
+/// process of the bundle left running; the bundle's log bounded — plus what is particular to it.
+/// Each scenario prints one `fault-matrix:` table row; `Scripts/reliability.sh` collects them
+/// into the table of `docs/RELIABILITY.md`.
+final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
+    typealias T = TestSupport
+
+    /// What the index should hold for the bundle after the run.
+    enum IndexAfter {
+        /// Only the previous item ("prev.1"): nothing of the request is visible.
+        case unchanged
+        /// Exactly these identifiers (the request's items replaced the previous one, or were added).
+        case exactly([String])
+    }
+
+    /// What `reindex status` should say of the bundle's requests after the run.
+    enum QueueAfter: String {
+        case done = "done"
+        case retryQueued = "retry queued"
+        case failed = "failed for good"
+    }
+
+    struct Scenario {
+        var name: String
+        var spec: T.BundleSpec
+        /// The request arguments after `run BUNDLE_ID` (default `--all`).
+        var request: [String] = []
+        var exit: Int32
+        /// Phrases the error message must hold (besides the bundle identifier).
+        var says: [String] = []
+        var index: IndexAfter
+        var queue: QueueAfter
+        /// What the scenario checks beyond the common checks, in words, for the table.
+        var checks: String = ""
+        var extra: ((Context) throws -> Void)? = nil
+    }
+
+    /// What a scenario's extra check gets.
+    struct Context {
+        var result: T.CommandResult
+        var bundleDirectory: String
+        var logText: String
+        var run: ([String]) throws -> T.CommandResult
+    }
+
+    private var scratch = ""
+
+    override func setUpWithError() throws {
+        scratch = try T.makeScratchDirectory(for: self)
+    }
+
+    // MARK: The matrix
+
+    private var scenarios: [Scenario] {
+        func spec(_ executable: String, _ arguments: [String] = [], configure: (inout T.BundleSpec) -> Void = { _ in }) -> T.BundleSpec {
+            let name = executable.split(separator: ".").first.map(String.init)?.replacingOccurrences(of: "_", with: "-") ?? "fixture"
+            var spec = T.BundleSpec("com.example.fault.\(name)", executable: executable)
+            spec.arguments = arguments
+            configure(&spec)
+            return spec
+        }
+        let timeouts: (inout T.BundleSpec) -> Void = { $0.startupSeconds = 2; $0.idleSeconds = 1; $0.requestSeconds = 10 }
+        return [
+            Scenario(name: "behaves well (control)", spec: spec("well_behaved.py", ["3"]), exit: 0,
+                     index: .exactly(["item.1", "item.2", "item.3"]), queue: .done),
+            Scenario(name: "crashes mid-stream (SIGSEGV)", spec: spec("crash_mid_stream.sh"), exit: 75,
+                     says: ["crashed", "SIGSEGV", "before acknowledging", "a retry is queued", "crash_mid_stream: got a request; sending two items, then crashing"],
+                     index: .unchanged, queue: .retryQueued, checks: "stderr tail in the message"),
+            Scenario(name: "crashes on its last allowed attempt", spec: spec("crash_mid_stream.sh") { $0.maxAttempts = 1 }, exit: 75,
+                     says: ["SIGSEGV"], index: .unchanged, queue: .failed, checks: "marked failed after retry.maxAttempts"),
+            Scenario(name: "exits without acknowledging", spec: spec("exit_without_ack.py"), exit: 75,
+                     says: ["exited with status 0", "before acknowledging"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "refuses (error reply)", spec: spec("refuse.py"), exit: 75,
+                     says: ["catalogue database unreachable", "refuse: the catalogue database is unreachable; refusing"],
+                     index: .unchanged, queue: .retryQueued, checks: "its message recorded"),
+            Scenario(name: "hangs after the handshake", spec: spec("hang.py", ["idle"], configure: timeouts), exit: 75,
+                     says: ["idleSeconds (1 s)", "hang: hanging on request 1"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "silent before initialize", spec: spec("hang.py", ["startup"]) { $0.startupSeconds = 1 }, exit: 75,
+                     says: ["startupSeconds (1 s)", "initialize"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "exits before initialize", spec: spec("exit_before_initialize.sh"), exit: 69,
+                     says: ["exited with status 1", "before answering initialize"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "cannot be executed (bad #! line)", spec: spec("bad_interpreter.sh"), exit: 69,
+                     says: ["cannot execute"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "speaks no common protocol version", spec: spec("version_mismatch.py"), exit: 69,
+                     says: ["[2,3]", "[1]"], index: .unchanged, queue: .retryQueued, checks: "both version lists named"),
+            Scenario(name: "prints to stdout before initialize", spec: spec("garbage_before_initialize.sh"), exit: 76,
+                     says: ["protocol violation"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "prints garbage mid-request", spec: spec("garbage_mid_request.py"), exit: 76,
+                     says: ["protocol violation", "not valid JSON", "printing a debug line on stdout by mistake"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "sends a 20 MiB line", spec: spec("huge_line.py"), exit: 76,
+                     says: ["longer than \(16 << 20) bytes"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "sends invalid UTF-8", spec: spec("invalid_utf8.py"), exit: 76,
+                     says: ["UTF-8"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "sends deeply nested JSON (100,000 levels)", spec: spec("nested_json.py"), exit: 76,
+                     says: ["protocol violation", "nest"], index: .unchanged, queue: .retryQueued, checks: "the host's parser stops at its depth limit"),
+            Scenario(name: "operates outside a request", spec: spec("put_outside_request.py"), exit: 76,
+                     says: ["no request was outstanding"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "replies to an id the host never sent", spec: spec("unknown_reply.py"), exit: 76,
+                     says: ["which the host never sent"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "replies twice (one write)", spec: spec("duplicate_reply.py", ["same-write"]), exit: 0,
+                     index: .exactly(["dup.1"]), queue: .done,
+                     checks: "the first reply stands; the second is reported as a protocol violation") { context in
+                XCTAssertTrue(context.result.stderr.contains("warning: com.example.fault.duplicate-reply: protocol violation: a reply to request 1"),
+                              context.result.stderr)
+                XCTAssertTrue(context.logText.contains("arrived after request 1 was acknowledged"), context.logText)
+            },
+            Scenario(name: "closes stdout but keeps running", spec: spec("close_stdout.sh"), exit: 76,
+                     says: ["closed its stdout"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "commits a batch with a 251-byte client state", spec: spec("client_state_size.py", ["251"]), exit: 75,
+                     says: ["exited with status 3"], index: .unchanged, queue: .retryQueued,
+                     checks: "the commit refused (-32602), nothing of it kept") { context in
+                XCTAssertTrue(context.logText.contains("commit refused: clientState is 251 bytes decoded, at most 250"), context.logText)
+            },
+            Scenario(name: "ignores SIGTERM and end of input", spec: spec("ignore_sigterm.sh"), request: ["--ids", "stubborn.1"], exit: 0,
+                     index: .exactly(["prev.1", "stubborn.1"]), queue: .done, checks: "SIGTERM after 5 s, SIGKILL 2 s later") { context in
+                let term = try XCTUnwrap(context.logText.range(of: "sending SIGTERM"), context.logText)
+                let kill = try XCTUnwrap(context.logText.range(of: "sending SIGKILL"), context.logText)
+                XCTAssertLessThan(term.lowerBound, kill.lowerBound)
+            },
+            Scenario(name: "leaves a grandchild holding its pipes", spec: spec("grandchild.sh"), request: ["--ids", "parent.1"], exit: 0,
+                     index: .exactly(["parent.1", "prev.1"]), queue: .done, checks: "the grandchild is stopped"),
+            Scenario(name: "crashes while a grandchild keeps stdout open", spec: spec("grandchild.sh", ["crash"]), exit: 75,
+                     says: ["SIGSEGV", "before acknowledging"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "forks and exits, leaving a child", spec: spec("fork_and_exit.sh"), request: ["--ids", "fork.1"], exit: 0,
+                     index: .exactly(["fork.1", "prev.1"]), queue: .done, checks: "the left-over child is stopped") { context in
+                try self.assertLeftoverStopped(context)
+            },
+            Scenario(name: "forks a child into a new session, and exits", spec: spec("fork_and_exit.sh", ["setsid"]), request: ["--ids", "fork.1"],
+                     exit: 0, index: .exactly(["fork.1", "prev.1"]), queue: .done, checks: "the escaped child is stopped too") { context in
+                try self.assertLeftoverStopped(context)
+                XCTAssertTrue(context.logText.contains("stopped 1 process(es) the extension left running outside its process group"), context.logText)
+            },
+            Scenario(name: "floods stderr (12 MiB, one 1 MiB line)", spec: spec("stderr_flood.py"), exit: 0,
+                     index: .exactly(["flood.1"]), queue: .done, checks: "the log rotated, at most 8 MiB kept") { context in
+                XCTAssertTrue(FileManager.default.fileExists(atPath: self.logPath(context.bundleDirectory) + ".1"), "the log was not rotated")
+            },
+            Scenario(name: "never reads its stdin (a 400 KB request)", spec: spec("never_reads_stdin.sh", configure: timeouts),
+                     request: ["--ids-from", "@many-ids"], exit: 75, says: ["idleSeconds (1 s)"], index: .unchanged, queue: .retryQueued,
+                     checks: "the host is not blocked on the full pipe"),
+            Scenario(name: "writes at a trickle, within the idle timeout", spec: spec("trickle.py", ["0.3", "8"], configure: timeouts), exit: 0,
+                     index: .exactly((1...8).map { "trickle.\($0)" }), queue: .done, checks: "each message resets the idle timeout"),
+            Scenario(name: "writes at a trickle, slower than the idle timeout", spec: spec("trickle.py", ["1.6", "3"], configure: timeouts), exit: 75,
+                     says: ["idleSeconds (1 s)"], index: .unchanged, queue: .retryQueued),
+            Scenario(name: "writes at a trickle past the request timeout",
+                     spec: spec("trickle.py", ["0.2", "1000"]) { $0.idleSeconds = 1; $0.requestSeconds = 2 }, exit: 75,
+                     says: ["requestSeconds (2 s)"], index: .unchanged, queue: .retryQueued, checks: "messages do not reset the request timeout"),
+            Scenario(name: "is replaced on disk during the run", spec: spec("replace_self.sh"), request: ["--ids", "replaced.1"], exit: 0,
+                     index: .exactly(["prev.1", "replaced.1"]), queue: .done,
+                     checks: "the run finishes on the old code; the next run starts the new file") { context in
+                XCTAssertEqual(try self.titles(context, query: "ocelot"), ["Original Ocelot"])
+                let again = try context.run(["run", "com.example.fault.replace-self", "--ids", "replaced.1"])
+                XCTAssertEqual(again.status, 0, "\(again)")
+                XCTAssertEqual(try self.titles(context, query: "seahorse"), ["Successor Seahorse"])
+                XCTAssertEqual(try self.titles(context, query: "ocelot"), [])
+            },
+            Scenario(name: "allocates without end (limits.addressSpaceMiB 256)", spec: spec("runaway.py", ["memory"]) { $0.addressSpaceMiB = 256 },
+                     exit: 75, says: ["exited with status 1", "limits its address space to 256 MiB", "MemoryError"],
+                     index: .unchanged, queue: .retryQueued, checks: "the limit ends it; the reason is named"),
+            Scenario(name: "spins without end (limits.cpuSeconds 1)", spec: spec("runaway.py", ["cpu"]) { $0.cpuSeconds = 1 },
+                     exit: 75, says: ["CPU time limit", "limits.cpuSeconds = 1"], index: .unchanged, queue: .retryQueued,
+                     checks: "the limit ends it; the reason is named"),
+        ]
+    }
+
+    func testEveryScenarioOfTheMatrix() throws {
+        var failures: [String] = []
+        for (number, scenario) in scenarios.enumerated() {
+            let before = testRun?.totalFailureCount ?? 0
+            let observed = try run(scenario)
+            let passed = (testRun?.totalFailureCount ?? 0) == before
+            if !passed { failures.append(scenario.name) }
+            let expected = scenario.exit == 0 ? "acknowledged (0)" : "exit \(scenario.exit), \(scenario.queue.rawValue)"
+            let checks = scenario.checks.isEmpty ? "" : "; \(scenario.checks)"
+            print("fault-matrix: | \(number + 1) | \(scenario.name) | \(expected) | \(observed)\(checks) | \(passed ? "pass" : "FAIL") |")
+        }
+        print("fault-matrix: \(scenarios.count) scenarios, \(scenarios.count - failures.count) passed, \(failures.count) failed\(failures.isEmpty ? "" : ": " + failures.joined(separator: ", "))")
+    }
+
+    // MARK: Running one scenario
+
+    /// Runs one scenario in its own index and extensions directory, checks it, and describes what
+    /// was observed.
+    private func run(_ scenario: Scenario) throws -> String {
+        let root = "\(scratch)/\(scenario.spec.identifier)-\(scenario.spec.arguments.joined(separator: "-"))-\(scenario.spec.maxAttempts ?? 0)"
+        let extensions = "\(root)/extensions"
+        let index = "\(root)/index/index.sqlite"
+        try FileManager.default.createDirectory(atPath: extensions, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(root)/index", withIntermediateDirectories: true)
+        let bundleDirectory = try T.makeBundle(scenario.spec, in: extensions)
+        let id = scenario.spec.identifier
+        let command = { (arguments: [String], stdin: String?) throws -> T.CommandResult in
+            try T.runReindex(["--index", index, "--extensions-path", extensions] + arguments, scratch: self.scratch, stdin: stdin, timeout: 90)
+        }
+        let name = scenario.name
+        let seeded = try command(["put", id], #"{"uniqueIdentifier":"prev.1","attributes":{"title":"Previous Pangolin"}}"# + "\n")
+        XCTAssertEqual(seeded.status, 0, "\(name): seeding: \(seeded)")
+
+        var request = scenario.request.isEmpty ? ["--all"] : scenario.request
+        if let at = request.firstIndex(of: "@many-ids") {
+            let file = "\(root)/ids.txt"
+            try (1...20_000).map { "item.with.a.longish.identifier.\($0)" }.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            request[at] = file
+        }
+        let result = try command(["run", id, "--json"] + request, nil)
+        XCTAssertFalse(result.timedOut, "\(name): the command did not finish: \(result)")
+        XCTAssertEqual(result.status, scenario.exit, "\(name): \(result)")
+        let stdout = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(stdout?["outcome"] as? String, scenario.exit == 0 ? "acknowledged" : "failed", "\(name): \(result.stdout)")
+        if scenario.exit != 0 {
+            XCTAssertTrue(result.stderr.hasPrefix("error: \(id): "), "\(name): the error does not name the bundle: \(result.stderr)")
+            for phrase in scenario.says {
+                XCTAssertTrue(result.stderr.contains(phrase), "\(name): the error does not say '\(phrase)': \(result.stderr)")
+            }
+        }
+
+        // The index.
+        let items = try command(["items", id, "--json"], nil)
+        let identifiers = ((try? JSONSerialization.jsonObject(with: Data(items.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]] ?? [])
+            .compactMap { $0["uniqueIdentifier"] as? String }.sorted()
+        switch scenario.index {
+        case .unchanged: XCTAssertEqual(identifiers, ["prev.1"], "\(name): the index changed: \(items)")
+        case .exactly(let expected): XCTAssertEqual(identifiers, expected.sorted(), "\(name): \(items)")
+        }
+        let check = try command(["check"], nil)
+        XCTAssertEqual(check.status, 0, "\(name): the integrity check failed: \(check)")
+
+        // The queue.
+        let status = try command(["status", "--json"], nil)
+        let bundles = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["bundles"] as? [[String: Any]] ?? []
+        let entry = bundles.first { $0["bundleIdentifier"] as? String == id }
+        let pending = entry?["pending"] as? Int ?? -1, failed = entry?["failed"] as? Int ?? -1
+        switch scenario.queue {
+        case .done: XCTAssertEqual([pending, failed], [0, 0], "\(name): \(status.stdout)")
+        case .retryQueued: XCTAssertEqual([pending, failed], [1, 0], "\(name): \(status.stdout)")
+        case .failed: XCTAssertEqual([pending, failed], [0, 1], "\(name): \(status.stdout)")
+        }
+
+        // No process of the bundle left running.
+        let leftovers = processesRunning(in: bundleDirectory)
+        XCTAssertEqual(leftovers, [], "\(name): processes of the bundle are still running: \(leftovers)")
+        for pid in leftovers { kill(pid, SIGKILL) }
+
+        // The log stays bounded: the current file and one rotated file, each about 4 MiB at most.
+        let log = logPath(bundleDirectory)
+        let logBytes = [log, log + ".1"].compactMap { FileSystemSize.of($0) }.reduce(0, +)
+        XCTAssertLessThanOrEqual(logBytes, 2 * (4 << 20) + (1 << 20) + 64 << 10, "\(name): the log holds \(logBytes) bytes")
+
+        let logText = T.read(log) ?? ""
+        try scenario.extra?(Context(result: result, bundleDirectory: bundleDirectory, logText: logText, run: { try command($0, nil) }))
+
+        let state = pending == 1 ? "retry queued" : failed == 1 ? "failed for good" : pending == 0 ? "done" : "?"
+        let indexText: String
+        switch scenario.index {
+        case .unchanged: indexText = identifiers == ["prev.1"] ? "index unchanged" : "index CHANGED"
+        case .exactly: indexText = "\(identifiers.count) item\(identifiers.count == 1 ? "" : "s")"
+        }
+        return "exit \(result.status), \(state), \(indexText), \(leftovers.isEmpty ? "no process left" : "\(leftovers.count) processes LEFT"), log \(logBytes < 1024 ? "\(logBytes) bytes" : "\(logBytes >> 10) KiB")"
+    }
+
+    /// The bundle's log beside the index (`<index dir>/logs/<id>.log`).
+    private func logPath(_ bundleDirectory: String) -> String {
+        let root = URL(fileURLWithPath: bundleDirectory).deletingLastPathComponent().deletingLastPathComponent().path
+        return "\(root)/index/logs/\(URL(fileURLWithPath: bundleDirectory).lastPathComponent).log"
+    }
+
+    /// Live processes whose working directory is in `directory` (an extension runs in its bundle
+    /// directory, and so does everything it starts unless it moves).
+    private func processesRunning(in directory: String) -> [pid_t] {
+        let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        var found: [pid_t] = []
+        let deadline = Date().addingTimeInterval(2)
+        repeat {
+            found = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> pid_t? in
+                guard let pid = pid_t(name), !T.isNotRunning(pid),
+                      let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(name)/cwd"),
+                      cwd == resolved || cwd.hasPrefix(resolved + "/") else { return nil }
+                return pid
+            }
+            if found.isEmpty { break }
+            usleep(50_000)
+        } while Date() < deadline
+        return found
+    }
+
+    private func assertLeftoverStopped(_ context: Context) throws {
+        let text = try XCTUnwrap(T.read("\(context.bundleDirectory)/leftover.pid"), "the fixture did not record its child")
+        let pid = try XCTUnwrap(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        XCTAssertTrue(T.isNotRunning(pid), "the left-over child \(pid) is still running")
+    }
+
+    private func titles(_ context: Context, query: String) throws -> [String] {
+        let result = try context.run(["search", query, "--json"])
+        let results = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
+        return results.compactMap { $0["title"] as? String }
+    }
+}
+
+/// The size of a file, or nil when there is none.
+enum FileSystemSize {
+    static func of(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+    }
+}
