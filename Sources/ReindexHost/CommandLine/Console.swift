@@ -70,7 +70,13 @@ public struct CommandContext: Sendable {
             throw ReindexError(.invalidData, "\(identifier): bundle is not usable: \(problem.reason)")
         }
         let known = result.bundles.map(\.identifier)
-        let hint = known.isEmpty ? "no bundles were found on the search path (see 'reindex paths')" : "known bundles: \(known.joined(separator: ", "))"
+        var hint = known.isEmpty ? "no bundles were found on the search path (see 'reindex paths')" : "known bundles: \(known.joined(separator: ", "))"
+        // A refused manifest is not read, so its bundle may be the one asked for: say so.
+        let unnamed = result.problems.filter { $0.bundleIdentifier == nil }
+        if !unnamed.isEmpty {
+            hint += "; refused without reading their identifier (see 'reindex list'): "
+                + unnamed.prefix(3).map(\.reason).joined(separator: "; ") + (unnamed.count > 3 ? "; and \(unnamed.count - 3) more" : "")
+        }
         throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path; \(hint)")
     }
 }
