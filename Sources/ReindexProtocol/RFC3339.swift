@@ -54,8 +54,18 @@ public enum RFC3339 {
         guard index == b.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
-        return Double(seconds) + fraction
+        let instant = Double(seconds) + fraction
+        // Only instants that `format` can write back (years 0000 to 9999 in UTC, to the
+        // millisecond): with an offset, or a leap second, a date at either end of the range
+        // falls outside it (9999-12-31T23:59:59-01:00 is in the year 10000 UTC).
+        guard representableMilliseconds.contains((instant * 1000).rounded()) else { return nil }
+        return instant
     }
+
+    /// The instants, in milliseconds since 1970, that `format` writes as RFC 3339 text:
+    /// 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.
+    private static let representableMilliseconds: Range<Double> =
+        Double(daysFromCivil(year: 0, month: 1, day: 1) * 86_400_000)..<Double(daysFromCivil(year: 10000, month: 1, day: 1) * 86_400_000)
 
     /// The RFC 3339 text (UTC, `Z`) for seconds since 1970; fractions to milliseconds when present.
     public static func format(_ seconds: Double) -> String {
