@@ -73,12 +73,15 @@ public enum DebugRun {
             let printer = TracePrinter(full: traceFull)
             options.onTrace = { printer.record($0, $1) }
         }
+        // Read here, not in the closure: capturing `options` would box it, and the box would hold
+        // the closure that holds the box (a cycle LeakSanitizer reports).
+        let heldBeforeExec = options.holdBeforeExecSeconds != nil
         options.onSpawn = { process in
             Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name)")
             Console.err("debug: timeouts are off; attach with one of:")
             for command in Debugging.attachCommands(pid: process.pid, bundle: bundle) { Console.err("  \(command)") }
             guard let waitSeconds, !printAttach else { return }
-            let how = options.holdBeforeExecSeconds != nil
+            let how = heldBeforeExec
                 ? "it is held just before exec; attach, then continue: the debugger follows the exec into the extension"
                 : "it waits in the SDK's debugger gate"
             let limit = waitSeconds > 0 ? " (giving up after \(Int(waitSeconds)) s)" : ""
