@@ -9,6 +9,9 @@ struct Reindex {
     static func main() {
         // Orphans of the extensions come to us, so none can outlive its run by leaving its group.
         ExtensionProcess.adoptOrphans()
+        // Past a file-size limit (ulimit -f) a write should fail with EFBIG, which the store
+        // reports, rather than the signal killing the host in the middle of a commit.
+        signal(SIGXFSZ, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
         let parser = ReindexCommands.parser
         let parsed: ParsedArguments

@@ -38,7 +38,7 @@ public enum ReindexCommands {
             Shows a progress bar on a terminal; prints a summary (put, deleted, rejected, duration).
             Ctrl-C sends $/cancel to the extension; the request goes back to the queue.
             Exit status: 0 acknowledged, 66 no such bundle, 69 the extension could not be started,
-            75 the request failed (crash, timeout, refusal, cancel; a retry is queued), 76 protocol violation.
+            75 the request failed (crash, timeout, refusal, cancel, a full disk; a retry is queued), 76 protocol violation.
             """)
     public static let debug = CommandSpec(
         "debug", summary: "run a request in debug mode: no timeouts, attach a debugger, trace the protocol",

@@ -127,6 +127,7 @@ public enum ForcedRun {
             switch result.stateAfter {
             case .failed: error.message += " — no retry: the request has used its \(result.request.maxAttempts) attempts"
             case .pending: error.message += failure.requeuesWithoutPenalty ? " — the request is back in the queue" : " — a retry is queued (attempt \(result.request.attempts) of \(result.request.maxAttempts))"
+            case .running: error.message += " — the request stays marked running; the next 'reindex run' of the bundle or 'reindex serve' takes it over"
             default: break
             }
             Console.report(error)

@@ -319,7 +319,27 @@ public final class Server {
 
     // MARK: Running requests
 
+    /// Bundles whose last request failed without its failure being recorded: the request is
+    /// still marked running, so it is put back in the queue once the store takes writes again.
+    private var unrecorded = Set<String>()
+
+    private func recoverUnrecorded(now: Double) {
+        for key in unrecorded where workers[key] == nil && (cooldown[key] ?? 0) <= now {
+            guard let bundle = discovered.first(where: { $0.key == key }) else { unrecorded.remove(key); continue }
+            guard let (lock, _) = try? BundleLock.acquire(name: key, index: paths.index), let lock else { continue }
+            defer { lock.release() }
+            do {
+                try store.recoverAbandoned(bundle: bundle.identifier)
+                unrecorded.remove(key)
+                ServeLog.info("\(bundle.identifier): the request whose failure could not be recorded is queued again")
+            } catch {
+                cooldown[key] = now + options.backoff.baseSeconds
+            }
+        }
+    }
+
     private func dispatch(now: Double) throws {
+        recoverUnrecorded(now: now)
         cooldown = cooldown.filter { $0.value > now }
         var skipped = Set(workers.keys).union(cooldown.keys)
         while workers.count < options.concurrency {
@@ -390,6 +410,12 @@ public final class Server {
                             let retry = (try? store.request(result.request.id))??.nextAttempt ?? Clock.now()
                             next = "retry \(result.request.attempts + 1) of \(result.request.maxAttempts) in \(Int((retry - Clock.now()).rounded())) s"
                         }
+                    case .running:
+                        // Not even the failure could be written: put the request back once the
+                        // store takes writes again (see recoverUnrecorded).
+                        unrecorded.insert(key)
+                        cooldown[key] = Clock.now() + options.backoff.baseSeconds
+                        next = "its failure could not be recorded; it goes back in the queue once the index takes writes again"
                     default: next = ""
                     }
                     ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next)")

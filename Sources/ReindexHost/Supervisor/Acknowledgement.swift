@@ -42,7 +42,7 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .cannotStart, .versionMismatch: return .cannotStart
         case .protocolViolation: return .protocolViolation
-        case .storeFailure: return .ioError
+        case .storeFailure: return .requestFailed  // a full disk, say: the request failed and is retried
         case .refused, .cancelled, .crashed, .timeout: return .requestFailed
         }
     }

@@ -76,17 +76,27 @@ public struct RequestRunner {
     }
 
     /// Books a failed attempt: requeued with backoff, or failed for good; recorded in the history.
+    ///
+    /// When the store cannot record it (a full disk, say), the request stays `running` — the state
+    /// a killed host leaves — and the failure says so; the next `reindex run` of the bundle, or
+    /// `reindex serve` (which retries the recovery), puts it back in the queue.
     private func finish(_ request: QueuedRequest, store: IndexStore, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
+        var failure = failure
         var state: RequestState = .pending
-        if failure.requeuesWithoutPenalty {
-            try? store.requeue(request.id, note: failure.message)
-        } else if let updated = (try? store.markAttemptFailed(request.id, error: failure.message, backoff: backoff)) ?? nil {
-            state = updated.state
+        do {
+            if failure.requeuesWithoutPenalty {
+                try store.requeue(request.id, note: failure.message)
+            } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff) {
+                state = updated.state
+            }
+            let ended = Clock.now()
+            try store.recordRun(RunRecord(
+                requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
+                started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
+        } catch {
+            if state == .pending { state = .running }
+            failure.message += "; the failure could not be recorded either (\(error))"
         }
-        let ended = Clock.now()
-        try? store.recordRun(RunRecord(
-            requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
-            started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
-        return RequestResult(request: request, counts: counts, failure: failure, started: started, ended: ended, stateAfter: state, rejections: rejections)
+        return RequestResult(request: request, counts: counts, failure: failure, started: started, ended: Clock.now(), stateAfter: state, rejections: rejections)
     }
 }
