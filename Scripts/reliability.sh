@@ -3,7 +3,7 @@
 #
 #   bash Scripts/reliability.sh [--quick] [--sanitizers]
 #
-#   (default)     fuzz each target 300 s, the fault-injection matrix and the isolation,
+#   (default)     fuzz each target 180 s, the fault-injection matrix and the isolation,
 #                 crash-consistency and fuzz-regression tests, 200 host kills, the full disk
 #   --quick       fuzz 20 s per target and 20 kills (what CI could afford; the figures in the
 #                 doc come from a full run)
@@ -15,7 +15,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-fuzz_seconds=300
+fuzz_seconds=180
 kills=200
 sanitizers=0
 for argument in "$@"; do
