@@ -41,8 +41,9 @@ swift build --build-tests >"$out/build.log" 2>&1 || { cat "$out/build.log"; echo
 swift build -c release --product reindex >>"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; echo "reliability: the release build failed" >&2; exit 1; }
 
 step "fuzzing: $fuzz_seconds s per target"
-bash Scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$out/fuzz.log" | grep -E "^fuzz:" || true
-[ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("fuzzing")
+bash Scripts/fuzz.sh "$fuzz_seconds" 2>&1 | tee "$out/fuzz.log" | grep -E "^fuzz:"
+fuzz_status=${PIPESTATUS[0]}
+[ "$fuzz_status" -eq 0 ] || failed+=("fuzzing")
 
 step "fault-injection matrix, isolation, crash-consistency and fuzz-regression tests"
 swift test --skip-build --filter 'FaultInjectionTests|IsolationTests|CrashConsistencyTests|FuzzRegressionTests' >"$out/tests.log" 2>&1

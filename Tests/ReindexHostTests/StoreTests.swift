@@ -421,6 +421,12 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try store.nextDueRequest(now: now + 6, excludingBundles: [])?.id, queued.id)
         XCTAssertNil(try store.nextDueRequest(now: now + 6, excludingBundles: ["com.example.alpha"]))
         XCTAssertEqual(try XCTUnwrap(try store.nextDueTime()), now + 5, accuracy: 0.001)
+        // A busy bundle's due request does not make the earliest due time (serve would spin).
+        let beta = try store.enqueue(bundleIdentifier: "com.example.Beta", kind: .reindexAll, reason: .forced)
+        XCTAssertEqual(try XCTUnwrap(try store.nextDueTime()), beta.nextAttempt, accuracy: 0.001)
+        XCTAssertEqual(try XCTUnwrap(try store.nextDueTime(excludingBundles: ["com.example.beta"])), now + 5, accuracy: 0.001)
+        XCTAssertNil(try store.nextDueTime(excludingBundles: ["com.example.alpha", "com.example.beta"]))
+        try store.markDone(beta.id)
 
         XCTAssertEqual(try store.markRunning(queued.id)?.attempts, 2)
         let second = try XCTUnwrap(try store.markAttemptFailed(queued.id, error: "crashed twice", backoff: backoff, now: now + 10))

@@ -189,8 +189,12 @@ public final class Server {
 
     private func wait(now: Double) {
         var timeout = options.tickSeconds
-        if !stopping, let due = try? store.nextDueTime(), workers.count < options.concurrency {
-            timeout = min(timeout, max(0, due - now))
+        if !stopping, workers.count < options.concurrency {
+            // Bundles that are busy or cooling down cannot start anything now: their due
+            // requests must not turn this wait into a busy loop.
+            let blocked = Set(workers.keys).union(cooldown.keys)
+            if let due = try? store.nextDueTime(excludingBundles: blocked) { timeout = min(timeout, max(0, due - now)) }
+            if let cooled = cooldown.values.min() { timeout = min(timeout, max(0, cooled - now)) }
         }
         var fds = [pollfd(fd: stopSignal.readFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: hangupSignal.readFD, events: Int16(POLLIN), revents: 0),

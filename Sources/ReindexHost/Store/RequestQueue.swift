@@ -197,11 +197,17 @@ extension IndexStore {
         return nil
     }
 
-    /// The earliest time a pending request becomes due, if any is pending.
-    public func nextDueTime() throws(SQLiteError) -> Double? {
-        let s = try statement("SELECT min(next_attempt) FROM requests WHERE state = 'pending'")
+    /// The earliest time a pending request of a bundle not in `excludingBundles` (keys) becomes
+    /// due, if any is pending.
+    public func nextDueTime(excludingBundles: Set<String> = []) throws(SQLiteError) -> Double? {
+        let s = try statement("SELECT bundle, min(next_attempt) FROM requests WHERE state = 'pending' GROUP BY bundle")
         defer { s.reset() }
-        return try s.step() ? s.optionalDouble(0) : nil
+        var earliest: Double?
+        while try s.step() {
+            guard let bundle = s.text(0), !excludingBundles.contains(bundle), let due = s.optionalDouble(1) else { continue }
+            earliest = min(earliest ?? due, due)
+        }
+        return earliest
     }
 
     /// Requests left `running` by a process that is gone go back to `pending` (the caller holds

@@ -78,7 +78,7 @@ public final class ExtensionProcess {
         var childPID: pid_t = 0
         var status: Int32 = -1
         let limits = bundle.manifest.limits
-        let rc = bundle.executablePath.withCString { path in
+        let rc = SpawnedChildren.shared.withLock { spawned in bundle.executablePath.withCString { path in
             bundle.directory.withCString { cwd in
                 argv.withUnsafeMutableBufferPointer { argvBuffer in
                     envp.withUnsafeMutableBufferPointer { envpBuffer in
@@ -88,11 +88,13 @@ public final class ExtensionProcess {
                             wait_for_tracer: waitForTracerBeforeExec.map { Int32(min($0.rounded(.up), 1e6)) } ?? -1,
                             rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
                             rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0))
-                        return reindex_spawn(&config, &childPID, &status)
+                        let rc = reindex_spawn(&config, &childPID, &status)
+                        if rc == 0 { spawned.insert(childPID) }
+                        return rc
                     }
                 }
             }
-        }
+        } }
         close(inPipe[0]); close(outPipe[1]); close(errPipe[1])
         guard rc == 0 else {
             let e = errno
@@ -147,6 +149,7 @@ public final class ExtensionProcess {
         while true {
             let rc = wait4(pid, &status, blocking ? 0 : WNOHANG, &usage)
             if rc == pid {
+                SpawnedChildren.shared.withLock { _ = $0.remove(pid) }
                 cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                     + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
                 if reindex_wifexited(status) != 0 {
@@ -159,7 +162,11 @@ public final class ExtensionProcess {
                 return exit
             }
             if rc < 0 && errno == EINTR { continue }
-            if rc < 0 && errno == ECHILD { exit = .exited(-1); return exit }
+            if rc < 0 && errno == ECHILD {
+                SpawnedChildren.shared.withLock { _ = $0.remove(pid) }
+                exit = .exited(-1)
+                return exit
+            }
             return nil
         }
     }
@@ -207,35 +214,47 @@ public final class ExtensionProcess {
     ///
     /// With `adoptOrphans()` in effect, an orphan of the extension becomes the host's child. Those
     /// whose environment still holds this bundle's identifier and this host's pid (the variables
-    /// the host gave the extension) are killed and reaped; dead adopted members of the extension's
-    /// group are reaped. Children the host spawned itself are never touched: their environment
-    /// names their own bundle, and the same bundle never runs twice at once. Returns the pids
-    /// stopped.
+    /// the host gave the extension) are killed with their own process group and reaped; the
+    /// children they leave are adopted in turn, so the sweep repeats until a pass stops nothing.
+    /// Adopted children that have died are reaped, whoever they were, so none stays a zombie; the
+    /// extensions this host spawned (and waits for itself) are never touched, and a live child is
+    /// killed only with this bundle's marks (the same bundle never runs twice at once). Returns the
+    /// pids stopped.
     public func stopEscapedProcesses(bundleIdentifier: String) -> [pid_t] {
         #if os(Linux)
-        guard Self.adoptsOrphans, let names = FileSystem.list("/proc") else { return [] }
+        guard Self.adoptsOrphans else { return [] }
         let host = getpid()
         let marks = ["REINDEX_BUNDLE_IDENTIFIER=\(bundleIdentifier)", "REINDEX_HOST_PID=\(host)"].map { ArraySlice($0.utf8) }
         var stopped: [pid_t] = []
-        for name in names where name.first?.isNumber == true {
-            guard let child = pid_t(name), child != pid,
-                  let stat = FileSystem.readPrefix("/proc/\(name)/stat", count: 512),
-                  let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
-            // pid (comm) state ppid pgrp …
-            let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
-            guard fields.count >= 3, Int32(String(decoding: fields[1], as: UTF8.self)) == host,
-                  let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
-            var status: Int32 = 0
-            if fields[0].first == UInt8(ascii: "Z") {
-                if group == pid { _ = waitpid(child, &status, WNOHANG) }
-                continue
+        for _ in 0..<8 {
+            var stoppedThisPass = false
+            for name in FileSystem.list("/proc") ?? [] where name.first?.isNumber == true {
+                guard let child = pid_t(name), let stat = FileSystem.readPrefix("/proc/\(name)/stat", count: 512),
+                      let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
+                // pid (comm) state ppid pgrp …
+                let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+                guard fields.count >= 3, Int32(String(decoding: fields[1], as: UTF8.self)) == host,
+                      let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
+                var status: Int32 = 0
+                if fields[0].first == UInt8(ascii: "Z") {
+                    SpawnedChildren.shared.withLock { spawned in
+                        if !spawned.contains(child) { _ = waitpid(child, &status, WNOHANG) }
+                    }
+                    continue
+                }
+                guard let environment = FileSystem.readPrefix("/proc/\(name)/environ", count: 1 << 17) else { continue }
+                let entries = environment.split(separator: 0)
+                guard marks.allSatisfy({ mark in entries.contains { $0.elementsEqual(mark) } }) else { continue }
+                SpawnedChildren.shared.withLock { spawned in
+                    guard !spawned.contains(child) else { return }
+                    if group == child { kill(-child, SIGKILL) }  // it made a group of its own: all of it
+                    kill(child, SIGKILL)
+                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+                    stopped.append(child)
+                    stoppedThisPass = true
+                }
             }
-            guard let environment = FileSystem.readPrefix("/proc/\(name)/environ", count: 1 << 17) else { continue }
-            let entries = environment.split(separator: 0)
-            guard marks.allSatisfy({ mark in entries.contains { $0.elementsEqual(mark) } }) else { continue }
-            kill(child, SIGKILL)
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-            stopped.append(child)
+            if !stoppedThisPass { break }
         }
         return stopped
         #else
@@ -268,5 +287,27 @@ public final class ExtensionProcess {
             signalGroup(SIGKILL)
             _ = waitForExit(blocking: true)
         }
+    }
+}
+
+/// The extension processes this host spawned and has not reaped yet: their owners wait for them,
+/// so the sweep of adopted orphans (`stopEscapedProcesses`) must never reap one. Spawning and
+/// the sweep's reaping happen under its lock, so a new child is registered before any sweep can
+/// see it. (A pid freed by its owner's reap is forgotten just after; Linux hands pids out in
+/// order, so it is not reused in that moment.)
+final class SpawnedChildren: @unchecked Sendable {
+    static let shared = SpawnedChildren()
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var pids = Set<pid_t>()
+
+    private init() {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    func withLock<T>(_ body: (inout Set<pid_t>) -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&pids)
     }
 }

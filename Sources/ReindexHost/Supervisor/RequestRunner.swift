@@ -83,19 +83,22 @@ public struct RequestRunner {
     private func finish(_ request: QueuedRequest, store: IndexStore, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
         var failure = failure
         var state: RequestState = .pending
+        var stateWritten = false
         do {
             if failure.requeuesWithoutPenalty {
                 try store.requeue(request.id, note: failure.message)
             } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff) {
                 state = updated.state
             }
+            stateWritten = true
             let ended = Clock.now()
             try store.recordRun(RunRecord(
                 requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
                 started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
         } catch {
-            if state == .pending { state = .running }
-            failure.message += "; the failure could not be recorded either (\(error))"
+            if !stateWritten { state = .running }
+            failure.message += stateWritten
+                ? "; its run history could not be written (\(error))" : "; the failure could not be recorded either (\(error))"
         }
         return RequestResult(request: request, counts: counts, failure: failure, started: started, ended: Clock.now(), stateAfter: state, rejections: rejections)
     }
