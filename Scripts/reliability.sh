@@ -77,9 +77,12 @@ fi
     echo "Command: bash Scripts/reliability.sh $*"
     echo
     echo '```'
-    grep -hE "^(fuzz|crash-consistency|full-disk|sanitize):" "$out/fuzz.log" "$out/crash-consistency.log" "$out/full-disk.log" \
-        $( [ "$sanitizers" -eq 1 ] && echo "$out/sanitize.log" ) 2>/dev/null
-    grep -hE "^fault-matrix: [0-9]+ scenarios|^isolation:|Executed [0-9]+ tests" "$out/tests.log" | tail -3
+    grep -hE "^fuzz: [a-z-]+: [0-9]+ executions" "$out/fuzz.log"
+    grep -hE "^fault-matrix: [0-9]+ scenarios" "$out/tests.log"
+    grep -hE "Executed [0-9]+ tests" "$out/tests.log" | tail -1 | sed -E 's/^[[:space:]]*/tests: /'
+    grep -hE "^crash-consistency:" "$out/crash-consistency.log"
+    grep -hE "^(full-disk|serve|after freeing space):" "$out/full-disk.log"
+    [ "$sanitizers" -eq 1 ] && grep -hE "^sanitize: [a-z]+: [0-9]+ tests" "$out/sanitize.log"
     echo '```'
     echo
     echo "| # | scenario | expected | observed | result |"
