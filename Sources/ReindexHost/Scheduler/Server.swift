@@ -92,7 +92,9 @@ final class Worker: @unchecked Sendable {
 public final class Server {
     let paths: HostPaths
     let options: ServeOptions
-    private var store: IndexStore
+    /// nil only for the moment `indexLost` swaps the old database for a fresh one.
+    private var store: IndexStore!
+    private var exitStatus: Int32 = 0
     private let stopSignal = CancelSignal(signals: [SIGINT, SIGTERM])
     private let hangupSignal = CancelSignal(signals: [SIGHUP])
     private let wakeRead: Int32
@@ -165,7 +167,7 @@ public final class Server {
             collectFinishedWorkers()
         }
         ServeLog.info("stopped")
-        return 0
+        return exitStatus
     }
 
     // MARK: One turn of the loop
@@ -293,7 +295,18 @@ public final class Server {
             collectFinishedWorkers()
         }
         do {
-            if FileSystem.exists(paths.index), let problems = try? store.integrityCheck(quick: true), !problems.isEmpty {
+            let deleted = !FileSystem.exists(paths.index)
+            let corrupt = !deleted && !((try? store.integrityCheck(quick: true)) ?? []).isEmpty
+            // Our connection to the old database closes first: closing checkpoints into the old
+            // file and removes its -wal and -shm by name, and the old WAL must never meet a fresh
+            // database (SQLite would read the old file's pages from it).
+            store = nil
+            if deleted {
+                for suffix in ["-wal", "-shm"] where FileSystem.exists(paths.index + suffix) {
+                    unlink(paths.index + suffix)
+                }
+            }
+            if corrupt {
                 _ = try IndexStore.moveAside(paths.index)
             }
             store = try IndexStore.open(path: paths.index)
@@ -301,7 +314,11 @@ public final class Server {
             queueIndexLost()
             scan(now: Clock.now())
         } catch {
-            ServeLog.error("cannot create a fresh index: \(error)")
+            ServeLog.error("cannot create a fresh index: \(error); stopping")
+            if store == nil {
+                stopping = true
+                exitStatus = ReindexError.Code.ioError.exitCode
+            }
         }
     }
 
