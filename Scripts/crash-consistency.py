@@ -77,7 +77,6 @@ At the end (and exit status 1 on any failure):
 """
 import argparse
 import base64
-import contextlib
 import ctypes
 import json
 import os
@@ -91,13 +90,9 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURE = os.path.join(REPO, "Tests", "Fixtures", "extensions", "crashloop_indexer.py")
+from crashlib import FIXTURE, REPO, extension_processes, index_problems, log, read_only
+
 EXIT_GRACE = 5.0
-
-
-def log(text):
-    print(text, flush=True)
 
 
 class Bundle:
@@ -190,7 +185,7 @@ class Loop:
 
     def db(self):
         """A read-only connection, closed when the `with` block ends."""
-        return contextlib.closing(sqlite3.connect("file:%s?mode=ro" % self.index, uri=True, timeout=30))
+        return read_only(self.index)
 
     def set_generation(self, gen):
         for bundle in self.bundles:
@@ -307,34 +302,8 @@ class Loop:
     # MARK: Processes
 
     def extension_processes(self):
-        """Live (not zombie) processes carrying this run's CRASHLOOP_TOKEN. Called only when no
-        host started by this script is running, so every exited child can be reaped first (the
-        orphaned extensions this process adopted as subreaper)."""
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-        marker = ("CRASHLOOP_TOKEN=" + self.token).encode()
-        found = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            pid = int(name)
-            try:
-                with open("/proc/%d/environ" % pid, "rb") as f:
-                    if marker not in f.read().split(b"\0"):
-                        continue
-                with open("/proc/%d/stat" % pid) as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            state = stat[stat.rindex(")") + 2:].split()[0]
-            if state not in ("Z", "X"):
-                found.append(pid)
-        return found
+        """Live processes of this run's extensions (see crashlib.extension_processes)."""
+        return extension_processes(self.token)
 
     def check_no_extension_left(self, where):
         deadline = time.monotonic() + EXIT_GRACE
@@ -360,37 +329,8 @@ class Loop:
     # MARK: Checks
 
     def check_integrity(self, where, full=True):
-        """SQLite's checks on a read-only connection, the items/full-text cross-checks, and with
-        `full` also `reindex check` (which adds FTS5's own integrity-check, the slow part)."""
-        problems = []
-        try:
-            with self.db() as db:
-                result = [row[0] for row in db.execute("PRAGMA integrity_check")]
-                if result != ["ok"]:
-                    problems.append("integrity_check: %s" % result[:5])
-                fk = db.execute("PRAGMA foreign_key_check").fetchall()
-                if fk:
-                    problems.append("foreign_key_check: %s" % fk[:5])
-                orphans = db.execute("SELECT count(*) FROM items i WHERE NOT EXISTS (SELECT 1 FROM items_fts f WHERE f.rowid = i.id)").fetchone()[0]
-                if orphans:
-                    problems.append("%d item row(s) without a full-text row" % orphans)
-                stray = db.execute("SELECT count(*) FROM items_fts f WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = f.rowid)").fetchone()[0]
-                if stray:
-                    problems.append("%d full-text row(s) without an item" % stray)
-                stale = db.execute("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id "
-                                   "WHERE f.title IS NOT json_extract(i.attributes, '$.title')").fetchone()[0]
-                if stale:
-                    problems.append("%d full-text row(s) whose title differs from the item's" % stale)
-        except sqlite3.Error as error:
-            problems.append("cannot read the index: %s" % error)
-        if full:
-            status, out, err = self.host("check", "--json", check=False)
-            try:
-                report = json.loads(out)
-                if status != 0 or not report.get("healthy"):
-                    problems.append("reindex check: exit %d: %s %s" % (status, out.strip(), err.strip()))
-            except ValueError:
-                problems.append("reindex check: exit %d: %s %s" % (status, out.strip(), err.strip()))
+        """crashlib.index_problems, with `full` also `reindex check` (the slow part)."""
+        problems = index_problems(self.index, (lambda *args: self.host(*args, check=False)) if full else None)
         if problems:
             self.fail("integrity", "%s: %s" % (where, "; ".join(problems)))
             return False

@@ -43,28 +43,22 @@ followed by one `full-disk: FAILED: …` line per failed check.
 """
 import argparse
 import base64
-import contextlib
 import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import resource
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURE = os.path.join(REPO, "Tests", "Fixtures", "extensions", "crashloop_indexer.py")
+from crashlib import FIXTURE, REPO, extension_processes, index_problems, log, read_only
+
 BUNDLE = "com.crashloop.fulldisk"
 OLD_ITEMS = 5000
 NEW_ITEMS = 30000
 HEADROOM = 1536 * 1024
-
-
-def log(text):
-    print(text, flush=True)
 
 
 class FullDisk:
@@ -117,7 +111,7 @@ class FullDisk:
 
     def db(self):
         """A read-only connection, closed when the `with` block ends."""
-        return contextlib.closing(sqlite3.connect("file:%s?mode=ro" % self.index, uri=True, timeout=30))
+        return read_only(self.index)
 
     def configure(self, items, generation):
         manifest = {
@@ -136,29 +130,7 @@ class FullDisk:
         return st.f_bavail * st.f_frsize
 
     def extension_processes(self):
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-        marker = ("CRASHLOOP_TOKEN=" + self.token).encode()
-        found = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open("/proc/%s/environ" % name, "rb") as f:
-                    if marker not in f.read().split(b"\0"):
-                        continue
-                with open("/proc/%s/stat" % name) as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
-                found.append(int(name))
-        return found
+        return extension_processes(self.token)
 
     def check_no_extension_left(self, where):
         deadline = time.monotonic() + 5
@@ -177,29 +149,7 @@ class FullDisk:
     # MARK: Checks
 
     def integrity(self, where):
-        problems = []
-        try:
-            with self.db() as db:
-                result = [r[0] for r in db.execute("PRAGMA integrity_check")]
-                if result != ["ok"]:
-                    problems.append("integrity_check: %s" % result[:5])
-                if db.execute("PRAGMA foreign_key_check").fetchall():
-                    problems.append("foreign_key_check failed")
-                counts = db.execute("""SELECT
-                    (SELECT count(*) FROM items i WHERE NOT EXISTS (SELECT 1 FROM items_fts f WHERE f.rowid = i.id)),
-                    (SELECT count(*) FROM items_fts f WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = f.rowid)),
-                    (SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id WHERE f.title IS NOT json_extract(i.attributes, '$.title'))
-                    """).fetchone()
-                if counts != (0, 0, 0):
-                    problems.append("items/full-text mismatch %s" % (counts,))
-        except sqlite3.Error as error:
-            problems.append("cannot read the index: %s" % error)
-        status, out, err = self.host("check", "--json")
-        try:
-            if status != 0 or not json.loads(out).get("healthy"):
-                problems.append("reindex check: exit %d %s %s" % (status, out.strip(), err.strip()))
-        except ValueError:
-            problems.append("reindex check: exit %d %s %s" % (status, out.strip(), err.strip()))
+        problems = index_problems(self.index, self.host)
         if problems:
             self.fail("%s: integrity: %s" % (where, "; ".join(problems)))
             return False

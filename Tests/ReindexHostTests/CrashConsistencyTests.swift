@@ -128,26 +128,19 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
     // MARK: Processes
 
     /// Running processes (not zombies) whose environment holds this test's token.
-    private func extensionProcesses() -> [pid_t] {
+    /// Live processes carrying this test's `CRASHLOOP_TOKEN`, after waiting up to `seconds`.
+    private func extensionProcesses(after seconds: Double = 0) -> [pid_t] {
         let marker = Array("CRASHLOOP_TOKEN=\(token)".utf8)
-        var found: [pid_t] = []
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(name), let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { continue }
-            guard environ.split(separator: 0).contains(where: { Array($0) == marker }) else { continue }
-            if !T.isNotRunning(pid) { found.append(pid) }
+        return T.processesStillRunning(after: seconds) { pid in
+            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return environ.split(separator: 0).contains { Array($0) == marker }
         }
-        return found
     }
 
     /// No extension outlives its killed host: each sees end of input and exits within the
     /// protocol's 5 s shutdown grace (plus a margin for a loaded machine).
     private func assertNoExtensionLeft(file: StaticString = #filePath, line: UInt = #line) {
-        let end = Date().addingTimeInterval(8)
-        var alive = extensionProcesses()
-        while !alive.isEmpty && Date() < end {
-            usleep(20_000)
-            alive = extensionProcesses()
-        }
+        let alive = extensionProcesses(after: 8)
         XCTAssertEqual(alive, [], "extension processes outlived the killed host", file: file, line: line)
         for pid in alive { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReindexHost
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -258,7 +259,7 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
 
         // The log stays bounded: the current file and one rotated file, each about 4 MiB at most.
         let log = logPath(bundleDirectory)
-        let logBytes = [log, log + ".1"].compactMap { FileSystemSize.of($0) }.reduce(0, +)
+        let logBytes = [log, log + ".1"].compactMap { FileSystem.status($0).map { Int($0.size) } }.reduce(0, +)
         XCTAssertLessThanOrEqual(logBytes, 2 * (4 << 20) + (1 << 20) + 64 << 10, "\(name): the log holds \(logBytes) bytes")
 
         let logText = T.read(log) ?? ""
@@ -283,19 +284,10 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
     /// directory, and so does everything it starts unless it moves).
     private func processesRunning(in directory: String) -> [pid_t] {
         let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
-        var found: [pid_t] = []
-        let deadline = Date().addingTimeInterval(2)
-        repeat {
-            found = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> pid_t? in
-                guard let pid = pid_t(name), !T.isNotRunning(pid),
-                      let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(name)/cwd"),
-                      cwd == resolved || cwd.hasPrefix(resolved + "/") else { return nil }
-                return pid
-            }
-            if found.isEmpty { break }
-            usleep(50_000)
-        } while Date() < deadline
-        return found
+        return T.processesStillRunning(after: 2) { pid in
+            guard let cwd = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd") else { return false }
+            return cwd == resolved || cwd.hasPrefix(resolved + "/")
+        }
     }
 
     private func assertLeftoverStopped(_ context: Context) throws {
@@ -308,12 +300,5 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         let result = try context.run(["search", query, "--json"])
         let results = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
         return results.compactMap { $0["title"] as? String }
-    }
-}
-
-/// The size of a file, or nil when there is none.
-enum FileSystemSize {
-    static func of(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
     }
 }

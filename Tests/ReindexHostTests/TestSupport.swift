@@ -269,6 +269,20 @@ enum TestSupport {
         return state == "Z" || state == "X"
     }
 
+    /// The live processes that `matches`, waiting up to `seconds` for them to go (an empty list as
+    /// soon as there are none).
+    static func processesStillRunning(after seconds: Double, where matches: (pid_t) -> Bool) -> [pid_t] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let found = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> pid_t? in
+                guard let pid = pid_t(name), !isNotRunning(pid), matches(pid) else { return nil }
+                return pid
+            }
+            if found.isEmpty || Date() >= deadline { return found }
+            usleep(20_000)
+        }
+    }
+
     /// Whether `pid` is not an un-reaped child of this process (never was, or was reaped).
     static func isNotOurZombie(_ pid: pid_t) -> Bool {
         var status: Int32 = 0

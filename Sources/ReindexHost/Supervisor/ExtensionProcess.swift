@@ -183,12 +183,7 @@ public final class ExtensionProcess {
         #if os(Linux)
         guard let names = FileSystem.list("/proc") else { return true }
         for name in names where name.first?.isNumber == true {
-            guard let bytes = FileSystem.readPrefix("/proc/\(name)/stat", count: 512) else { continue }
-            // pid (comm) state ppid pgrp …; comm may hold spaces, so read after the last ')'.
-            guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { continue }
-            let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-            guard fields.count >= 3, let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
-            if group == pid && fields[0].first != UInt8(ascii: "Z") { return true }
+            if let stat = ProcessStat(name), stat.group == pid && !stat.isZombie { return true }
         }
         return false
         #else
@@ -229,14 +224,10 @@ public final class ExtensionProcess {
         for _ in 0..<8 {
             var stoppedThisPass = false
             for name in FileSystem.list("/proc") ?? [] where name.first?.isNumber == true {
-                guard let child = pid_t(name), let stat = FileSystem.readPrefix("/proc/\(name)/stat", count: 512),
-                      let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
-                // pid (comm) state ppid pgrp …
-                let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
-                guard fields.count >= 3, Int32(String(decoding: fields[1], as: UTF8.self)) == host,
-                      let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
+                guard let child = pid_t(name), let stat = ProcessStat(name), stat.parent == host else { continue }
+                let group = stat.group
                 var status: Int32 = 0
-                if fields[0].first == UInt8(ascii: "Z") {
+                if stat.isZombie {
                     SpawnedChildren.shared.withLock { spawned in
                         if !spawned.contains(child) { _ = waitpid(child, &status, WNOHANG) }
                     }
@@ -289,6 +280,27 @@ public final class ExtensionProcess {
         }
     }
 }
+
+#if os(Linux)
+/// What `/proc/<pid>/stat` says of a process: its state, parent and process group.
+struct ProcessStat {
+    var isZombie: Bool
+    var parent: Int32
+    var group: Int32
+
+    init?(_ pid: String) {
+        guard let bytes = FileSystem.readPrefix("/proc/\(pid)/stat", count: 512),
+              // pid (comm) state ppid pgrp …; comm may hold spaces, so read after the last ')'.
+              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count >= 3, let parent = Int32(String(decoding: fields[1], as: UTF8.self)),
+              let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+        self.isZombie = fields[0].first == UInt8(ascii: "Z")
+        self.parent = parent
+        self.group = group
+    }
+}
+#endif
 
 /// The extension processes this host spawned and has not reaped yet: their owners wait for them,
 /// so the sweep of adopted orphans (`stopEscapedProcesses`) must never reap one. Spawning and

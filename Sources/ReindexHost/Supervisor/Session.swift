@@ -276,7 +276,7 @@ public final class ExtensionSession {
         let what = initialized ? "before acknowledging the request" : "before answering initialize"
         let limits = bundle.manifest.limits
         switch exit {
-        case .signaled(let signal)? where limits.cpuSeconds.map({ signal == SIGXCPU || (signal == SIGKILL && Double($0) <= process.cpuSeconds ?? 0) }) == true:
+        case .signaled(let signal)? where limits.cpuSeconds != nil && (signal == SIGXCPU || signal == SIGKILL && usedItsCPUTime(process)):
             throw fail(.crashed, "the extension was stopped by its CPU time limit: it used \(Self.seconds(process.cpuSeconds ?? 0)) s of CPU, "
                 + "over limits.cpuSeconds = \(limits.cpuSeconds ?? 0) in its manifest (killed by \(signalName(signal))) \(what)")
         case .signaled(let signal)?:
@@ -294,6 +294,13 @@ public final class ExtensionSession {
     private var addressSpaceNote: String {
         guard let mib = bundle.manifest.limits.addressSpaceMiB else { return "" }
         return "; its manifest limits its address space to \(mib) MiB (limits.addressSpaceMiB), and an allocation past that fails"
+    }
+
+    /// Whether the extension used all the CPU time its manifest allows (past the soft limit's
+    /// SIGXCPU, the hard limit sends SIGKILL).
+    private func usedItsCPUTime(_ process: ExtensionProcess) -> Bool {
+        guard let limit = bundle.manifest.limits.cpuSeconds, let used = process.cpuSeconds else { return false }
+        return used >= Double(limit)
     }
 
     private static func seconds(_ value: Double) -> String {

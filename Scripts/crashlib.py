@@ -1,0 +1,85 @@
+"""What Scripts/crash-consistency.py and Scripts/full-disk.py share: where the fixture lives, a
+read-only look at the index, the index checks, and finding extension processes a run left.
+Standard library only; imported from the scripts' own directory."""
+import contextlib
+import json
+import os
+import sqlite3
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE = os.path.join(REPO, "Tests", "Fixtures", "extensions", "crashloop_indexer.py")
+
+
+def log(text):
+    print(text, flush=True)
+
+
+def read_only(index):
+    """A read-only connection to the index, closed when the `with` block ends."""
+    return contextlib.closing(sqlite3.connect("file:%s?mode=ro" % index, uri=True, timeout=30))
+
+
+def extension_processes(token):
+    """Live (not zombie) processes carrying CRASHLOOP_TOKEN=token in their environment. Reaps every
+    exited child first (the orphaned extensions the caller adopted as subreaper), so call it only
+    when no host the caller started is running."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+    marker = ("CRASHLOOP_TOKEN=" + token).encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % name, "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
+            found.append(int(name))
+    return found
+
+
+def index_problems(index, host=None):
+    """What is wrong with the index: SQLite's integrity_check and foreign_key_check on a read-only
+    connection, every item with its full-text row and back, full-text titles that match the
+    items'; with `host` (a function running `reindex ARGS` that returns (status, stdout, stderr)),
+    also `reindex check`, which adds FTS5's own integrity-check (the slow part). [] when healthy."""
+    problems = []
+    try:
+        with read_only(index) as db:
+            result = [row[0] for row in db.execute("PRAGMA integrity_check")]
+            if result != ["ok"]:
+                problems.append("integrity_check: %s" % result[:5])
+            fk = db.execute("PRAGMA foreign_key_check").fetchall()
+            if fk:
+                problems.append("foreign_key_check: %s" % fk[:5])
+            orphans = db.execute("SELECT count(*) FROM items i WHERE NOT EXISTS (SELECT 1 FROM items_fts f WHERE f.rowid = i.id)").fetchone()[0]
+            if orphans:
+                problems.append("%d item row(s) without a full-text row" % orphans)
+            stray = db.execute("SELECT count(*) FROM items_fts f WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = f.rowid)").fetchone()[0]
+            if stray:
+                problems.append("%d full-text row(s) without an item" % stray)
+            stale = db.execute("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id "
+                               "WHERE f.title IS NOT json_extract(i.attributes, '$.title')").fetchone()[0]
+            if stale:
+                problems.append("%d full-text row(s) whose title differs from the item's" % stale)
+    except sqlite3.Error as error:
+        problems.append("cannot read the index: %s" % error)
+    if host is not None:
+        status, out, err = host("check", "--json")
+        try:
+            healthy = status == 0 and json.loads(out).get("healthy")
+        except ValueError:
+            healthy = False
+        if not healthy:
+            problems.append("reindex check: exit %d: %s %s" % (status, out.strip(), err.strip()))
+    return problems
