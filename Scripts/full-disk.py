@@ -4,7 +4,7 @@ was committed; once there is room again, the request finishes.
 
     swift build -c release --product reindex
     python3 Scripts/full-disk.py [--reindex .build/release/reindex] [--mode auto|tmpfs|fsize]
-                                 [--size-mb 64] [--keep]
+                                 [--size-mb 64] [--full-seconds 2] [--keep]
 
 Standard library only. The index lives on a file system of its own:
 
@@ -33,9 +33,11 @@ items with a client state, stamps every item with its generation g<N>z):
      `reindex run --queue` a reindexAll of generation 3 and start `reindex serve --retry-base 1`;
      after the first committed batch the extension holds (crashloop-pause "hold-all-commit-1")
      while the filler takes every free byte, then goes on, so the next commit fails; 2 s later
-     the filler goes. serve should retry the request and finish it within 30 s. Whatever serve
-     did, a `reindex run` afterwards must finish it with generation 3 complete and the index
-     intact.
+     the filler goes (--full-seconds). serve should retry the request and finish it within 30 s
+     of the disk having room. When even a failure could not be recorded, serve says so with the
+     wait before its next try; those waits must never shrink while the disk stays full (they
+     double, from --retry-base). Whatever serve did, a `reindex run` afterwards must finish it
+     with generation 3 complete and the index intact.
 
 Progress goes to stdout; at the end (exit status 1 when any check fails) comes the one line
   full-disk: <the error line without "error: ">; committed items intact: yes|no; integrity: ok|FAILED
@@ -45,6 +47,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -337,7 +340,7 @@ class FullDisk:
     def serve_check(self):
         """serve runs a reindexAll (generation 3); after its first committed batch the extension
         holds while the disk is filled completely, then goes on: the next commit fails. The filler
-        goes 2 s later. serve should retry the request (--retry-base 1) and finish it."""
+        goes --full-seconds later. serve should retry the request (--retry-base 1) and finish it."""
         self.configure(NEW_ITEMS, 3)
         pause = os.path.join(self.bundle_dir, "crashloop-pause")
         with open(pause, "w") as f:
@@ -398,7 +401,7 @@ class FullDisk:
         outcome = None
         if not wait_for(lambda: "storeFailure" in serve_log() or "disk is full" in serve_log(), 60):
             outcome = "serve reported no failure on the full disk"
-        time.sleep(2)
+        time.sleep(self.o.full_seconds)
         os.remove(self.filler)
         freed = time.monotonic()
         log("filler removed, %d KiB free; waiting up to 30 s for serve to finish request %s" % (
@@ -406,8 +409,12 @@ class FullDisk:
         done = wait_for(lambda: (self.request() or (None, None))[1] == "done", 30)
         waited = time.monotonic() - freed
         row = self.request()
+        waits = [int(w) for w in re.findall(r"could not be recorded.*next try in (\d+) s", serve_log())]
+        if any(later < earlier for earlier, later in zip(waits, waits[1:])):
+            self.fail("serve's waits after unrecorded failures shrank: %s" % waits)
+        unrecorded = ("; %d failure(s) could not be recorded, waits %s s" % (len(waits), ", ".join(map(str, waits)))) if waits else ""
         if done:
-            return outcome or "request %s finished %.1f s after the disk had room again" % (request_id, waited)
+            return (outcome or "request %s finished %.1f s after the disk had room again" % (request_id, waited)) + unrecorded
         lines = [l for l in serve_log().splitlines() if BUNDLE in l][-3:]
         self.fail("serve did not retry request %s once the disk had room (left '%s')" % (request_id, row[1]))
         return ("request %s NOT retried: still '%s' after attempt %s, %.0f s after the disk had room again; "
@@ -422,6 +429,8 @@ def main():
                         help="tmpfs (needs root), fsize (RLIMIT_FSIZE), or auto: tmpfs when it can be mounted")
     parser.add_argument("--size-mb", type=int, default=64, help="tmpfs size in MiB (default 64)")
     parser.add_argument("--no-serve", action="store_true", help="leave out the serve step")
+    parser.add_argument("--full-seconds", type=float, default=2,
+                        help="how long the disk stays full under serve (default 2)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     options = parser.parse_args()
     check = FullDisk(options)

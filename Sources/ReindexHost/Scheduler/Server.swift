@@ -343,10 +343,18 @@ public final class Server {
     /// Bundles whose last request failed without its failure being recorded: the request is
     /// still marked running, so it is put back in the queue once the store takes writes again.
     private var unrecorded = Set<String>()
+    /// How many requests of a bundle in a row failed unrecorded (reset by any recorded outcome):
+    /// the wait before the next try grows with it, as a failed request's retries do, so a disk
+    /// that stays full is not hammered every `--retry-base` seconds.
+    private var unrecordedStreak: [String: Int] = [:]
+
+    private func unrecordedDelay(_ key: String) -> Double {
+        options.backoff.delay(afterAttempt: unrecordedStreak[key] ?? 1)
+    }
 
     private func recoverUnrecorded(now: Double) {
         for key in unrecorded where workers[key] == nil && (cooldown[key] ?? 0) <= now {
-            guard let bundle = discovered.first(where: { $0.key == key }) else { unrecorded.remove(key); continue }
+            guard let bundle = discovered.first(where: { $0.key == key }) else { unrecorded.remove(key); unrecordedStreak[key] = nil; continue }
             guard let (lock, _) = try? BundleLock.acquire(name: key, index: paths.index), let lock else { continue }
             defer { lock.release() }
             do {
@@ -354,7 +362,7 @@ public final class Server {
                 unrecorded.remove(key)
                 ServeLog.info("\(bundle.identifier): the request whose failure could not be recorded is queued again")
             } catch {
-                cooldown[key] = now + options.backoff.baseSeconds
+                cooldown[key] = now + unrecordedDelay(key)
             }
         }
     }
@@ -435,12 +443,16 @@ public final class Server {
                         // Not even the failure could be written: put the request back once the
                         // store takes writes again (see recoverUnrecorded).
                         unrecorded.insert(key)
-                        cooldown[key] = Clock.now() + options.backoff.baseSeconds
-                        next = "its failure could not be recorded; it goes back in the queue once the index takes writes again"
+                        unrecordedStreak[key, default: 0] += 1
+                        let delay = unrecordedDelay(key)
+                        cooldown[key] = Clock.now() + delay
+                        next = "its failure could not be recorded; it goes back in the queue once the index takes writes again (next try in \(Int(delay.rounded())) s)"
                     default: next = ""
                     }
+                    if result.stateAfter != .running { unrecordedStreak[key] = nil }
                     ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next)")
                 } else {
+                    unrecordedStreak[key] = nil
                     ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(String(format3(result.durationSeconds))) s")
                 }
             }
