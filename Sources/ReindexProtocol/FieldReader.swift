@@ -91,14 +91,25 @@ public struct FieldReader: Sendable {
 
     public func integer(_ key: String) throws(FieldError) -> Int64? {
         guard let found = raw(key) else { return nil }
-        guard let i = found.integerValue else { throw FieldError(path: childPath(key), expected: "a whole number", got: Self.describe(found)) }
+        guard let i = found.integerValue else {
+            let expected = Self.isWholeButTooLarge(found) ? "a whole number from \(Int64.min) to \(Int64.max)" : "a whole number"
+            throw FieldError(path: childPath(key), expected: expected, got: Self.describe(found))
+        }
         return i
+    }
+
+    /// A whole number the JSON reader could only hold as a double: outside Int64's range.
+    private static func isWholeButTooLarge(_ value: JSONValue) -> Bool {
+        if case .double(let d) = value, d.isFinite, d.rounded() == d { return true }
+        return false
     }
 
     public func positiveInteger(_ key: String) throws(FieldError) -> Int? {
         guard let found = raw(key) else { return nil }
         guard let i = found.integerValue, i > 0, i <= Int64(Int32.max) else {
-            throw FieldError(path: childPath(key), expected: "a positive whole number", got: Self.describe(found))
+            let tooLarge = (found.integerValue ?? 0) > Int64(Int32.max) || Self.isWholeButTooLarge(found)
+            throw FieldError(path: childPath(key), expected: tooLarge ? "a positive whole number up to \(Int32.max)" : "a positive whole number",
+                             got: Self.describe(found))
         }
         return Int(i)
     }

@@ -199,6 +199,8 @@ final class ManifestTests: XCTestCase {
             (minimal(#""limits":[]"#), "limits: expected an object, got an array"),
             (minimal(#""limits":{"addressSpaceMiB":0}"#), "limits.addressSpaceMiB: expected a positive whole number, got 0"),
             (minimal(#""limits":{"cpuSeconds":"1m"}"#), #"limits.cpuSeconds: expected a positive whole number, got "1m""#),
+            (minimal(#""limits":{"cpuSeconds":4294967296}"#), "limits.cpuSeconds: expected a positive whole number up to 2147483647, got 4294967296"),
+            (minimal(#""retry":{"maxAttempts":1e30}"#), "retry.maxAttempts: expected a positive whole number up to 2147483647, got 1e+30"),
         ]
         for (text, expected) in cases {
             XCTAssertEqual(manifestError(text)?.description, expected, text)

@@ -152,6 +152,11 @@ final class ParamsTests: XCTestCase {
         XCTAssertEqual(fieldError { try ProgressParams(json: json(#"{"requestId":1,"completed":"3"}"#)) }, "params.completed: expected a whole number, got \"3\"")
         XCTAssertEqual(fieldError { try ProgressParams(json: json(#"{"requestId":1,"total":0.5}"#)) }, "params.total: expected a whole number, got 0.5")
         XCTAssertEqual(fieldError { try ProgressParams(json: json(#"{"requestId":1,"message":7}"#)) }, "params.message: expected a string, got 7")
+        // Past Int64 the reader holds a double: the message says the number is too large, not
+        // that it is not whole.
+        XCTAssertEqual(fieldError { try ProgressParams(json: json(#"{"requestId":1,"total":100000000000000000000}"#)) },
+                       "params.total: expected a whole number from -9223372036854775808 to 9223372036854775807, got 1e+20")
+        XCTAssertEqual(try ProgressParams(json: json(#"{"requestId":1,"total":9223372036854775807}"#)).total, Int64.max)
     }
 
     // MARK: batch/commit
