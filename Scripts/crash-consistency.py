@@ -90,7 +90,7 @@ import sys
 import tempfile
 import time
 
-from crashlib import FIXTURE, REPO, extension_processes, index_problems, log, read_only
+from crashlib import FIXTURE, REPO, extension_processes, extensions_left, index_problems, kill_all, log, read_only
 
 EXIT_GRACE = 5.0
 
@@ -306,23 +306,12 @@ class Loop:
         return extension_processes(self.token)
 
     def check_no_extension_left(self, where):
-        deadline = time.monotonic() + EXIT_GRACE
-        alive = self.extension_processes()
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.02)
-            alive = self.extension_processes()
+        alive = extensions_left(self.token, EXIT_GRACE)
         if alive:
             self.counts["left"] += len(alive)
             self.failures.append("left: %s: extension process(es) %s still running %.0f s after the host ended" % (where, alive, EXIT_GRACE))
             log("  FAIL (left): %s: extension process(es) %s still running %.0f s after the host ended" % (where, alive, EXIT_GRACE))
-            for pid in alive:
-                try:
-                    os.killpg(os.getpgid(pid), signal.SIGKILL)
-                except OSError:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+            kill_all(alive)
             time.sleep(0.1)
             self.extension_processes()
 
@@ -724,11 +713,7 @@ def main():
     try:
         ok = loop.run()
     finally:
-        for pid in loop.extension_processes():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(loop.extension_processes())
         if ok and not options.keep:
             shutil.rmtree(loop.scratch, ignore_errors=True)
         else:

@@ -1,10 +1,13 @@
 """What Scripts/crash-consistency.py and Scripts/full-disk.py share: where the fixture lives, a
-read-only look at the index, the index checks, and finding extension processes a run left.
+read-only look at the index, the index checks, and finding and stopping extension processes a
+run left.
 Standard library only; imported from the scripts' own directory."""
 import contextlib
 import json
 import os
+import signal
 import sqlite3
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(REPO, "Tests", "Fixtures", "extensions", "crashloop_indexer.py")
@@ -46,6 +49,29 @@ def extension_processes(token):
         if stat[stat.rindex(")") + 2:].split()[0] not in ("Z", "X"):
             found.append(int(name))
     return found
+
+
+def extensions_left(token, seconds):
+    """The extension processes (see extension_processes) still running after waiting up to
+    `seconds` for them to go; [] as soon as there are none."""
+    deadline = time.monotonic() + seconds
+    alive = extension_processes(token)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = extension_processes(token)
+    return alive
+
+
+def kill_all(pids):
+    """SIGKILL each process, with its process group unless that is the caller's own."""
+    for pid in pids:
+        try:
+            group = os.getpgid(pid)
+            if group != os.getpgrp():
+                os.killpg(group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def index_problems(index, host=None):

@@ -56,7 +56,7 @@ import tempfile
 import time
 import resource
 
-from crashlib import FIXTURE, REPO, extension_processes, index_problems, log, read_only
+from crashlib import FIXTURE, REPO, extension_processes, extensions_left, index_problems, kill_all, log, read_only
 
 BUNDLE = "com.crashloop.fulldisk"
 OLD_ITEMS = 5000
@@ -136,18 +136,10 @@ class FullDisk:
         return extension_processes(self.token)
 
     def check_no_extension_left(self, where):
-        deadline = time.monotonic() + 5
-        alive = self.extension_processes()
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.05)
-            alive = self.extension_processes()
+        alive = extensions_left(self.token, 5)
         if alive:
             self.fail("%s: extension process(es) %s still running 5 s after the host ended" % (where, alive))
-            for pid in alive:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_all(alive)
 
     # MARK: Checks
 
@@ -438,11 +430,7 @@ def main():
     try:
         ok = check.run()
     finally:
-        for pid in check.extension_processes():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(check.extension_processes())
         if check.mounted:
             if options.keep or not ok:
                 keep = os.path.join(check.scratch, "disk-copy")
