@@ -125,6 +125,24 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(result.signaled && result.status == SIGKILL, "the host did not die of SIGKILL: \(result)", file: file, line: line)
     }
 
+    /// Runs `reindex run bundle request… --json`, waits until its extension stops at `point` (see
+    /// `pause`), and kills the host there.
+    private func killRun(_ bundle: String, _ request: [String], whenPausedAt point: String,
+                         file: StaticString = #filePath, line: UInt = #line) throws {
+        try pause(point, bundle)
+        let host = try start(["run", bundle] + request + ["--json"])
+        try waitUntil("the extension to stop at \(point)") { (T.read(logPath(bundle)) ?? "").contains("paused at \(point)") }
+        killHost(host, file: file, line: line)
+    }
+
+    /// Every item's identifier, shuffled, one per line in `ids.txt` of the scratch directory.
+    @discardableResult
+    private func writeShuffledIdentifiers() throws -> [String] {
+        let identifiers = (0..<itemCount).map { "item.\($0)" }.shuffled()
+        try T.write(identifiers.joined(separator: "\n") + "\n", to: "\(scratch)/ids.txt")
+        return identifiers
+    }
+
     // MARK: Processes
 
     /// Running processes (not zombies) whose environment holds this test's token.
@@ -299,10 +317,7 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
     func testAKillAfterCommittedBatchesOfAReindexAllKeepsThemForTheResume() throws {
         try indexOldSets()
         try setGeneration(2, batched)
-        try pause("all-commit-2", batched)
-        let host = try start(["run", batched, "--all", "--json"])
-        try waitUntil("the extension to stop after its second commit") { (T.read(logPath(batched)) ?? "").contains("paused at all-commit-2") }
-        killHost(host)
+        try killRun(batched, ["--all"], whenPausedAt: "all-commit-2")
 
         assertNoExtensionLeft()
         try assertIntact()
@@ -337,12 +352,8 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
     func testAKillBeforeAReindexItemsIsAcknowledgedShowsNoneOfIt() throws {
         try indexOldSets()
         try setGeneration(2, single)
-        let identifiers = (0..<itemCount).map { "item.\($0)" }.shuffled()
-        try T.write(identifiers.joined(separator: "\n") + "\n", to: "\(scratch)/ids.txt")
-        try pause("items-before-ack", single)
-        let host = try start(["run", single, "--ids-from", "\(scratch)/ids.txt", "--json"])
-        try waitUntil("the extension to stop before its acknowledgement") { (T.read(logPath(single)) ?? "").contains("paused at items-before-ack") }
-        killHost(host)
+        try writeShuffledIdentifiers()
+        try killRun(single, ["--ids-from", "\(scratch)/ids.txt"], whenPausedAt: "items-before-ack")
 
         assertNoExtensionLeft()
         try assertIntact()
@@ -368,12 +379,8 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
     func testAKillBetweenReindexItemsCommitsShowsExactlyTheCommittedBatches() throws {
         try indexOldSets()
         try setGeneration(2, batched)
-        let identifiers = (0..<itemCount).map { "item.\($0)" }.shuffled()
-        try T.write(identifiers.joined(separator: "\n") + "\n", to: "\(scratch)/ids.txt")
-        try pause("items-commit-2", batched)
-        let host = try start(["run", batched, "--ids-from", "\(scratch)/ids.txt", "--json"])
-        try waitUntil("the extension to stop after its second commit") { (T.read(logPath(batched)) ?? "").contains("paused at items-commit-2") }
-        killHost(host)
+        let identifiers = try writeShuffledIdentifiers()
+        try killRun(batched, ["--ids-from", "\(scratch)/ids.txt"], whenPausedAt: "items-commit-2")
 
         assertNoExtensionLeft()
         try assertIntact()
