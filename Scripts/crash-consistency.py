@@ -90,7 +90,8 @@ import sys
 import tempfile
 import time
 
-from crashlib import FIXTURE, REPO, extension_processes, extensions_left, index_problems, kill_all, log, read_only
+from crashlib import (FIXTURE, REPO, extension_processes, extensions_left, host_environment, index_problems, kill_all, log,
+                      read_only, run_host)
 
 EXIT_GRACE = 5.0
 
@@ -144,16 +145,7 @@ class Loop:
         self.index = os.path.join(self.scratch, "index", "index.sqlite")
         self.extensions = os.path.join(self.scratch, "extensions")
         self.token = "crashloop-%d-%d" % (os.getpid(), int(time.time()))
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            "HOME": os.path.join(self.scratch, "home"),
-            "XDG_DATA_HOME": os.path.join(self.scratch, "xdg-data"),
-            "XDG_STATE_HOME": os.path.join(self.scratch, "xdg-state"),
-            "XDG_DATA_DIRS": os.path.join(self.scratch, "xdg-system"),
-            "LANG": "C.UTF-8",
-            "REINDEX_INDEX": self.index,
-            "REINDEX_EXTENSIONS_PATH": self.extensions,
-        }
+        self.env = host_environment(self.scratch, self.index, self.extensions)
         n = options.items
         self.bundles = [
             Bundle("com.crashloop.batched", n, commit_every=max(1, n // 8), items_commit_every=max(1, n // 4)),
@@ -171,12 +163,10 @@ class Loop:
 
     def host(self, *args, check=True, timeout=300):
         """Runs `reindex ARGS` to completion; returns (status, stdout, stderr)."""
-        done = subprocess.run([self.reindex] + list(args), env=self.env, cwd=self.scratch, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-        out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
-        if check and done.returncode != 0:
-            raise RuntimeError("reindex %s: exit %d\n%s%s" % (" ".join(args), done.returncode, out, err))
-        return done.returncode, out, err
+        status, out, err = run_host(self.reindex, self.env, self.scratch, args, timeout=timeout)
+        if check and status != 0:
+            raise RuntimeError("reindex %s: exit %d\n%s%s" % (" ".join(args), status, out, err))
+        return status, out, err
 
     def fail(self, kind, text):
         self.counts[kind] += 1

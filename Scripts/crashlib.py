@@ -1,12 +1,13 @@
 """What Scripts/crash-consistency.py and Scripts/full-disk.py share: where the fixture lives, a
-read-only look at the index, the index checks, and finding and stopping extension processes a
-run left.
+host's environment and running it, a read-only look at the index, the index checks, and
+finding and stopping extension processes a run left.
 Standard library only; imported from the scripts' own directory."""
 import contextlib
 import json
 import os
 import signal
 import sqlite3
+import subprocess
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -15,6 +16,28 @@ FIXTURE = os.path.join(REPO, "Tests", "Fixtures", "extensions", "crashloop_index
 
 def log(text):
     print(text, flush=True)
+
+
+def host_environment(scratch, index, extensions):
+    """The environment the scripts run `reindex` in: nothing of the caller's but PATH, every
+    directory the host looks in kept inside `scratch`."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": os.path.join(scratch, "home"),
+        "XDG_DATA_HOME": os.path.join(scratch, "xdg-data"),
+        "XDG_STATE_HOME": os.path.join(scratch, "xdg-state"),
+        "XDG_DATA_DIRS": os.path.join(scratch, "xdg-system"),
+        "LANG": "C.UTF-8",
+        "REINDEX_INDEX": index,
+        "REINDEX_EXTENSIONS_PATH": extensions,
+    }
+
+
+def run_host(reindex, env, cwd, args, timeout=300, preexec_fn=None):
+    """Runs `reindex ARGS` to completion; returns (status, stdout, stderr)."""
+    done = subprocess.run([reindex] + list(args), env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, preexec_fn=preexec_fn)
+    return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
 
 
 def read_only(index):

@@ -56,7 +56,8 @@ import tempfile
 import time
 import resource
 
-from crashlib import FIXTURE, REPO, extension_processes, extensions_left, index_problems, kill_all, log, read_only
+from crashlib import (FIXTURE, REPO, extension_processes, extensions_left, host_environment, index_problems, kill_all, log,
+                      read_only, run_host)
 
 BUNDLE = "com.crashloop.fulldisk"
 OLD_ITEMS = 5000
@@ -78,16 +79,7 @@ class FullDisk:
         self.mounted = False
         self.fsize_blocks = None
         self.failures = []
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            "HOME": os.path.join(self.scratch, "home"),
-            "XDG_DATA_HOME": os.path.join(self.scratch, "xdg-data"),
-            "XDG_STATE_HOME": os.path.join(self.scratch, "xdg-state"),
-            "XDG_DATA_DIRS": os.path.join(self.scratch, "xdg-system"),
-            "LANG": "C.UTF-8",
-            "REINDEX_INDEX": self.index,
-            "REINDEX_EXTENSIONS_PATH": self.extensions,
-        }
+        self.env = host_environment(self.scratch, self.index, self.extensions)
 
     def fail(self, text):
         self.failures.append(text)
@@ -107,10 +99,7 @@ class FullDisk:
         return apply
 
     def host(self, *args, limit=False, timeout=300):
-        done = subprocess.run([self.reindex] + list(args), env=self.env, cwd=self.scratch, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                              preexec_fn=self.limited() if limit else None)
-        return done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+        return run_host(self.reindex, self.env, self.scratch, args, timeout=timeout, preexec_fn=self.limited() if limit else None)
 
     def db(self):
         """A read-only connection, closed when the `with` block ends."""
