@@ -304,19 +304,13 @@ enum FuzzHarness {
         let decoded: P
         do { decoded = try decode(value) } catch { return "invalid \(error.path)" }
         let encoded = encode(decoded)
-        do {
+        try readingBack(invalid: "written params are invalid") {
             let again = try decode(encoded)
             try check(again == decoded, "params changed when written and read again: \(JSONWriter.string(encoded))")
             let text = JSONWriter.bytes(encoded)
             let reparsed: JSONValue
             do { reparsed = try JSONParser.parse(text) } catch { throw Violation(description: "written params do not parse: \(error)") }
             try check(try decode(reparsed) == decoded, "params changed when written as text and read again")
-        } catch let error as FieldError {
-            throw Violation(description: "written params are invalid: \(error)")
-        } catch let violation as Violation {
-            throw violation
-        } catch {
-            throw Violation(description: "unexpected error \(error)")
         }
         return try describe(decoded)
     }
@@ -333,6 +327,20 @@ enum FuzzHarness {
 
     /// The bytes of a base64 client state, or nil if it is not base64; they must encode and
     /// decode back to the same bytes.
+    /// Runs a check that reads back what was written: a FieldError there means the writer wrote
+    /// something its own reader refuses (`invalid` names it).
+    static func readingBack(invalid: String, _ body: () throws -> Void) throws(Violation) {
+        do {
+            try body()
+        } catch let error as FieldError {
+            throw Violation(description: "\(invalid): \(error)")
+        } catch let violation as Violation {
+            throw violation
+        } catch {
+            throw Violation(description: "unexpected error \(error)")
+        }
+    }
+
     static func decodeClientState(_ state: String) throws(Violation) -> [UInt8]? {
         guard let bytes = Base64.decode(state) else { return nil }
         try check(Base64.decode(Base64.encode(bytes)) == bytes, "base64 does not round-trip")
@@ -394,15 +402,9 @@ enum FuzzHarness {
         }
         // Written out in full, it reads back the same, as a value and as text.
         let json = manifest.json
-        do {
+        try readingBack(invalid: "a written manifest is invalid") {
             try check(try Manifest.parse(json) == manifest, "the manifest changed when written and read again")
             try check(try Manifest.parse(JSONWriter.bytes(json)) == manifest, "the manifest changed when written as text and read again")
-        } catch let error as FieldError {
-            throw Violation(description: "a written manifest is invalid: \(error)")
-        } catch let violation as Violation {
-            throw violation
-        } catch {
-            throw Violation(description: "unexpected error \(error)")
         }
         try checkJSONRoundTrip(json, maximumDepth: 64)
         return "ok \(manifest.bundleIdentifier)"
