@@ -309,7 +309,7 @@ class Loop:
 
     def check_integrity(self, where, full=True):
         """crashlib.index_problems, with `full` also `reindex check` (the slow part)."""
-        problems = index_problems(self.index, (lambda *args: self.host(*args, check=False)) if full else None)
+        problems = index_problems(self.index, lambda *args: self.host(*args, check=False), full=full)
         if problems:
             self.fail("integrity", "%s: %s" % (where, "; ".join(problems)))
             return False

@@ -11,7 +11,9 @@ extension Reindex {
         let writes = try StagedWrites(store: store, bundleIdentifier: bundle, scope: .live)
         var rejected = 0
         do {
-            try StandardInputLines.forEach { line, number in
+            // Staged writes are committed whenever input pauses: no write lock is held while
+            // waiting for the producer.
+            try StandardInputLines.forEach(beforeWaiting: { try writes.flush() }) { line, number in
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)

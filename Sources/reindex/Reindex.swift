@@ -42,6 +42,11 @@ struct Reindex {
         } catch let error as ReindexError {
             Console.report(error)
             exit(error.code.exitCode)
+        } catch let error as SQLiteError {
+            // The index failed under the command: damaged, busy past the timeout, disk full.
+            let explained = IndexStore.explain(error, index: context.paths.index)
+            Console.report(explained)
+            exit(explained.code.exitCode)
         } catch {
             Console.report(ReindexError(.internal, "\(error)"))
             exit(70)

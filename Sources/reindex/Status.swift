@@ -5,10 +5,15 @@ extension Reindex {
     static func status(_ context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
-        var identifiers: [String] = discovered.map(\.identifier)
-        var seen = Set(identifiers.map { $0.lowercased() })
-        for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }
-        let statuses = try identifiers.map { identifier throws -> BundleStatus in try store.status(bundle: identifier) }
+        // One snapshot for the whole report.
+        let statuses = try store.read { () throws(SQLiteError) -> [BundleStatus] in
+            var identifiers: [String] = discovered.map(\.identifier)
+            var seen = Set(identifiers.map { $0.lowercased() })
+            for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }
+            var statuses: [BundleStatus] = []
+            for identifier in identifiers { statuses.append(try store.status(bundle: identifier)) }
+            return statuses
+        }
         let healthy = store.openReport.lostReason == nil
         if context.json {
             Console.json(.object([
@@ -54,16 +59,31 @@ extension Reindex {
 
     static func check(_ context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
-        let problems = try store.integrityCheck()
+        let quick = context.arguments.flag("quick")
+        var problems = try store.integrityCheck(quick: quick, fullText: !quick)
+        var leftovers: [String] = []
+        if problems.isEmpty {
+            // The file is sound; now the index's own invariants.
+            do {
+                let invariants = try store.checkInvariants()
+                problems = invariants.problems
+                leftovers = invariants.leftovers
+            } catch {
+                guard error.isCorruption else { throw error }
+                problems.append(error.message)
+            }
+        }
         let lost = store.openReport.lostReason
         if context.json {
             Console.json(.object([("index", .string(store.path)), ("healthy", .bool(problems.isEmpty && lost == nil)),
-                                  ("problems", .array(problems.map(JSONValue.string))), ("lostReason", lost.map(JSONValue.string) ?? .null)]))
-        } else if problems.isEmpty && lost == nil {
-            Console.out("\(store.path): healthy")
+                                  ("problems", .array(problems.map(JSONValue.string))),
+                                  ("leftovers", .array(leftovers.map(JSONValue.string))),
+                                  ("lostReason", lost.map(JSONValue.string) ?? .null)]))
         } else {
+            if problems.isEmpty && lost == nil { Console.out("\(store.path): healthy") }
             if let lost { Console.out("\(store.path): was lost (\(lost)) and has been recreated; rebuilds are queued") }
             for problem in problems { Console.out("\(store.path): \(problem)") }
+            for leftover in leftovers { Console.out("\(store.path): leftover, swept by the next run or serve: \(leftover)") }
         }
         if !problems.isEmpty {
             Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")

@@ -106,8 +106,16 @@ public enum ReindexCommands {
             OptionSpec("all", help: "every item of the bundle", exclusiveGroup: "what"),
         ])
     public static let check = CommandSpec(
-        "check", summary: "check the index's integrity (SQLite and full-text index)",
-        discussion: "Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions).")
+        "check", summary: "check the index's integrity (SQLite, the full-text index and the index's own invariants)",
+        options: [OptionSpec("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")],
+        discussion: """
+            Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
+            known bundle, every live generation a reindexAll that made it, and every invisible row a running or
+            resumable writer. Rows left by a writer that is gone are listed as leftovers (the next run of the bundle or
+            'reindex serve' sweeps them); they do not make the index unhealthy.
+            Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions),
+            75 the index stayed busy (try again later).
+            """)
     public static let reset = CommandSpec(
         "reset", summary: "erase the index and queue reindexAll (indexLost) for every bundle",
         discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")

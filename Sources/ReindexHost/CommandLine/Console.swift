@@ -129,11 +129,17 @@ extension CommandContext {
 
 /// Reads standard input line by line with bounded memory.
 public struct StandardInputLines {
-    public static func forEach(maximumLineLength: Int = LineReader.defaultMaximumLineLength, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
+    /// `beforeWaiting` runs whenever no input is ready, just before the read that waits for it.
+    public static func forEach(
+        maximumLineLength: Int = LineReader.defaultMaximumLineLength, beforeWaiting: () throws -> Void = {},
+        _ body: (UnsafeRawBufferPointer, Int) throws -> Void
+    ) throws {
         var reader = LineReader(maximumLineLength: maximumLineLength, skipsEmptyLines: false)
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
         var lineNumber = 0
         while true {
+            var ready = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+            if poll(&ready, 1, 0) == 0 { try beforeWaiting() }
             let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
             if n < 0 { if errno == EINTR { continue }; throw ReindexError(.ioError, "cannot read stdin: \(FileSystem.errnoText())") }
             if n == 0 { break }

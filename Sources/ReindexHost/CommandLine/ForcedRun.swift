@@ -71,6 +71,8 @@ public enum ForcedRun {
             request = try store.enqueue(
                 bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                 reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, coalesce: selection.kind == .reindexAll)
+        } catch let error as SQLiteError {
+            throw IndexStore.explain(error, index: store.path, doing: "\(bundle.identifier): cannot queue the request")
         } catch {
             throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
         }

@@ -53,6 +53,15 @@ extension IndexStore {
         try transaction { () throws -> Int in
             let count = try itemCount(bundle: key, now: 0)
             try deleteItems(where: "bundle = ?1") { $0.bind(1, key) }
+            for sql in ["DELETE FROM staged_deletes WHERE staging IN (SELECT id FROM stagings WHERE bundle = ?1)",
+                        "DELETE FROM stagings WHERE bundle = ?1", "DELETE FROM retired_generations WHERE bundle = ?1",
+                        "DELETE FROM staged_undo WHERE request IN (SELECT gen FROM staged_generations WHERE bundle = ?1)",
+                        "DELETE FROM staged_generations WHERE bundle = ?1",
+                        "DELETE FROM staged_undo WHERE request IN (SELECT id FROM requests WHERE bundle = ?1)"] {
+                let forget = try statement(sql)
+                forget.bind(1, key)
+                try forget.run()
+            }
             let requests = try statement("DELETE FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running')")
             requests.bind(1, key)
             try requests.run()

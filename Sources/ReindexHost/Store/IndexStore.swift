@@ -56,6 +56,8 @@ public final class IndexStore {
             } catch {
                 throw ReindexError(.ioError, "\(path): cannot create a fresh index: \(error)")
             }
+        } catch let error as SQLiteError {
+            throw explain(error, index: path, doing: "cannot open the index")
         } catch {
             throw ReindexError(.ioError, "\(path): cannot open the index: \(error)")
         }
@@ -67,14 +69,33 @@ public final class IndexStore {
         connection = try SQLiteConnection(path: path)
         connection.setBusyTimeout(milliseconds: busyTimeout)
         try Self.checkTruncation(connection, path: path)
-        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
+        try Self.enableWAL(connection, waitingUpTo: Double(busyTimeout) / 1000)
+        try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
         let st = FileSystem.status(path)
         openedInode = st?.inode ?? 0
         openedDevice = st?.device ?? 0
         try migrate()
     }
 
-    /// Brings the schema to the newest version, in one transaction.
+    /// Switches the database to write-ahead logging. The switch needs the database to itself for
+    /// a moment and SQLite does not wait for that, so when several processes open a brand-new
+    /// index at once it is retried until `seconds` have passed.
+    private static func enableWAL(_ connection: SQLiteConnection, waitingUpTo seconds: Double) throws(SQLiteError) {
+        let until = Clock.monotonic() + seconds
+        var delay: useconds_t = 1_000
+        while true {
+            do {
+                try connection.execute("PRAGMA journal_mode=WAL")
+                return
+            } catch where error.isBusy && Clock.monotonic() < until {
+                usleep(delay)
+                delay = min(delay * 2, 50_000)
+            }
+        }
+    }
+
+    /// Brings the schema to the newest version, in one transaction (the write lock makes a
+    /// second process opening a new index at the same time wait, then find it migrated).
     private func migrate() throws(SQLiteError) {
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         if current == Int64(Schema.migrations.count) {
@@ -122,6 +143,22 @@ public final class IndexStore {
     /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolling back on error.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` as one read transaction: every statement in it sees the same snapshot of the
+    /// index, so a commit by another process in between never shows half. Inside a transaction
+    /// already open, it just runs.
+    public func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        if connection.isInTransaction { return try body() }
+        try connection.execute("BEGIN")
         do {
             let result = try body()
             try connection.execute("COMMIT")
@@ -204,7 +241,7 @@ public final class IndexStore {
     }
 
     /// SQLite's own integrity check (`PRAGMA integrity_check`); an empty list means healthy.
-    public func integrityCheck(quick: Bool = false) throws(SQLiteError) -> [String] {
+    public func integrityCheck(quick: Bool = false, fullText: Bool = true) throws(SQLiteError) -> [String] {
         var problems: [String] = []
         do {
             let statement = try connection.prepare(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
@@ -216,9 +253,12 @@ public final class IndexStore {
             problems.append(error.message)
             return problems
         }
-        if problems.isEmpty {
+        if problems.isEmpty && fullText {
             let fts = try connection.prepare("INSERT INTO items_fts(items_fts, rank) VALUES('integrity-check', 0)")
-            do { try fts.run() } catch { problems.append("full-text index: \(error.message)") }
+            do { try fts.run() } catch where error.isBusy {
+                // Busy is not damage: say so as what it is.
+                throw error
+            } catch { problems.append("full-text index: \(error.message)") }
         }
         return problems
     }

@@ -28,7 +28,7 @@ public final class LocalIndex {
 
     private func write(_ body: (StagedWrites) throws(SQLiteError) -> Void) throws(ReindexError) -> WriteCounts {
         do throws(SQLiteError) {
-            let writes = try StagedWrites(store: store, bundleIdentifier: bundleIdentifier, scope: .live)
+            let writes = try StagedWrites(store: store, bundleIdentifier: bundleIdentifier, scope: .direct)
             do throws(SQLiteError) {
                 try body(writes)
                 return try writes.acknowledge()
@@ -37,7 +37,7 @@ public final class LocalIndex {
                 throw error
             }
         } catch {
-            throw ReindexError(error.isDiskFull ? .ioError : .internal, "\(bundleIdentifier): \(error)")
+            throw IndexStore.explain(error, index: store.path, doing: bundleIdentifier)
         }
     }
 
@@ -85,7 +85,7 @@ public final class LocalIndex {
     /// Searches this bundle's items.
     public func search(_ query: String, limit: Int = 20) throws(ReindexError) -> [SearchResult] {
         do { return try store.search(query, bundle: bundleIdentifier, limit: limit) } catch {
-            throw ReindexError(.internal, "\(bundleIdentifier): search failed: \(error)")
+            throw IndexStore.explain(error, index: store.path, doing: "\(bundleIdentifier): search failed")
         }
     }
 }

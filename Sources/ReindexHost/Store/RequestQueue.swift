@@ -212,11 +212,14 @@ extension IndexStore {
 
     /// Requests left `running` by a process that is gone go back to `pending` (the caller holds
     /// the bundle's lock, so nobody else is running them).
+    /// What they left staged is swept (`sweepLeftovers`).
     public func recoverAbandoned(bundle identifier: String) throws(SQLiteError) {
+        let abandoned = try requests(bundle: identifier, state: .running)
         let update = try statement("UPDATE requests SET state = 'pending', last_error = coalesce(last_error, 'the host stopped while the request was running'), updated = ?2 WHERE bundle = ?1 AND state = 'running'")
         update.bind(1, identifier.lowercased())
         update.bind(2, Clock.now())
         try update.run()
+        try sweepLeftovers(bundle: identifier, abandoned: abandoned)
     }
 
     /// Puts a request back to `pending` without counting the attempt (it was cancelled).
@@ -281,6 +284,7 @@ extension IndexStore {
             $0.bind(1, key)
             $0.bind(2, generation)
         }
+        try forgetStagedGeneration(bundle: key, generation: generation)
     }
 
     /// Appends one run to the bundle's history.

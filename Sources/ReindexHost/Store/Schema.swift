@@ -72,5 +72,40 @@ enum Schema {
         """
         ALTER TABLE items ADD COLUMN refresh_asked_for REAL;
         """,
+        // 3: staging in short transactions (see StagedWrites): the batch a reindexAll row was
+        // written in and the generation's last committed batch, so what came after the last
+        // batch/commit can be told apart and discarded; live stagings (reindexItems, `put`) with
+        // their deletions; and the committed rows a pending batch replaced, to restore on failure.
+        """
+        ALTER TABLE items ADD COLUMN batch INTEGER;
+        CREATE TABLE staged_generations(bundle TEXT NOT NULL, gen INTEGER NOT NULL, committed_batch INTEGER NOT NULL, PRIMARY KEY(bundle, gen));
+        CREATE TABLE stagings(
+            id INTEGER PRIMARY KEY,
+            bundle TEXT NOT NULL,
+            request_id INTEGER,
+            pid INTEGER NOT NULL,
+            pid_start INTEGER NOT NULL,
+            started REAL NOT NULL
+        );
+        CREATE TABLE staged_deletes(
+            staging INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            value TEXT,
+            counted INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX staged_deletes_staging ON staged_deletes(staging);
+        CREATE TABLE staged_undo(
+            request INTEGER NOT NULL,
+            uid TEXT NOT NULL,
+            domain TEXT,
+            expires REAL,
+            attributes TEXT NOT NULL,
+            refresh_asked_for REAL,
+            batch INTEGER,
+            title, displayName, alternateNames, contentDescription, textContent, keywords, authors
+        );
+        CREATE INDEX staged_undo_request ON staged_undo(request);
+        CREATE TABLE retired_generations(bundle TEXT NOT NULL, gen INTEGER NOT NULL, PRIMARY KEY(bundle, gen));
+        """,
     ]
 }

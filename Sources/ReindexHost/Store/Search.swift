@@ -76,7 +76,12 @@ extension IndexStore {
     /// `searchCandidates` matches; only when those do not fill `limit` visible results (filters,
     /// staged or expired rows) does it look further, widening eightfold each time. A word that
     /// matches fewer items than that — most words — is ranked over all its matches.
+    /// The whole search reads one snapshot of the index.
     public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
+        try read { () throws(SQLiteError) in try searchSnapshot(text, bundle: bundle, domain: domain, limit: limit, now: now) }
+    }
+
+    private func searchSnapshot(_ text: String, bundle: String?, domain: String?, limit: Int, now: Double) throws(SQLiteError) -> [SearchResult] {
         // Whole words first: FTS5 streams a word's matches, while a prefix of four or more
         // letters (no prefix index) makes it gather every matching term's list first. People
         // typing partial words get the prefix search when the words alone do not fill the page,
@@ -195,6 +200,10 @@ extension IndexStore {
 
     /// Item counts, queue state and the last run of a bundle.
     public func status(bundle identifier: String) throws(SQLiteError) -> BundleStatus {
+        try read { () throws(SQLiteError) in try statusSnapshot(bundle: identifier) }
+    }
+
+    private func statusSnapshot(bundle identifier: String) throws(SQLiteError) -> BundleStatus {
         let key = identifier.lowercased()
         let counts = try statement("SELECT state, count(*) FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running', 'failed') GROUP BY state")
         counts.bind(1, key)

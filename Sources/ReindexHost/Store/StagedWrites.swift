@@ -14,20 +14,32 @@ public struct WriteCounts: Sendable, Equatable {
 
 /// The index operations of one request, held back until they may be seen.
 ///
-/// Operations go into one open write transaction, so nothing is visible to other connections
-/// until it commits, and a failure rolls back exactly what was not committed:
-/// - `.live` (a `reindexItems` request, or a direct write) changes the bundle's live items;
-///   `commitBatch` and `acknowledge` make them visible.
-/// - `.replacement` (a `reindexAll`) writes a new generation of the bundle's items that searches
-///   do not see; `commitBatch` makes it durable (so a retry can resume) but still invisible;
-///   `acknowledge` swaps it in and removes every item the request did not put, in one transaction.
+/// No write transaction is held while the host waits for an extension: operations are written
+/// in short *group* transactions (committed when the extension pauses, after `groupOperations`
+/// operations or after `groupSeconds`, whichever comes first) into rows searches cannot see,
+/// and published by one short transaction when the contract says they become visible:
+/// - `.replacement` (a `reindexAll`) writes a new generation of the bundle's items, tagged with
+///   the number of the batch they belong to. `commitBatch` records the batch as committed with
+///   the client state (so a retry resumes); `acknowledge` swaps the generation in. A failure
+///   discards the rows of the batch after the last `batch/commit` and restores any committed row
+///   that batch replaced or deleted, so a resumed attempt sees exactly its committed batches.
+/// - `.live` (a `reindexItems` request, or a stream of direct writes) writes puts into a private
+///   staging generation and records deletions as tombstones; `commitBatch` and `acknowledge`
+///   apply them to the live items in one transaction. A failure drops the staging.
+/// - `.direct` (writes whose operations are all in hand, `LocalIndex`) changes the live items in
+///   the one transaction `acknowledge` commits.
 ///
 /// A bundle only ever touches rows keyed by its own identifier, whatever identifiers it sends.
 public final class StagedWrites {
     public enum Scope: Sendable, Equatable {
         case live
         case replacement(generation: Int64)
+        case direct
     }
+
+    /// Bounds of one group transaction while operations stream in.
+    public static let groupOperations = 4096
+    public static let groupSeconds = 0.05
 
     public let store: IndexStore
     public let bundleKey: String
@@ -36,14 +48,22 @@ public final class StagedWrites {
     public private(set) var counts = WriteCounts()
     /// Operations received since the last commit.
     public private(set) var pendingOperations = 0
+    /// The generation rows are written to (for `.live`, the staging generation, below zero).
     private var generation: Int64 = 0
+    /// `.live`: the staging's row; `.replacement`: the batch being written (committed + 1).
+    private var stagingID: Int64 = 0
+    private var batch: Int64 = 1
     private var countsAtCommit = WriteCounts()
+    private var groupOpen = false
+    private var groupStarted = 0.0
+    private var groupCount = 0
     // The hot path's statements, held directly (no cache lookup per item).
     private var insertStatement: SQLiteStatement?
     private var ftsStatement: SQLiteStatement?
 
     /// Prepares writes for `bundleIdentifier`; registers the bundle if the index has not seen it.
-    public init(store: IndexStore, bundleIdentifier: String, scope: Scope) throws(SQLiteError) {
+    /// A replacement first discards whatever an earlier attempt wrote after its last commit.
+    public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil) throws(SQLiteError) {
         self.store = store
         self.bundleKey = bundleIdentifier.lowercased()
         self.scope = scope
@@ -52,23 +72,48 @@ public final class StagedWrites {
         register.bind(2, bundleIdentifier)
         register.bind(3, Clock.now())
         try register.run()
-    }
-
-    /// Opens the write transaction if none is open, and fixes the generation written to.
-    private func begin() throws(SQLiteError) {
-        guard !store.connection.isInTransaction else { return }
-        try store.connection.execute("BEGIN IMMEDIATE")
         switch scope {
-        case .live: generation = try liveGeneration()
-        case .replacement(let g): generation = g
+        case .replacement(let g):
+            generation = g
+            try store.writeTransaction { () throws(SQLiteError) in
+                batch = try store.committedBatch(bundle: bundleKey, generation: g) + 1
+                try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
+            }
+        case .live:
+            stagingID = try store.openStaging(bundle: bundleKey, requestID: requestID)
+            generation = -stagingID
+        case .direct:
+            break
         }
     }
 
-    private func liveGeneration() throws(SQLiteError) -> Int64 {
-        let select = try store.statement("SELECT live_gen FROM bundles WHERE key = ?1")
-        select.bind(1, bundleKey)
-        defer { select.reset() }
-        return try select.step() ? select.int64(0) : 0
+    /// Whether operations are written but not yet committed (the caller flushes before waiting).
+    public var hasOpenGroup: Bool { groupOpen }
+
+    /// Opens a group transaction if none is open.
+    private func begin() throws(SQLiteError) {
+        guard !groupOpen else { return }
+        try store.connection.execute("BEGIN IMMEDIATE")
+        groupOpen = true
+        groupStarted = Clock.monotonic()
+        groupCount = 0
+        if case .direct = scope { generation = try store.liveGeneration(bundle: bundleKey) }
+    }
+
+    /// Counts one operation into the group, committing it when it reaches its bounds.
+    private func operationDone() throws(SQLiteError) {
+        pendingOperations += 1
+        groupCount += 1
+        if case .direct = scope { return }
+        if groupCount >= Self.groupOperations || Clock.monotonic() - groupStarted >= Self.groupSeconds { try flush() }
+    }
+
+    /// Commits the open group transaction: the rows become durable, still invisible.
+    public func flush() throws(SQLiteError) {
+        guard groupOpen else { return }
+        if case .direct = scope { return }
+        try store.connection.execute("COMMIT")
+        groupOpen = false
     }
 
     /// Adds or replaces one item.
@@ -76,7 +121,7 @@ public final class StagedWrites {
         try begin()
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
-            insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+            insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
             insertStatement = insert
         }
         bindRow(insert, item)
@@ -85,9 +130,17 @@ public final class StagedWrites {
         if store.connection.changes == 1 {
             rowID = store.connection.lastInsertRowID
         } else {
-            // Replacing an item: update the row, then its full-text entry.
+            // Replacing an item. A committed row of a replacement is kept aside first, so a
+            // failure of this batch can bring it back.
+            if case .replacement = scope {
+                try keepCommittedRows(where: "bundle = ?1 AND gen = ?2 AND uid = ?3") { statement in
+                    statement.bind(1, bundleKey)
+                    statement.bind(2, generation)
+                    item.withField(.uniqueIdentifier) { statement.bindText(3, $0) }
+                }
+            }
             let update = try store.statement(
-                "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
+                "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
             bindRow(update, item)
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
@@ -107,11 +160,11 @@ public final class StagedWrites {
         }
         try fts.run()
         counts.put += 1
-        pendingOperations += 1
+        try operationDone()
     }
 
-    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes: the
-    /// parameters the insert and the update of an item share.
+    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch:
+    /// the parameters the insert and the update of an item share.
     private func bindRow(_ statement: SQLiteStatement, _ item: ValidatedItem) {
         statement.bind(1, bundleKey)
         statement.bind(2, generation)
@@ -119,6 +172,7 @@ public final class StagedWrites {
         item.withField(.domainIdentifier) { statement.bindText(4, $0) }
         statement.bind(5, item.expiration)
         item.withField(.attributes) { statement.bindText(6, $0) }
+        if case .replacement = scope { statement.bind(7, batch) } else { statement.bind(7, nil as Int64?) }
     }
 
     /// Notes an item that was rejected (counted, not stored).
@@ -127,104 +181,153 @@ public final class StagedWrites {
     /// Removes items by identifier.
     public func delete(identifiers: [String]) throws(SQLiteError) {
         try begin()
-        let delete = try store.statement("DELETE FROM items WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
-        let fts = try store.statement("DELETE FROM items_fts WHERE rowid = ?1")
         for identifier in identifiers {
-            delete.reset()
-            delete.bind(1, bundleKey)
-            delete.bind(2, generation)
-            delete.bind(3, identifier)
-            var removed: [Int64] = []
-            while try delete.step() { removed.append(delete.int64(0)) }
-            for row in removed {
-                fts.reset()
-                fts.bind(1, row)
-                try fts.run()
-            }
-            counts.deleted += removed.count
-            pendingOperations += 1
+            try remove(where: "bundle = ?1 AND gen = ?2 AND uid = ?3", value: identifier, tombstone: "uid")
+            try operationDone()
         }
-        delete.reset()
     }
 
     /// Removes every item in each domain and its subdomains (`a.b` takes `a.b.c`, not `a.bc`).
     public func delete(domains: [String]) throws(SQLiteError) {
         try begin()
-        // '/' sorts right after '.', so [d + ".", d + "/") is exactly the subdomains of d.
-        let condition = "bundle = ?1 AND gen = ?2 AND (domain = ?3 OR (domain >= ?3 || '.' AND domain < ?3 || '/'))"
         for domain in domains {
-            counts.deleted += try store.deleteItems(where: condition) {
-                $0.bind(1, bundleKey)
-                $0.bind(2, generation)
-                $0.bind(3, domain)
-            }
-            pendingOperations += 1
+            try remove(where: "bundle = ?1 AND gen = ?2 AND " + IndexStore.domainCondition(column: "domain", parameter: 3),
+                       value: domain, tombstone: "domain")
+            try operationDone()
         }
     }
 
     /// Removes every item of the bundle (in this request's generation).
     public func deleteAll() throws(SQLiteError) {
         try begin()
-        counts.deleted += try removeGeneration(generation)
-        pendingOperations += 1
+        try remove(where: "bundle = ?1 AND gen = ?2", value: nil, tombstone: "all")
+        try operationDone()
     }
 
-    /// Deletes every row of one generation of this bundle; returns how many.
-    private func removeGeneration(_ generation: Int64) throws(SQLiteError) -> Int {
-        try store.deleteItems(where: "bundle = ?1 AND gen = ?2") {
+    /// Deletes the matching rows of this request's generation. For `.live`, those are staged
+    /// puts: each removed one leaves a tombstone for its identifier (the live item it would have
+    /// replaced goes too), counted now, and the deletion itself is recorded to apply to the live
+    /// items at publication. For `.replacement`, committed rows are kept aside first.
+    /// `?3` in `condition` is `value`.
+    private func remove(where condition: String, value: String?, tombstone kind: String) throws(SQLiteError) {
+        let bindAll: (SQLiteStatement) -> Void = { [bundleKey, generation] in
             $0.bind(1, bundleKey)
             $0.bind(2, generation)
+            if let value { $0.bind(3, value) }
         }
+        switch scope {
+        case .replacement:
+            try keepCommittedRows(where: condition, bindAll)
+        case .live:
+            let marks = try store.statement("INSERT INTO staged_deletes(staging, kind, value, counted) SELECT ?8, 'uid', uid, 1 FROM items WHERE \(condition)")
+            bindAll(marks)
+            marks.bind(8, stagingID)
+            try marks.run()
+            let record = try store.statement("INSERT INTO staged_deletes(staging, kind, value, counted) VALUES(?1, ?2, ?3, 0)")
+            record.bind(1, stagingID)
+            record.bind(2, kind)
+            record.bind(3, value)
+            try record.run()
+        case .direct:
+            break
+        }
+        counts.deleted += try store.deleteItems(where: condition, bindAll)
+    }
+
+    /// Copies the rows matching `condition` that an earlier, committed batch wrote (with their
+    /// full-text columns) aside, so `rollback` can restore them; the current batch's own rows
+    /// need no copy, since a failure discards them anyway.
+    private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        let keep = try store.statement("""
+            INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors)
+            SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
+                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors
+            FROM items i JOIN items_fts f ON f.rowid = i.id
+            WHERE i.id IN (SELECT id FROM items WHERE \(condition)) AND i.batch IS NOT ?7
+            """)
+        bind(keep)
+        keep.bind(7, batch)
+        keep.bind(8, generation)
+        try keep.run()
     }
 
     /// Durably commits every operation since the last commit, together with `extra` (the
-    /// request's client state, for instance), and returns how many operations that was.
+    /// request's client state, for instance), and returns how many operations that was. For
+    /// `.live` the operations become visible; for `.replacement` they stay invisible until the
+    /// acknowledgement but survive a failure.
     @discardableResult
     public func commitBatch(_ extra: (IndexStore) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }) throws(SQLiteError) -> Int {
         try begin()
+        switch scope {
+        case .replacement(let g):
+            try store.markBatchCommitted(bundle: bundleKey, generation: g, batch: batch)
+        case .live:
+            counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
+        case .direct:
+            break
+        }
         try extra(store)
         try store.connection.execute("COMMIT")
+        groupOpen = false
+        if case .replacement = scope { batch += 1 }
         let committed = pendingOperations
         pendingOperations = 0
         countsAtCommit = counts
         return committed
     }
 
-    /// Ends the request successfully: commits what remains and, for a replacement, swaps the new
-    /// generation in and removes every item it did not put — all in one transaction, together
-    /// with `extra` (marking the request done, recording the run).
+    /// Ends the request successfully: commits what remains and makes it visible — for a
+    /// replacement, swaps the new generation in, so every item it did not put is gone — all in
+    /// one transaction, together with `extra` (marking the request done, recording the run).
+    /// The replaced generation's rows are deleted afterwards in short transactions.
     public func acknowledge(_ extra: (IndexStore) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }) throws(SQLiteError) -> WriteCounts {
         try begin()
-        if case .replacement(let newGeneration) = scope {
-            let old = try liveGeneration()
+        var retired: Int64?
+        switch scope {
+        case .replacement(let newGeneration):
+            let old = try store.liveGeneration(bundle: bundleKey)
             if old != newGeneration {
-                let gone = try store.statement("""
-                    SELECT count(*) FROM items o WHERE o.bundle = ?1 AND o.gen = ?2
-                    AND NOT EXISTS (SELECT 1 FROM items n WHERE n.bundle = ?1 AND n.gen = ?3 AND n.uid = o.uid)
-                    """)
-                gone.bind(1, bundleKey)
-                gone.bind(2, old)
-                gone.bind(3, newGeneration)
-                if try gone.step() { counts.deleted += gone.int(0) }
-                gone.reset()
-                _ = try removeGeneration(old)
-                let swap = try store.statement("UPDATE bundles SET live_gen = ?2 WHERE key = ?1")
-                swap.bind(1, bundleKey)
-                swap.bind(2, newGeneration)
-                try swap.run()
+                counts.deleted += try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
+                try store.swapGeneration(bundle: bundleKey, to: newGeneration, request: newGeneration)
+                retired = old
             }
+        case .live:
+            counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
+            try store.closeStaging(stagingID)
+        case .direct:
+            break
         }
         try extra(store)
         try store.connection.execute("COMMIT")
+        groupOpen = false
         pendingOperations = 0
         countsAtCommit = counts
+        if let retired {
+            // Invisible from now on; a failure here leaves rows that recovery sweeps.
+            try? store.dropGeneration(bundle: bundleKey, generation: retired)
+        }
         return counts
     }
 
     /// Discards everything since the last commit. Committed batches stay (for a replacement,
-    /// still invisible, ready for a resumed attempt).
+    /// still invisible, ready for a resumed attempt). What cannot be undone now (the index went
+    /// away, say) is swept by the next recovery of the bundle.
     public func rollback() {
-        if store.connection.isInTransaction { try? store.connection.execute("ROLLBACK") }
+        if groupOpen {
+            try? store.connection.execute("ROLLBACK")
+            groupOpen = false
+        }
+        switch scope {
+        case .replacement(let g):
+            try? store.writeTransaction { () throws(SQLiteError) in
+                try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
+            }
+        case .live:
+            try? store.writeTransaction { () throws(SQLiteError) in try store.dropStaging(stagingID, bundle: bundleKey) }
+        case .direct:
+            break
+        }
         counts.put = countsAtCommit.put
         counts.deleted = countsAtCommit.deleted
         pendingOperations = 0

@@ -149,7 +149,8 @@ public final class ExtensionSession {
         let writes: StagedWrites
         do {
             writes = try StagedWrites(store: store, bundleIdentifier: bundle.identifier,
-                                      scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live)
+                                      scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
+                                      requestID: request.id)
         } catch {
             return (WriteCounts(), [], fail(.storeFailure, "cannot prepare the index: \(error)"))
         }
@@ -239,6 +240,7 @@ public final class ExtensionSession {
             if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
             if !outgoing.isEmpty && process.stdinFD >= 0 { fds.append(pollfd(fd: process.stdinFD, events: Int16(POLLOUT), revents: 0)) }
             if let cancel = options.cancelFD, current?.cancelSentAt == nil { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
+            try commitGroupBeforeWaiting(&fds)
             let rc = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(max(0, wait) * 1000) + 1) }
             if rc < 0 && errno != EINTR {
                 throw fail(.crashed, "poll failed: \(FileSystem.errnoText())")
@@ -254,6 +256,21 @@ public final class ExtensionSession {
             if failure == nil && !done() && (stdoutClosed || process.waitForExit(blocking: false) != nil) {
                 try processEnded()
             }
+        }
+    }
+
+    /// Commits the request's open group of writes when nothing is ready to read, so no write
+    /// transaction is ever held while the host waits for the extension (other bundles and
+    /// commands write in between).
+    private func commitGroupBeforeWaiting(_ fds: inout [pollfd]) throws(RequestFailure) {
+        guard let writes = current?.writes, writes.hasOpenGroup else { return }
+        let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 0) }
+        guard ready == 0 else { return }
+        do { try writes.flush() } catch {
+            var failure = fail(.storeFailure, "cannot write to the index: \(error)")
+            failure.hostSide = error.isBusy
+            self.failure = failure
+            throw failure
         }
     }
 
