@@ -4,7 +4,9 @@ import BenchSupport
 
 /// The benchmark's extension: `reindexAll` puts `BENCH_ITEMS` generated items (`BENCH_SIZE`
 /// small — like the Colleagues ones — or large, with a 40-word description), in batches of
-/// `BENCH_BATCH` items per `put` call.
+/// `BENCH_BATCH` items per `put` call (each with the keyword `BENCH_TAG` when it is set). For the concurrency scenarios: with `BENCH_SLEEP_SECONDS`
+/// it works that long without a word to the host after half its items; with `BENCH_READY_FILE`
+/// and `BENCH_RELEASE_FILE`, after its items it creates the first and waits for the second.
 struct BenchIndexer: IndexRequestHandler {
     var extensionName: String { "BenchIndexer" }
     var extensionVersion: String { "1" }
@@ -14,11 +16,27 @@ struct BenchIndexer: IndexRequestHandler {
         let count = Int(environment["BENCH_ITEMS"] ?? "") ?? 1000
         let large = environment["BENCH_SIZE"] == "large"
         let batch = Int(environment["BENCH_BATCH"] ?? "") ?? 2000
+        let tag = environment["BENCH_TAG"]
+        let sleep = Double(environment["BENCH_SLEEP_SECONDS"] ?? "") ?? 0
         var start = 0
+        var slept = false
         while start < count {
             let end = min(count, start + batch)
-            try await index.put((start..<end).map { BenchItems.item($0, large: large) })
+            try await index.put((start..<end).map { n in
+                var item = BenchItems.item(n, large: large)
+                // A generation's mark, for telling two generations apart in one search.
+                if let tag { item.attributes.keywords = (item.attributes.keywords ?? []) + [tag] }
+                return item
+            })
             start = end
+            if sleep > 0 && !slept && start >= count / 2 {
+                slept = true
+                try await Task.sleep(nanoseconds: UInt64(sleep * 1e9))
+            }
+        }
+        if let ready = environment["BENCH_READY_FILE"], let release = environment["BENCH_RELEASE_FILE"] {
+            _ = FileManager.default.createFile(atPath: ready, contents: nil)
+            while !FileManager.default.fileExists(atPath: release) { try await Task.sleep(nanoseconds: 10_000_000) }
         }
     }
 

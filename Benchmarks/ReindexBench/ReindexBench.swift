@@ -14,14 +14,18 @@ import ReindexProtocol
 ///   prepared statements in one transaction; plus the host's peak resident memory;
 /// - ack: `reindex run BUNDLE --ids one-item` against starting the extension alone;
 /// - search: p50/p99 of one-word, two-word and prefix queries over the largest index;
-/// - discovery: `reindex list` over 10, 100 and 1,000 bundles.
+/// - discovery: `reindex list` over 10, 100 and 1,000 bundles;
+/// - python: the throughput scenario with a plain Python extension instead of the Swift one;
+/// - concurrency: how long other commands wait for the index while a request is open and idle,
+///   `serve --concurrency 2` with two extensions that pause mid-request, and searches during a
+///   replacement (none may see two generations).
 @main
 struct ReindexBench {
     struct Options {
         var items = [100_000, 1_000_000]
         var rounds = 3
         var json: String? = nil
-        var only: Set<String> = ["throughput", "ack", "search", "discovery"]
+        var only: Set<String> = ["throughput", "python", "ack", "search", "discovery", "concurrency"]
     }
 
     static func main() throws {
@@ -36,7 +40,7 @@ struct ReindexBench {
             case "--json": options.json = arguments.removeFirst()
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,ack,search,discovery]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,python,ack,search,discovery,concurrency]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -112,6 +116,8 @@ final class Bench {
         if options.only.contains("ack") { try acknowledgementLatency() }
         if options.only.contains("search") { try searchLatency() }
         if options.only.contains("discovery") { try discovery() }
+        if options.only.contains("python") { try pythonThroughput() }
+        if options.only.contains("concurrency") { try concurrency() }
         print("")
         print("| scenario | project | baseline | ratio / note |")
         print("| --- | --- | --- | --- |")
@@ -125,12 +131,15 @@ final class Bench {
 
     // MARK: Bundles
 
-    func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer") throws -> String {
+    func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer",
+                    executable: String? = nil, environment: [String: String] = [:]) throws -> String {
         let bundle = directory + "/" + identifier
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        var variables: [(String, JSONValue)] = [("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))]
+        for (key, value) in environment.sorted(by: { $0.key < $1.key }) { variables.append((key, .string(value))) }
         let manifest: JSONValue = .object([
-            ("manifestVersion", 1), ("bundleIdentifier", .string(identifier)), ("executable", .string(extensionBinary)),
-            ("environment", .object([("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))])),
+            ("manifestVersion", 1), ("bundleIdentifier", .string(identifier)), ("executable", .string(executable ?? extensionBinary)),
+            ("environment", .object(variables)),
             ("timeouts", .object([("startupSeconds", 60), ("idleSeconds", 600), ("requestSeconds", 36000)])),
         ])
         try Data(JSONWriter.bytes(manifest)).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
@@ -138,7 +147,7 @@ final class Bench {
     }
 
     /// Runs a command, sampling its peak resident memory (VmHWM) until it exits.
-    func runCommand(_ path: String, _ arguments: [String], stdinNull: Bool = true) throws -> (seconds: Double, peakKiB: Int, status: Int32, output: String) {
+    func runCommand(_ path: String, _ arguments: [String], stdinNull: Bool = true, stdinPath: String? = nil) throws -> (seconds: Double, peakKiB: Int, status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -148,7 +157,8 @@ final class Bench {
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        if stdinNull { process.standardInput = FileHandle(forReadingAtPath: "/dev/null") }
+        if let stdinPath { process.standardInput = FileHandle(forReadingAtPath: stdinPath) }
+        else if stdinNull { process.standardInput = FileHandle(forReadingAtPath: "/dev/null") }
         let start = Clock.monotonic()
         try process.run()
         var peak = 0
@@ -354,4 +364,186 @@ final class Bench {
             results.append(("discovery_\(count)", .object([("ms", .double(sample.median))])))
         }
     }
+
+    // MARK: A plain Python extension
+
+    /// The throughput scenario with `Benchmarks/bench_indexer.py` (no SDK, one json.dumps per
+    /// put of 2,000 items), which most authors' extensions look like, against the raw loader.
+    func pythonThroughput() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("bench_indexer.py").path
+        for count in options.items {
+            let label = "\(count / 1000)k small"
+            let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: false).json) }
+            let itemsFile = work + "/python-items-\(count).jsonl"
+            _ = FileManager.default.createFile(atPath: itemsFile, contents: nil)
+            let handle = try XFileHandle(path: itemsFile)
+            for n in 0..<count { handle.write(LineWriter.line(BenchItems.item(n, large: false).json)) }
+            handle.close()
+            let extensions = work + "/ext-python-\(count)"
+            _ = try makeBundle(in: extensions, items: count, large: false, executable: script, environment: ["BENCH_ITEMS_FILE": itemsFile])
+            var host = Sample(), raw = Sample(), ratio = Sample()
+            for round in 0..<options.rounds {
+                let hostIndex = work + "/python-\(count)-\(round).sqlite", rawIndex = work + "/python-raw-\(count)-\(round).sqlite"
+                for runHost in (round % 2 == 0 ? [true, false] : [false, true]) {
+                    if runHost {
+                        let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
+                        guard result.status == 0 else { throw ReindexError(.internal, "reindex run of the Python extension failed (\(result.status)): \(result.output)") }
+                        host.add(Double(count) / result.seconds)
+                    } else {
+                        raw.add(Double(count) / (try rawLoad(prepared, into: rawIndex)))
+                    }
+                }
+                if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
+                log("python \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw \(fmt(raw.values.last ?? 0, 0)) items/s")
+                for path in [hostIndex, rawIndex] { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+            }
+            try? FileManager.default.removeItem(atPath: itemsFile)
+            rows.append(["reindexAll \(label), plain Python extension (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
+                         "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0)))",
+                         "\(fmt(ratio.median, 2))× raw (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
+            results.append(("python_\(count)_small", .object([("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)), ("ratio", .double(ratio.median))])))
+        }
+    }
+
+    // MARK: Concurrency
+
+    func concurrency() throws {
+        try waitingBehindAnOpenRequest()
+        try serveSideBySide()
+        try searchesDuringAReplacement()
+    }
+
+    /// `reindex put` into B, `reindex run C --ids` and `reindex check --quick`, 100 times each,
+    /// with no request open and then while bundle A's request is open and idle (its extension
+    /// waiting after its puts): the difference is the time spent waiting for the index.
+    func waitingBehindAnOpenRequest() throws {
+        let extensions = work + "/ext-wait"
+        let ready = work + "/wait.ready", release = work + "/wait.release"
+        _ = try makeBundle(in: extensions, items: 5000, large: false, identifier: "com.example.bench.open",
+                           environment: ["BENCH_READY_FILE": ready, "BENCH_RELEASE_FILE": release])
+        _ = try makeBundle(in: extensions, items: 100, large: false, identifier: "com.example.bench.c")
+        let index = work + "/wait.sqlite"
+        let line = work + "/wait-put.jsonl"
+        try Data(#"{"uniqueIdentifier":"b.1","attributes":{"title":"Put while another request is open"}}"#.utf8 + [0x0A]).write(to: URL(fileURLWithPath: line))
+        let base = ["--index", index, "--extensions-path", extensions]
+        _ = try runCommand(reindexBinary, base + ["run", "com.example.bench.c"])
+        let commands: [(String, [String], String?)] = [
+            ("put into B", base + ["put", "com.example.bench.b"], line),
+            ("run C --ids", base + ["run", "com.example.bench.c", "--ids", "item.1"], nil),
+            ("check --quick", base + ["check", "--quick"], nil),
+        ]
+        func measure() throws -> [Sample] {
+            var samples = [Sample](repeating: Sample(), count: commands.count)
+            for _ in 0..<100 {
+                for (n, command) in commands.enumerated() {
+                    let result = try runCommand(reindexBinary, command.1, stdinPath: command.2)
+                    guard result.status == 0 else { throw ReindexError(.internal, "\(command.0) failed (\(result.status)): \(result.output)") }
+                    samples[n].add(result.seconds * 1000)
+                }
+            }
+            return samples
+        }
+        log("concurrency: 100 tries each with no request open")
+        let idle = try measure()
+        let open = Process()
+        open.executableURL = URL(fileURLWithPath: reindexBinary)
+        open.arguments = base + ["run", "com.example.bench.open"]
+        open.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        open.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try open.run()
+        while !FileManager.default.fileExists(atPath: ready) { usleep(10_000) }
+        log("concurrency: 100 tries each while a request is open and idle")
+        let busy = try measure()
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
+        open.waitUntilExit()
+        for (n, command) in commands.enumerated() {
+            let waited = busy[n].percentile(0.99) - idle[n].percentile(0.99)
+            rows.append(["\(command.0) while another request is open (ms)", "p50 \(fmt(busy[n].percentile(0.5))), p99 \(fmt(busy[n].percentile(0.99)))",
+                         "p50 \(fmt(idle[n].percentile(0.5))), p99 \(fmt(idle[n].percentile(0.99))) with none open",
+                         "waiting for the index, p99: \(fmt(Swift.max(0, waited))) ms (100 tries)"])
+            results.append(("wait_\(command.0.replacingOccurrences(of: " ", with: "_"))", .object([
+                ("busyP50Ms", .double(busy[n].percentile(0.5))), ("busyP99Ms", .double(busy[n].percentile(0.99))),
+                ("idleP50Ms", .double(idle[n].percentile(0.5))), ("idleP99Ms", .double(idle[n].percentile(0.99))),
+            ])))
+        }
+    }
+
+    /// Two bundles whose extensions pause 5 s in the middle of their reindexAll, queued together
+    /// for `serve --concurrency 2`: the time until both are acknowledged (about 5 s when they run
+    /// side by side, 10 s when one waits for the other).
+    func serveSideBySide() throws {
+        let extensions = work + "/ext-serve"
+        let index = work + "/serve.sqlite"
+        for name in ["a", "b"] {
+            _ = try makeBundle(in: extensions, items: 2000, large: false, identifier: "com.example.bench.pause\(name)", environment: ["BENCH_SLEEP_SECONDS": "5"])
+        }
+        let base = ["--index", index, "--extensions-path", extensions]
+        for name in ["a", "b"] { _ = try runCommand(reindexBinary, base + ["run", "com.example.bench.pause\(name)", "--queue"]) }
+        let serve = Process()
+        serve.executableURL = URL(fileURLWithPath: reindexBinary)
+        serve.arguments = base + ["serve", "--concurrency", "2", "--rescan", "60"]
+        serve.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        let start = Clock.monotonic()
+        try serve.run()
+        let reader = try IndexStore.open(path: index)
+        var seconds = Double.nan
+        while Clock.monotonic() - start < 120 {
+            if try reader.itemCount(bundle: "com.example.bench.pausea") == 2000, try reader.itemCount(bundle: "com.example.bench.pauseb") == 2000 {
+                seconds = Clock.monotonic() - start
+                break
+            }
+            usleep(20_000)
+        }
+        kill(serve.processIdentifier, SIGTERM)
+        serve.waitUntilExit()
+        rows.append(["serve --concurrency 2, two extensions pausing 5 s (s)", fmt(seconds, 2), "5 s side by side, 10 s one after the other", "from serve's start to both acknowledged"])
+        results.append(("serveSideBySide", .object([("seconds", .double(seconds))])))
+    }
+
+    /// Searches (every item, in process) while `reindex run` replaces a bundle's 20,000 items,
+    /// again and again until 1,000 searches have run: how many saw two generations at once.
+    func searchesDuringAReplacement() throws {
+        let extensions = work + "/ext-mixed"
+        let index = work + "/mixed.sqlite"
+        let count = 20_000
+        let base = ["--index", index, "--extensions-path", extensions]
+        var searches = 0, mixed = 0, replacements = 0
+        var generation = 0
+        func bundle(_ tag: Int) throws {
+            _ = try makeBundle(in: extensions, items: count, large: false, identifier: "com.example.bench.mixed", environment: ["BENCH_TAG": "g\(tag)"])
+        }
+        try bundle(generation)
+        _ = try runCommand(reindexBinary, base + ["run", "com.example.bench.mixed"])
+        let reader = try IndexStore.open(path: index)
+        while searches < 1000 {
+            generation += 1
+            try bundle(generation)
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: reindexBinary)
+            run.arguments = base + ["run", "com.example.bench.mixed"]
+            run.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            run.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try run.run()
+            while run.isRunning && searches < 1000 {
+                // Every engineer, old and new: one generation's marks only, or it is mixed.
+                let page = try reader.search("engineering", limit: count + 10)
+                let seen = Set(page.compactMap { $0.attributes["keywords"]?.arrayValue?.last?.stringValue })
+                if seen.count > 1 { mixed += 1 }
+                searches += 1
+            }
+            run.waitUntilExit()
+            replacements += 1
+        }
+        rows.append(["searches during a replacement of 20,000 items", "\(mixed) of \(searches) saw two generations", "-", "\(replacements) replacements"])
+        results.append(("mixedGenerations", .object([("searches", .integer(Int64(searches))), ("mixed", .integer(Int64(mixed)))])))
+    }
+}
+
+/// Appends bytes to a file (for the Python scenario's items).
+final class XFileHandle {
+    let handle: FileHandle
+    init(path: String) throws { handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path)) }
+    func write(_ bytes: [UInt8]) { handle.write(Data(bytes)) }
+    func close() { try? handle.close() }
 }
