@@ -595,7 +595,8 @@ class Loop:
             how = self.serve_until_drained(bundle, request_id, where)
         else:
             how = "run"
-            status, out, err = self.host("run", bundle.identifier, "--json", check=False)
+            # As serve's retry would: a forced run only resumes when asked to.
+            status, out, err = self.host("run", bundle.identifier, "--resume", "--json", check=False)
             if status != 0:
                 self.fail("lost", "%s: restart 'reindex run' failed with status %d: %s %s" % (where, status, out.strip(), err.strip()))
             else:

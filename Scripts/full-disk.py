@@ -284,7 +284,7 @@ class FullDisk:
         if os.path.exists(self.filler):
             os.remove(self.filler)
         log_offset = len(self.log_text())
-        status, out, err = self.host("run", BUNDLE, "--json")
+        status, out, err = self.host("run", BUNDLE, "--resume", "--json")
         if status != 0:
             self.fail("the run after freeing space failed: %d %s %s" % (status, out.strip(), err.strip()))
             self.after = "run failed (exit %d)" % status

@@ -195,6 +195,9 @@ public struct ProgressParams: Sendable, Equatable {
         completed = try reader.integer("completed") ?? 0
         total = try reader.integer("total")
         message = try reader.string("message")
+        // Counts of work done cannot be negative; saying so here keeps every consumer total.
+        if completed < 0 { throw FieldError(path: "params.completed", expected: "a whole number, 0 or more", got: String(completed)) }
+        if let total, total < 0 { throw FieldError(path: "params.total", expected: "a whole number, 0 or more", got: String(total)) }
     }
 }
 

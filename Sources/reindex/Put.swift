@@ -13,7 +13,11 @@ extension Reindex {
         do {
             // Staged writes are committed whenever input pauses: no write lock is held while
             // waiting for the producer.
-            try StandardInputLines.forEach(beforeWaiting: { try writes.flush() }) { line, number in
+            try StandardInputLines.forEach(beforeWaiting: { try writes.flush() }, onOverlong: { number, length in
+                rejected += 1
+                writes.reject()
+                Console.err("error: \(bundle): stdin line \(number): longer than \(LineReader.defaultMaximumLineLength) bytes (\(length) bytes); line skipped")
+            }) { line, number in
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)

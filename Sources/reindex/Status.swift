@@ -15,6 +15,16 @@ extension Reindex {
             return statuses
         }
         let healthy = store.openReport.lostReason == nil
+        let installed = Set(discovered.map(\.key))
+        let showMoot = context.arguments.flag("failed")
+        let moot: [String: [QueuedRequest]] = showMoot
+            ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
+        func progressJSON(_ progress: ProgressParams) -> JSONValue {
+            var members: [(String, JSONValue)] = [("completed", .integer(progress.completed))]
+            if let total = progress.total { members.append(("total", .integer(total))) }
+            if let message = progress.message { members.append(("message", .string(message))) }
+            return .object(members)
+        }
         if context.json {
             Console.json(.object([
                 ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
@@ -27,6 +37,23 @@ extension Reindex {
                     ]
                     if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
                     if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
+                    members.append(("running", .array(status.runningRequests.map { running in
+                        var fields: [(String, JSONValue)] = [
+                            ("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
+                            ("reason", .string(running.reason.rawValue)), ("since", .string(RFC3339.format(running.since))),
+                        ]
+                        if let progress = running.progress { fields.append(("progress", progressJSON(progress))) }
+                        return .object(fields)
+                    })))
+                    members.append(("superseded", .integer(Int64(status.superseded))))
+                    members.append(("installed", .bool(installed.contains(status.bundleIdentifier.lowercased()))))
+                    if let since = status.missingSince { members.append(("missingSince", .string(RFC3339.format(since)))) }
+                    if showMoot {
+                        members.append(("failedHistory", .array((moot[status.bundleIdentifier.lowercased()] ?? []).map { request in
+                            .object([("requestId", .integer(request.id)), ("request", .string(request.kind.rawValue)),
+                                     ("failedAt", .string(RFC3339.format(request.updated))), ("error", request.lastError.map(JSONValue.string) ?? .null)])
+                        })))
+                    }
                     return .object(members)
                 })),
             ]))
@@ -36,10 +63,32 @@ extension Reindex {
         if statuses.isEmpty { Console.out("No bundles.") }
         for status in statuses {
             var line = "\(status.bundleIdentifier): \(status.items) item(s)"
-            if status.pending + status.running > 0 { line += ", \(status.pending + status.running) queued" }
+            if !installed.contains(status.bundleIdentifier.lowercased()) {
+                if let since = status.missingSince {
+                    let left = max(0, 3600 - (Clock.now() - since))
+                    line += " — not installed (missing since \(RFC3339.format(since)); 'reindex serve' removes its items after its removal grace, \(Int(left / 60)) min left at the default 1 hour)"
+                } else {
+                    line += " — not installed ('reindex serve' removes its items once it has been missing for the removal grace)"
+                }
+            }
+            if status.running > 0 { line += ", \(status.running) running" }
+            if status.pending > 0 { line += ", \(status.pending) queued" }
             if status.failed > 0 { line += ", \(status.failed) failed" }
+            if status.superseded > 0 { line += ", \(status.superseded) earlier failure(s) superseded" }
             Console.out(line)
+            for running in status.runningRequests {
+                var text = "    running: \(running.kind.rawValue) (\(running.reason)) request \(running.id) since \(RFC3339.format(running.since))"
+                if let progress = running.progress {
+                    text += ", progress \(progress.completed)" + (progress.total.map { "/\($0)" } ?? "") + (progress.message.map { " — \($0)" } ?? "")
+                }
+                Console.out(text)
+            }
             for reason in status.failedReasons { Console.out("    failed: \(reason)") }
+            if showMoot {
+                for request in moot[status.bundleIdentifier.lowercased()] ?? [] {
+                    Console.out("    failed at \(RFC3339.format(request.updated)): \(request.kind.rawValue) request \(request.id): \(request.lastError ?? "")")
+                }
+            }
             if let run = status.lastRun {
                 Console.out("    last run: \(run.kind.rawValue) (\(run.reason)) \(run.outcome) at \(RFC3339.format(run.ended)): put \(run.counts.put), deleted \(run.counts.deleted), rejected \(run.counts.rejected)" + (run.error.map { " — \($0)" } ?? ""))
             }

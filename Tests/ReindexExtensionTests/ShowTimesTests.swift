@@ -74,8 +74,8 @@ final class ShowTimesTests: XCTestCase {
         XCTAssertEqual(try host.items(bundleID).map(\.uniqueIdentifier), ["legacy.1"])
         XCTAssertEqual(try host.search("legacy"), ["legacy.1"])
 
-        // Second attempt: resumes at item 500 and acknowledges.
-        let (second, secondJSON) = try host.reindexJSON(["run", bundleID])
+        // Second attempt (asked to resume, as serve's retry would): resumes at item 500 and acknowledges.
+        let (second, secondJSON) = try host.reindexJSON(["run", bundleID, "--resume"])
         XCTAssertEqual(second.status, 0, "\(second)")
         XCTAssertEqual(secondJSON["outcome"]?.stringValue, "acknowledged", "\(second)")
         let log = Support.read(host.logPath(bundleID))

@@ -329,7 +329,7 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try queued(batched), 1)
 
         try pause(nil, batched)
-        let restart = try json(try reindex(["run", batched, "--json"]))
+        let restart = try json(try reindex(["run", batched, "--resume", "--json"]))
         XCTAssertEqual(restart["requestId"]?.integerValue, id, "the restart did not take the interrupted request over")
         XCTAssertTrue((T.read(logPath(batched)) ?? "").contains("generation 2 start 1000 of \(itemCount)"), "the restart did not resume from next=1000")
         assertNoExtensionLeft()
@@ -469,7 +469,7 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
         let resumeFrom = request.clientState.flatMap { Base64.decode($0) }.map { String(decoding: $0, as: UTF8.self) } ?? "next=0"
 
         // Without the limit the next run takes the request over and resumes from its last commit.
-        let after = try json(try reindex(["run", batched, "--json"]))
+        let after = try json(try reindex(["run", batched, "--resume", "--json"]))
         XCTAssertEqual(after["requestId"]?.integerValue, id)
         XCTAssertTrue((T.read(logPath(batched)) ?? "").contains("generation 2 start \(resumeFrom.dropFirst(5)) of \(bigger)"),
                       "the run did not resume from \(resumeFrom)")

@@ -77,7 +77,7 @@ final class IsolationTests: XCTestCase, @unchecked Sendable {
 
         // Its questions got errors that say nothing of the victim's items.
         let log = T.read("\(scratch)/index/logs/com.example.hostile.log") ?? ""
-        for method in ["index/get", "index/search", "index/items"] {
+        for method in ["items/get", "search/query", "store/items"] {
             let line = try XCTUnwrap(log.split(separator: "\n").first { $0.contains("reply \(method):") }, log)
             XCTAssertTrue(line.contains("-32601"), String(line))
             XCTAssertFalse(line.contains("Vole") || line.contains("Vicuna") || line.contains("Viper"), String(line))

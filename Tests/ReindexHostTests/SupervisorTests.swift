@@ -150,7 +150,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         let run = try runDirect(spec, store: store, requests: [all, items])
         XCTAssertEqual(run.results.count, 2)
         XCTAssertTrue(run.results.allSatisfy(\.acknowledged), "\(run.results.compactMap(\.failure))")
-        XCTAssertEqual(run.results[0].counts, WriteCounts(put: 5, deleted: 1, rejected: 0))
+        XCTAssertEqual(run.results[0].counts, WriteCounts(put: 5, deleted: 1, rejected: 0, removed: 1))
         XCTAssertEqual(run.results[1].counts.put, 2)
         XCTAssertEqual(run.results.map(\.stateAfter), [.done, .done])
         XCTAssertEqual(try store.request(all.id)?.state, .done)
@@ -616,7 +616,8 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
             XCTAssertEqual(pending.first?.clientState, "bmV4dD0z", "the committed client state (next=3) must be kept")
         }
 
-        let second = try reindex(["run", "com.example.resume"])
+        // A person resuming says so (a plain forced run starts fresh: TrustTests).
+        let second = try reindex(["run", "com.example.resume", "--resume"])
         XCTAssertEqual(second.status, 0, "\(second)")
         let log = T.read("\(scratch)/index/logs/com.example.resume.log") ?? ""
         XCTAssertTrue(log.contains("resuming from clientState next=3"), "the retry did not receive the client state: \(log)")

@@ -14,6 +14,7 @@ public enum ReindexCommands {
         OptionSpec("all", help: "reindex everything (reindexAll; the default)", exclusiveGroup: "request"),
         OptionSpec("ids", value: .required("ID[,ID…]"), help: "reindex these items (reindexItems)", exclusiveGroup: "request"),
         OptionSpec("ids-from", value: .required("FILE"), help: "reindex the items listed in FILE, one per line ('-' for stdin)", exclusiveGroup: "request"),
+        OptionSpec("resume", help: "resume an unfinished reindexAll from its last committed batch (default: start fresh, discarding it)"),
     ]
 
     public static let list = CommandSpec(
@@ -36,7 +37,11 @@ public enum ReindexCommands {
         ],
         discussion: """
             Shows a progress bar on a terminal; prints a summary (put, deleted, rejected, duration).
-            Ctrl-C sends $/cancel to the extension; the request goes back to the queue.
+            A forced reindexAll starts fresh (clientState null): when an earlier attempt left committed
+            batches, they are discarded and the summary says how many items went; --resume resumes from
+            its last client state instead. Only retries by 'reindex serve' resume by themselves.
+            Ctrl-C, SIGTERM and SIGHUP (a closed terminal) send $/cancel to the extension; the request
+            goes back to the queue.
             Exit status: 0 acknowledged, 66 no such bundle, 69 the extension could not be started,
             75 the request failed (crash, timeout, refusal, cancel, a full disk; a retry is queued), 76 protocol violation.
             """)
@@ -92,11 +97,23 @@ public enum ReindexCommands {
             OptionSpec("limit", value: .required("N"), help: "at most N items (default 100)"),
         ])
     public static let status = CommandSpec(
-        "status", summary: "index health, per-bundle item counts, queued and failed requests, last runs")
+        "status", summary: "index health, per-bundle item counts, running, queued and failed requests, last runs",
+        options: [OptionSpec("failed", help: "also list failed requests that a later success made moot")],
+        discussion: """
+            A running request is shown with its extension's last progress. A failed request counts until a later
+            run of the bundle succeeds (any reindexAll, or a reindexItems after a failed reindexItems); then it is
+            moot, and only --failed lists it. A bundle the index knows but the search path no longer has is marked
+            'not installed': 'reindex serve' removes its items after its removal grace (default 1 hour).
+            """)
     public static let put = CommandSpec(
         "put", summary: "index items read from stdin (one JSON item per line) for a bundle",
         arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle the items belong to")],
-        discussion: "A bad line is reported with its line number and skipped; the rest is applied in one transaction.\nExit status: 0 all lines applied, 65 some lines were rejected (the others were applied).")
+        discussion: """
+            A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
+            skipped; the rest is applied together in one short transaction at the end of input (nothing is visible
+            before). No more than one line is held in memory.
+            Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
+            """)
     public static let delete = CommandSpec(
         "delete", summary: "remove items of a bundle",
         arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle")],

@@ -12,16 +12,20 @@ public struct RequestSelection: Sendable {
     public var kind: RequestKind
     public var identifiers: [String]
     public var reason: ReindexReason
+    /// Resume an unfinished reindexAll from its client state instead of starting fresh.
+    public var resume: Bool
 
-    public init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced) {
+    public init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced, resume: Bool = false) {
         self.kind = kind
         self.identifiers = identifiers
         self.reason = reason
+        self.resume = resume
     }
 
-    /// Reads `--all`, `--ids`, `--ids-from FILE|-` and `--reason`.
+    /// Reads `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume`.
     public init(_ context: CommandContext) throws(ReindexError) {
         reason = ReindexReason(context.arguments.value("reason") ?? "forced")
+        resume = context.arguments.flag("resume")
         if let ids = context.list("ids") {
             guard !ids.isEmpty else { throw ReindexError(.usage, "--ids needs at least one identifier") }
             kind = .reindexItems
@@ -64,10 +68,18 @@ public enum ForcedRun {
         let lock = try runner.lock(bundle)
         defer { lock.release() }
         let request: QueuedRequest
+        var discarded: String?
         do {
             try store.recoverAbandoned(bundle: bundle.identifier)
-            // A forced reindexAll takes over a pending one (and resumes from its client state);
-            // forced reindexItems run exactly the identifiers given.
+            // A person forcing a reindexAll (after fixing a bug, say) means from the start: what
+            // an unfinished attempt committed is discarded unless they asked to resume.
+            if selection.kind == .reindexAll && !selection.resume,
+               let partial = try store.requests(bundle: bundle.identifier, state: .pending).first(where: { $0.kind == .reindexAll }),
+               let items = try store.discardPartialReplacement(partial) {
+                discarded = "discarded a partial reindexAll from request \(partial.id): \(items) committed item(s); pass --resume to resume one instead"
+            }
+            // A forced reindexAll takes over a pending one; forced reindexItems run exactly the
+            // identifiers given.
             request = try store.enqueue(
                 bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                 reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, coalesce: selection.kind == .reindexAll)
@@ -76,6 +88,7 @@ public enum ForcedRun {
         } catch {
             throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
         }
+        if let discarded { Console.err("note: \(bundle.identifier): \(discarded)") }
         var options = baseOptions
         options.environment = context.environment
         let progress = ProgressDisplay(label: bundle.identifier)
@@ -110,6 +123,7 @@ public enum ForcedRun {
                 ("put", .integer(Int64(result.counts.put))),
                 ("deleted", .integer(Int64(result.counts.deleted))),
                 ("rejected", .integer(Int64(result.counts.rejected))),
+                ("removedNotPut", .integer(Int64(result.counts.removed))),
                 ("durationSeconds", .double(seconds)),
                 ("requestId", .integer(result.request.id)),
                 ("reason", .string(result.request.reason.rawValue)),
@@ -122,7 +136,8 @@ public enum ForcedRun {
             }
             Console.json(.object(members))
         } else if result.failure == nil {
-            Console.out("\(bundle.identifier): \(result.request.kind.rawValue) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(seconds) s")
+            let removed = result.counts.removed > 0 ? "; removed \(result.counts.removed) item(s) that this run did not put" : ""
+            Console.out("\(bundle.identifier): \(result.request.kind.rawValue) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted - result.counts.removed), rejected \(result.counts.rejected)\(removed) in \(seconds) s")
         }
         if let failure = result.failure {
             var error = ReindexError(failure.code, failure.message, stderrTail: failure.stderrTail)

@@ -28,6 +28,9 @@ public enum BundleLint {
         var report = Report()
         var options = SessionOptions()
         options.environment = environment
+        // Ctrl-C, SIGTERM and SIGHUP cancel through the protocol and stop the extension's group.
+        let cancel = CancelSignal()
+        options.cancelFD = cancel.readFD
         let collected = Collector()
         options.onRecoverableViolation = { collected.problems.append($0) }
         options.onProgress = { progress in

@@ -15,7 +15,8 @@ public final class ProgressDisplay {
     public func update(_ progress: ProgressParams) {
         var text: String
         if let total = progress.total, total > 0 {
-            let fraction = min(1, Double(progress.completed) / Double(total))
+            // Total whatever the extension sent: a count below zero shows as 0%.
+            let fraction = max(0, min(1, Double(progress.completed) / Double(total)))
             let width = 24
             let filled = Int(fraction * Double(width))
             text = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "

@@ -450,7 +450,9 @@ public final class Server {
                     default: next = ""
                     }
                     if result.stateAfter != .running { unrecordedStreak[key] = nil }
-                    ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next)")
+                    // Where to look next: the queue's id, the id on the wire, and the bundle's log.
+                    let wire = failure.wireID.map { ", wire id \($0)" } ?? ""
+                    ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next) (request \(result.request.id)\(wire); the extension's stderr is in \(paths.logFile(for: id)))")
                 } else {
                     unrecordedStreak[key] = nil
                     ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(String(format3(result.durationSeconds))) s")

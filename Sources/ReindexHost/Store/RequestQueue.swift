@@ -231,6 +231,14 @@ extension IndexStore {
         try update.run()
     }
 
+    /// Remembers the last progress of a running request, for `status`.
+    public func saveProgress(_ id: Int64, _ progress: ProgressParams) throws(SQLiteError) {
+        let update = try statement("UPDATE requests SET progress = ?2 WHERE id = ?1")
+        update.bind(1, id)
+        update.bind(2, JSONWriter.string(progress.json))
+        try update.run()
+    }
+
     /// Marks a request done (inside the acknowledgement's transaction).
     public func markDone(_ id: Int64) throws(SQLiteError) {
         let update = try statement("UPDATE requests SET state = 'done', last_error = NULL, updated = ?2 WHERE id = ?1")

@@ -107,5 +107,9 @@ enum Schema {
         CREATE INDEX staged_undo_request ON staged_undo(request);
         CREATE TABLE retired_generations(bundle TEXT NOT NULL, gen INTEGER NOT NULL, PRIMARY KEY(bundle, gen));
         """,
+        // 4: the last progress a running request's extension reported, for `status`.
+        """
+        ALTER TABLE requests ADD COLUMN progress TEXT;
+        """,
     ]
 }

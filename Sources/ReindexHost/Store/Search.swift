@@ -32,9 +32,25 @@ public struct BundleStatus: Sendable, Equatable {
     public var items: Int
     public var pending: Int
     public var running: Int
+    /// Failed requests that no later success of the bundle superseded.
     public var failed: Int
     public var lastRun: RunRecord?
     public var failedReasons: [String]
+    /// The requests running now, with their last progress.
+    public var runningRequests: [RunningRequest] = []
+    /// Failed requests a later acknowledged run made moot (`status --failed` lists them).
+    public var superseded: Int = 0
+    /// Since when the bundle is missing from the search path, as `serve` noticed it.
+    public var missingSince: Double?
+}
+
+/// A request running now and what its extension last said of its progress.
+public struct RunningRequest: Sendable, Equatable {
+    public var id: Int64
+    public var kind: RequestKind
+    public var reason: ReindexReason
+    public var since: Double
+    public var progress: ProgressParams?
 }
 
 /// Turns what a person types into an FTS5 query: every word must match, and every word is also
@@ -216,8 +232,39 @@ extension IndexStore {
             }
         }
         counts.reset()
-        let reasons = try requests(bundle: key, state: .failed).compactMap(\.lastError)
-        return BundleStatus(bundleIdentifier: identifier, items: try itemCount(bundle: key), pending: pending, running: running,
-                            failed: failed, lastRun: try lastRun(bundle: key), failedReasons: reasons)
+        // A failure is moot once a later run of the bundle succeeded: any reindexAll, or a
+        // reindexItems after a failed reindexItems.
+        var reasons: [String] = []
+        var superseded = 0
+        let moot = try statement("""
+            SELECT 1 FROM runs WHERE bundle = ?1 AND outcome = 'acknowledged' AND ended >= ?2 AND (kind = 'reindexAll' OR kind = ?3) LIMIT 1
+            """)
+        for request in try requests(bundle: key, state: .failed) {
+            moot.reset()
+            moot.bind(1, key)
+            moot.bind(2, request.updated)
+            moot.bind(3, request.kind.rawValue)
+            if try moot.step() { superseded += 1 } else if let reason = request.lastError { reasons.append(reason) }
+        }
+        moot.reset()
+        var runningNow: [RunningRequest] = []
+        let progress = try statement("SELECT id, kind, reason, updated, progress FROM requests WHERE bundle = ?1 AND state = 'running' ORDER BY id")
+        progress.bind(1, key)
+        while try progress.step() {
+            let last = progress.text(4).flatMap { try? JSONParser.parse(text: $0) }.flatMap { try? ProgressParams(json: $0) }
+            runningNow.append(RunningRequest(id: progress.int64(0), kind: RequestKind(rawValue: progress.text(1) ?? "") ?? .reindexAll,
+                                             reason: ReindexReason(progress.text(2) ?? ""), since: progress.double(3), progress: last))
+        }
+        progress.reset()
+        let missing = try statement("SELECT missing_since FROM bundles WHERE key = ?1")
+        missing.bind(1, key)
+        let missingSince = try missing.step() ? missing.optionalDouble(0) : nil
+        missing.reset()
+        var status = BundleStatus(bundleIdentifier: identifier, items: try itemCount(bundle: key), pending: pending, running: running,
+                                  failed: failed - superseded, lastRun: try lastRun(bundle: key), failedReasons: reasons)
+        status.runningRequests = runningNow
+        status.superseded = superseded
+        status.missingSince = missingSince
+        return status
     }
 }

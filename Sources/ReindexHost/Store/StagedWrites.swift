@@ -3,12 +3,18 @@ import ReindexProtocol
 /// Counts of what a request (or a direct write) did.
 public struct WriteCounts: Sendable, Equatable {
     public var put = 0
+    /// Items removed: by delete operations, and by a reindexAll that did not put them
+    /// (`removed`, counted here too).
     public var deleted = 0
     public var rejected = 0
-    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0) {
+    /// Of `deleted`, the items a reindexAll removed at its acknowledgement because it did not put
+    /// them.
+    public var removed = 0
+    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0, removed: Int = 0) {
         self.put = put
         self.deleted = deleted
         self.rejected = rejected
+        self.removed = removed
     }
 }
 
@@ -288,7 +294,9 @@ public final class StagedWrites {
         case .replacement(let newGeneration):
             let old = try store.liveGeneration(bundle: bundleKey)
             if old != newGeneration {
-                counts.deleted += try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
+                let gone = try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
+                counts.deleted += gone
+                counts.removed += gone
                 try store.swapGeneration(bundle: bundleKey, to: newGeneration, request: newGeneration)
                 retired = old
             }

@@ -369,3 +369,28 @@ extension IndexStore {
         }
     }
 }
+
+extension IndexStore {
+    /// Discards what an unfinished reindexAll committed (its staged rows and client state), so
+    /// its next attempt starts fresh. Returns how many committed items went, or nil when it had
+    /// committed nothing.
+    public func discardPartialReplacement(_ request: QueuedRequest) throws(SQLiteError) -> Int? {
+        var discarded: Int?
+        try writeTransaction { () throws(SQLiteError) in
+            let count = try statement("SELECT count(*) FROM items WHERE bundle = ?1 AND gen = ?2")
+            count.bind(1, request.bundleKey)
+            count.bind(2, request.id)
+            let rows = try count.step() ? count.int(0) : 0
+            count.reset()
+            let committed = try committedBatch(bundle: request.bundleKey, generation: request.id)
+            guard rows > 0 || committed > 0 || request.clientState != nil else { return }
+            try discardGeneration(bundle: request.bundleKey, generation: request.id)
+            let clear = try statement("UPDATE requests SET client_state = NULL, updated = ?2 WHERE id = ?1")
+            clear.bind(1, request.id)
+            clear.bind(2, Clock.now())
+            try clear.run()
+            discarded = rows
+        }
+        return discarded
+    }
+}

@@ -28,6 +28,8 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
     public var stderrTail: [String]
     /// Not the extension's fault (the index was busy with another writer): retry without penalty.
     public var hostSide = false
+    /// The request's id on the wire (in the bundle's log and a `--trace`), when one was sent.
+    public var wireID: String?
 
     public init(_ kind: Kind, _ message: String, stderrTail: [String] = []) {
         self.kind = kind

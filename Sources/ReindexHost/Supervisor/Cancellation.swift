@@ -8,7 +8,7 @@ import Darwin
 import Musl
 #endif
 
-/// Turns SIGINT/SIGTERM into a readable descriptor, so a poll loop can notice a cancellation
+/// Turns SIGINT/SIGTERM/SIGHUP into a readable descriptor, so a poll loop can notice a cancellation
 /// between two messages instead of being killed in the middle of a transaction.
 public final class CancelSignal: @unchecked Sendable {
     /// Readable once a signal arrived (one byte per signal).
@@ -16,7 +16,8 @@ public final class CancelSignal: @unchecked Sendable {
     private let writeFD: Int32
     private var sources: [DispatchSourceSignal] = []
 
-    public init(signals: [Int32] = [SIGINT, SIGTERM]) {
+    /// By default: Ctrl-C, a polite stop, and a closed terminal or dropped ssh session.
+    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]) {
         var fds: [Int32] = [-1, -1]
         _ = reindex_pipe_cloexec(&fds)
         readFD = fds[0]

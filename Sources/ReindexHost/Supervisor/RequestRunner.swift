@@ -55,11 +55,18 @@ public struct RequestRunner {
             }
             if let failure = outcome.failure {
                 session.shutdown(graceful: false)
-                results.append(finish(request, store: store, counts: outcome.counts, rejections: outcome.rejections, failure: withTail(failure, session), started: begin))
+                var result = finish(request, store: store, counts: outcome.counts, rejections: outcome.rejections, failure: withTail(failure, session), started: begin)
+                result.warnings += session.takeWarnings()
+                results.append(result)
                 return results
             }
-            results.append(RequestResult(request: request, counts: outcome.counts, failure: nil, started: begin, ended: Clock.now(),
-                                         stateAfter: .done, rejections: outcome.rejections))
+            var result = RequestResult(request: request, counts: outcome.counts, failure: nil, started: begin, ended: Clock.now(),
+                                       stateAfter: .done, rejections: outcome.rejections)
+            result.warnings += session.takeWarnings()
+            if request.kind == .reindexAll && outcome.counts.put == 0 && outcome.counts.removed > 0 {
+                result.warnings.append("the reindexAll put no items and removed all \(outcome.counts.removed) the bundle had")
+            }
+            results.append(result)
         }
         if let late = session.takeLateViolation(), !results.isEmpty {
             results[results.count - 1].warnings.append("protocol violation: \(late); the request stands")

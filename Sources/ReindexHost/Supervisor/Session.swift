@@ -67,6 +67,9 @@ public final class ExtensionSession {
     private var answered = Set<RequestID>()
     private var current: RequestContext?
     private var deferredViolation: String?
+    private var warnings: [String] = []
+    /// The failure that ended the last request, for the log's account of why the session ended.
+    private var endedBy: RequestFailure?
     /// Decodes stdout on its own thread (not in debug tracing or lint mode, which want each line
     /// as it is read).
     private var decoder: StdoutDecoder?
@@ -80,6 +83,7 @@ public final class ExtensionSession {
         var reply: Result<JSONValue, RPCError>?
         var rejections: [String] = []
         var cancelSentAt: Double?
+        var progressSavedAt = -Double.infinity
         init(id: RequestID, request: QueuedRequest, writes: StagedWrites) {
             self.id = id
             self.request = request
@@ -104,7 +108,9 @@ public final class ExtensionSession {
     private var id: String { bundle.identifier }
 
     private func fail(_ kind: RequestFailure.Kind, _ message: String) -> RequestFailure {
-        RequestFailure(kind, "\(id): \(message)", stderrTail: log.lastLines)
+        var failure = RequestFailure(kind, "\(id): \(message)", stderrTail: log.lastLines)
+        failure.wireID = current.map { "\($0.id)" }
+        return failure
     }
 
     // MARK: Starting
@@ -176,16 +182,18 @@ public final class ExtensionSession {
             try pump { context.reply != nil }
         } catch {
             writes.rollback()
+            endedBy = error
             return (writes.counts, context.rejections, error)
         }
         answered.insert(requestID)
         switch context.reply {
         case .failure(let error)?:
             writes.rollback()
-            if error.code == RPCError.requestCancelled {
-                return (writes.counts, context.rejections, fail(.cancelled, "the request was cancelled (\(error.message))"))
-            }
-            return (writes.counts, context.rejections, fail(.refused, "the extension refused \(method): \(error.message) (code \(error.code))"))
+            let failure = error.code == RPCError.requestCancelled
+                ? fail(.cancelled, "the request was cancelled (\(error.message))")
+                : fail(.refused, "the extension refused \(method): \(error.message) (code \(error.code))")
+            endedBy = failure
+            return (writes.counts, context.rejections, failure)
         default:
             do {
                 let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
@@ -425,6 +433,7 @@ public final class ExtensionSession {
             return
         }
         let error = fail(.protocolViolation, "protocol violation: \(text)")
+        log.note("protocol violation: \(text)")
         failure = error
         throw error
     }
@@ -514,6 +523,7 @@ public final class ExtensionSession {
                 try handleBatchCommit(requestID, params, context)
             } else {
                 send(.response(id: requestID, result: .failure(RPCError(code: RPCError.methodNotFound, message: "the host has no method '\(method)'"))))
+                try unknownMethod(method, what: "request")
             }
         case let .response(replyID, result):
             if replyID == context.id {
@@ -600,11 +610,17 @@ public final class ExtensionSession {
                         return
                     }
                     options.onProgress?(progress)
+                    // For `status`, at most once a second (and never at the cost of the request).
+                    let now = Clock.monotonic()
+                    if now - context.progressSavedAt >= 1 {
+                        context.progressSavedAt = now
+                        try? store.saveProgress(context.request.id, progress)
+                    }
                 } catch let error as FieldError {
                     try violation("$/progress: \(error)")
                 }
             default:
-                log.note("ignored an unknown notification '\(method)'")
+                try unknownMethod(method, what: "notification")
             }
         } catch let error as RequestFailure {
             throw error
@@ -616,6 +632,28 @@ public final class ExtensionSession {
         } catch {
             try violation("\(method): \(error)")
         }
+    }
+
+    /// A method the host does not know. In the `index/` and `batch/` namespaces it can only be a
+    /// mistyped index operation (`index/add` for `index/put`), and going on would lose data — a
+    /// reindexAll would then remove every item it "did not put" — so it is a violation; anything
+    /// else is a warning shown with the run's summary.
+    private func unknownMethod(_ method: String, what: String) throws(RequestFailure) {
+        if method.hasPrefix("index/") || method.hasPrefix("batch/") {
+            let known = [Method.put, Method.delete, Method.deleteDomains, Method.deleteAll, Method.batchCommit]
+            try violation("unknown \(what) '\(method)': the index/ and batch/ methods are \(known.joined(separator: ", ")); nothing of this request is committed", fatal: true)
+            return
+        }
+        let text = "ignored an unknown \(what) '\(method)'"
+        log.note(text)
+        if warnings.count < 10 && !warnings.contains(text) { warnings.append(text) }
+    }
+
+    /// Problems that did not stop the session (unknown methods outside index/ and batch/);
+    /// taking them clears them.
+    public func takeWarnings() -> [String] {
+        defer { warnings = [] }
+        return warnings
     }
 
     /// `index/put` whose items the decoder thread already validated.
@@ -686,6 +724,8 @@ public final class ExtensionSession {
         guard let process else { return nil }
         if isShutDown { return process.exit }
         defer { isShutDown = true }
+        // Why the session ends, in one line, before what ending it takes.
+        log.note("session ended: " + ((failure ?? endedBy).map { "\($0.kind.rawValue): \($0.message)" } ?? (graceful ? "no more requests" : "stopped by the host")))
         // From here on only this thread reads stdout.
         decoder?.stop()
         decoder = nil
@@ -702,7 +742,8 @@ public final class ExtensionSession {
             let now = Clock.monotonic()
             if now >= phaseDeadline {
                 if phase == 0 {
-                    log.note("the extension did not exit after stdin was closed; sending SIGTERM")
+                    log.note(graceful ? "the extension did not exit within \(Self.seconds(options.exitGraceSeconds)) s after stdin was closed; sending SIGTERM"
+                                      : "stopping the extension at once (the request failed): sending SIGTERM to its process group")
                     process.signalGroup(SIGTERM)
                     phase = 1
                     phaseDeadline = now + options.termGraceSeconds

@@ -5,8 +5,9 @@ request it:
   - deletes the victim's identifiers and domains (and the domains "", "%", "*", "com"),
   - puts items with the victim's identifiers and domains ("Hijacked Hyena"), one that claims the
     victim's bundleIdentifier, and one whose identifier is an SQL injection attempt,
-  - asks the host for the victim's items with made-up methods (index/get, index/search,
-    index/items) and logs the replies,
+  - asks the host for the victim's items with made-up methods (items/get, search/query,
+    store/items; made-up index/ methods are protocol violations, see method_typo.py) and logs
+    the replies,
   - with the argument "deleteAll", ends with index/deleteAll,
 then acknowledges. With the argument "foreignCommit" it sends, instead of acknowledging, a
 batch/commit for a request id that is not outstanding (a protocol violation). Every reply is logged to stderr as "reply <method>: <json>"."""
@@ -44,7 +45,7 @@ def handle(message):
     claimed["bundleIdentifier"] = VICTIM
     claimed["attributes"]["bundleIdentifier"] = VICTIM
     put(items + [claimed, item("x' OR '1'='1", "Injected Hyena"), item("own.1", "Own Hyena", domain="own.domain")])
-    for method in ("index/get", "index/search", "index/items"):
+    for method in ("items/get", "search/query", "store/items"):
         ask(method, {"bundleIdentifier": VICTIM, "identifiers": IDS, "query": "*"})
     if MODE == "foreignCommit":
         ask("batch/commit", {"requestId": request_id + 1000, "clientState": "AAAA"})
