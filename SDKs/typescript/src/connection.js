@@ -1,0 +1,483 @@
+// The extension's side of the protocol: framing, dispatch of the host's messages, replies, the
+// SDK's own requests (batch/commit) and cancellation.
+
+import { Buffer } from 'node:buffer';
+import { CancellationError, ErrorCode, IndexRequestError, SearchableIndexError } from './errors.js';
+import { INTERNAL, SearchableIndex } from './searchable-index.js';
+
+/** The protocol versions this SDK speaks. */
+export const PROTOCOL_VERSIONS = Object.freeze([1]);
+
+/** Lines from the host longer than this are skipped (the host never sends such lines). */
+const MAX_INPUT_LINE_BYTES = 64 * 1024 * 1024;
+
+const BASE64 = /^(?:[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9_-]*={0,2})$/;
+
+/**
+ * @typedef {object} Handler
+ * @property {(index: SearchableIndex) => unknown} reindexAll
+ * @property {((identifiers: string[], index: SearchableIndex) => unknown)=} reindexItems
+ */
+
+/**
+ * @typedef {object} RequestState
+ * @property {number | string} id
+ * @property {string} key
+ * @property {AbortController} controller
+ * @property {boolean} answered the reply is written (or the connection is gone)
+ */
+
+/**
+ * @typedef {object} PendingCommit
+ * @property {(value: unknown) => void} resolve
+ * @property {(error: Error) => void} reject
+ * @property {RequestState} request
+ */
+
+/** @param {unknown} id */
+const keyOf = (id) => JSON.stringify(id);
+
+/**
+ * @param {unknown} error
+ * @returns {{ code: number, message: string, data?: unknown }}
+ */
+function refusal(error) {
+  if (error instanceof IndexRequestError) {
+    /** @type {{ code: number, message: string, data?: unknown }} */
+    const result = { code: error.code, message: error.message };
+    if (error.data !== undefined) result.data = error.data;
+    return result;
+  }
+  if (error instanceof Error) return { code: ErrorCode.refused, message: error.message || error.name };
+  return { code: ErrorCode.refused, message: String(error) };
+}
+
+export class HostConnection {
+  /** @type {{ write(chunk: string): boolean, on(event: string, listener: (...args: any[]) => void): unknown }} */
+  #output;
+  /** @type {Handler} */
+  #handler;
+  /** @type {{ name: string, version: string }} */
+  #identity;
+  /** @type {(text: string) => void} */
+  #log;
+  #nextOwnId = 1;
+  /** @type {Map<string, PendingCommit>} */
+  #waiting = new Map();
+  /** @type {Map<string, RequestState>} */
+  #requests = new Map();
+  #closed = false;
+  #stopped = false;
+  /** @type {Error | null} */
+  #broken = null;
+  /** @type {Promise<void> | null} */
+  #drain = null;
+  /** @type {(() => void) | null} */
+  #releaseDrain = null;
+  /** @type {Buffer[]} */
+  #partial = [];
+  #partialLength = 0;
+  #skippingLine = false;
+  #decoder = new TextDecoder('utf-8', { fatal: true });
+
+  /**
+   * @param {{
+   *   output: { write(chunk: string): boolean, on(event: string, listener: (...args: any[]) => void): unknown },
+   *   handler: Handler,
+   *   identity: { name: string, version: string },
+   *   log: (text: string) => void,
+   * }} options
+   */
+  constructor(options) {
+    this.#output = options.output;
+    this.#handler = options.handler;
+    this.#identity = options.identity;
+    this.#log = options.log;
+    this.#output.on('drain', () => this.#released());
+    this.#output.on('error', (/** @type {Error} */ error) => {
+      if (!this.#broken) this.#log(`cannot write to the host: ${error.message}`);
+      this.#broken = error;
+      this.#released();
+      this.#disconnect();
+    });
+    this.#output.on('close', () => this.#released());
+  }
+
+  /** Whether stdin has ended (or stdout broke). */
+  get closed() { return this.#closed; }
+
+  // MARK: Writing
+
+  /** @param {string} line */
+  #write(line) {
+    if (this.#broken || this.#stopped) throw new SearchableIndexError('disconnected', 'the connection to the host is closed');
+    if (!this.#output.write(line) && !this.#drain) {
+      this.#drain = new Promise((resolve) => { this.#releaseDrain = resolve; });
+    }
+  }
+
+  #released() {
+    const release = this.#releaseDrain;
+    this.#drain = null;
+    this.#releaseDrain = null;
+    if (release) release();
+  }
+
+  /** Resolves when the output has room again; never rejects (a broken output is reported by the
+   * next operation). */
+  drained() {
+    return this.#drain ?? Promise.resolve();
+  }
+
+  /** @param {Record<string, unknown>} message */
+  #send(message) {
+    if (this.#stopped) return; // exiting: the output is being flushed and closed
+    try {
+      this.#write(`${JSON.stringify(message)}\n`);
+    } catch (error) {
+      this.#log(`could not send a message to the host: ${/** @type {Error} */ (error).message}`);
+    }
+  }
+
+  /**
+   * @param {number | string | null} id
+   * @param {unknown} result
+   */
+  #reply(id, result) {
+    this.#send({ jsonrpc: '2.0', id, result });
+  }
+
+  /**
+   * @param {number | string | null} id
+   * @param {{ code: number, message: string, data?: unknown }} error
+   */
+  #replyError(id, error) {
+    this.#send({ jsonrpc: '2.0', id, error });
+  }
+
+  // MARK: Reading
+
+  /**
+   * Feeds bytes read from the host; every complete line is handled at once.
+   * @param {Uint8Array | string} chunk
+   */
+  feed(chunk) {
+    let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let newline = data.indexOf(10);
+    while (newline !== -1) {
+      const piece = data.subarray(0, newline);
+      data = data.subarray(newline + 1);
+      if (this.#skippingLine) {
+        this.#skippingLine = false;
+      } else if (this.#partial.length > 0) {
+        this.#partial.push(piece);
+        const line = Buffer.concat(this.#partial);
+        this.#partial = [];
+        this.#partialLength = 0;
+        this.#handleLine(line);
+      } else {
+        this.#handleLine(piece);
+      }
+      newline = data.indexOf(10);
+    }
+    if (data.length > 0 && !this.#skippingLine) {
+      this.#partial.push(Buffer.from(data)); // copy: the reader may reuse its buffer
+      this.#partialLength += data.length;
+      if (this.#partialLength > MAX_INPUT_LINE_BYTES) {
+        this.#log(`skipping a line from the host longer than ${MAX_INPUT_LINE_BYTES} bytes`);
+        this.#partial = [];
+        this.#partialLength = 0;
+        this.#skippingLine = true;
+      }
+    }
+  }
+
+  /** The end of the input: a last line without "\n" is still read. */
+  finish() {
+    if (this.#partial.length > 0 && !this.#skippingLine) {
+      const line = Buffer.concat(this.#partial);
+      this.#partial = [];
+      this.#partialLength = 0;
+      this.#handleLine(line);
+    }
+  }
+
+  /** @param {Buffer} bytes */
+  #handleLine(bytes) {
+    let text;
+    try {
+      text = this.#decoder.decode(bytes);
+    } catch {
+      this.#log('ignored a line from the host that is not valid UTF-8');
+      return;
+    }
+    text = text.trim();
+    if (text === '') return;
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      this.#log(`ignored an unreadable line from the host (${/** @type {Error} */ (error).message}): ${text.slice(0, 120)}`);
+      return;
+    }
+    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+      this.#log(`ignored a line from the host that is not a JSON-RPC message: ${text.slice(0, 120)}`);
+      return;
+    }
+    this.handleMessage(message);
+  }
+
+  /**
+   * Handles one message from the host.
+   * @param {Record<string, any>} message
+   */
+  handleMessage(message) {
+    const hasId = Object.hasOwn(message, 'id') && message.id !== undefined;
+    if (typeof message.method === 'string') {
+      const params = message.params;
+      if (!hasId) {
+        if (message.method === '$/cancel') this.#cancel(params);
+        return; // unknown notifications are ignored
+      }
+      const id = message.id;
+      if (typeof id !== 'number' && typeof id !== 'string') {
+        this.#log(`ignored a request with an id that is not a number or a string: ${JSON.stringify(id)}`);
+        return;
+      }
+      switch (message.method) {
+        case 'initialize': this.#initialize(id, params); break;
+        case 'reindexAll':
+        case 'reindexItems': this.#start(id, message.method, params); break;
+        default: this.#replyError(id, { code: ErrorCode.methodNotFound, message: `unknown method '${message.method}'` });
+      }
+      return;
+    }
+    if (hasId && (Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error'))) {
+      if (message.id === null) {
+        this.#log(`the host reported an error: ${message.error?.message ?? JSON.stringify(message.error)}`);
+        return;
+      }
+      const key = keyOf(message.id);
+      const pending = this.#waiting.get(key);
+      if (!pending) return; // a late reply to a commit that was abandoned (cancelled)
+      this.#waiting.delete(key);
+      if (Object.hasOwn(message, 'error')) {
+        const error = message.error ?? {};
+        const text = typeof error.message === 'string' ? error.message : JSON.stringify(error);
+        pending.reject(new SearchableIndexError('commitRefused', `the host refused the batch commit: ${text}`,
+          { code: error.code, message: text, data: error.data }));
+      } else {
+        pending.resolve(message.result);
+      }
+      return;
+    }
+    this.#log(`ignored a message from the host that is neither a request, a notification nor a reply: ${JSON.stringify(message).slice(0, 120)}`);
+  }
+
+  /**
+   * @param {number | string} id
+   * @param {unknown} params
+   */
+  #initialize(id, params) {
+    const requested = params !== null && typeof params === 'object' ? /** @type {any} */ (params).protocolVersions : undefined;
+    if (!Array.isArray(requested)) {
+      this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params.protocolVersions: is required (an array of numbers)' });
+      return;
+    }
+    const bad = requested.findIndex((v) => !Number.isInteger(v));
+    if (bad !== -1) {
+      this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.protocolVersions[${bad}]: expected a whole number, got ${JSON.stringify(requested[bad])}` });
+      return;
+    }
+    const common = requested.filter((v) => PROTOCOL_VERSIONS.includes(v));
+    if (common.length === 0) {
+      this.#replyError(id, {
+        code: ErrorCode.invalidParams,
+        message: 'no common protocol version',
+        data: { supported: [...PROTOCOL_VERSIONS], requested },
+      });
+      return;
+    }
+    this.#reply(id, {
+      protocolVersion: Math.max(...common),
+      extension: { name: this.#identity.name, version: this.#identity.version },
+      capabilities: {},
+    });
+  }
+
+  /**
+   * @param {number | string} id
+   * @param {'reindexAll' | 'reindexItems'} method
+   * @param {unknown} rawParams
+   */
+  #start(id, method, rawParams) {
+    const key = keyOf(id);
+    if (this.#requests.has(key)) {
+      this.#log(`ignored ${method} with id ${key}: a request with that id is still running`);
+      return;
+    }
+    if (rawParams !== undefined && rawParams !== null && (typeof rawParams !== 'object' || Array.isArray(rawParams))) {
+      this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params: expected an object' });
+      return;
+    }
+    const params = /** @type {Record<string, unknown>} */ (rawParams ?? {});
+    const reason = params.reason ?? 'forced';
+    if (typeof reason !== 'string') {
+      this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.reason: expected a string, got ${JSON.stringify(reason)}` });
+      return;
+    }
+    /** @type {Buffer | null} */
+    let clientState = null;
+    /** @type {string[]} */
+    let identifiers = [];
+    if (method === 'reindexAll') {
+      const state = params.clientState ?? null;
+      if (state !== null && typeof state !== 'string') {
+        this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.clientState: expected a string or null, got ${JSON.stringify(state)}` });
+        return;
+      }
+      if (state !== null) {
+        if (state.length % 4 !== 1 && BASE64.test(state)) {
+          clientState = Buffer.from(state, 'base64');
+        } else {
+          this.#log('the client state from the host is not base64; starting without it');
+        }
+      }
+    } else {
+      const ids = params.identifiers;
+      if (!Array.isArray(ids) || ids.some((v) => typeof v !== 'string')) {
+        this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params.identifiers: is required (an array of strings)' });
+        return;
+      }
+      identifiers = ids;
+      if (typeof this.#handler.reindexItems !== 'function') {
+        this.#replyError(id, { code: ErrorCode.methodNotFound, message: 'this extension does not implement reindexItems' });
+        return;
+      }
+    }
+
+    /** @type {RequestState} */
+    const state = { id, key, controller: new AbortController(), answered: false };
+    this.#requests.set(key, state);
+    const link = {
+      check: () => this.#check(state),
+      write: (/** @type {string} */ line) => this.#write(line),
+      drained: () => this.drained(),
+      commit: (/** @type {Record<string, unknown>} */ commitParams) => this.#commit(state, commitParams),
+      isOpen: () => !state.answered && !this.#closed && !this.#broken && !this.#stopped,
+      signal: state.controller.signal,
+    };
+    const index = new SearchableIndex(INTERNAL, link, { reason, clientState, requestId: id, method });
+    const handler = this.#handler;
+    const work = (async () => {
+      if (method === 'reindexAll') await handler.reindexAll(index);
+      else await /** @type {NonNullable<Handler['reindexItems']>} */ (handler.reindexItems)(identifiers, index);
+    })();
+    work.then(() => this.#end(state, null, false), (error) => this.#end(state, error, true));
+  }
+
+  /**
+   * Throws unless the request may still send operations.
+   * @param {RequestState} state
+   */
+  #check(state) {
+    if (this.#broken || this.#closed) throw new SearchableIndexError('disconnected', 'the connection to the host is closed');
+    if (state.controller.signal.aborted) throw state.controller.signal.reason;
+    if (state.answered) {
+      throw new SearchableIndexError('requestFinished', `request ${state.key} has already been answered; its operations must come before the handler returns`);
+    }
+  }
+
+  /**
+   * Sends `batch/commit` for a request and waits for the host's reply.
+   * @param {RequestState} state
+   * @param {Record<string, unknown>} params
+   * @returns {Promise<unknown>}
+   */
+  #commit(state, params) {
+    const id = this.#nextOwnId;
+    this.#nextOwnId += 1;
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(keyOf(id), { resolve, reject, request: state });
+      try {
+        this.#write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'batch/commit', params })}\n`);
+      } catch (error) {
+        this.#waiting.delete(keyOf(id));
+        reject(error);
+      }
+    });
+  }
+
+  /**
+   * The handler of a request settled.
+   * @param {RequestState} state
+   * @param {unknown} error
+   * @param {boolean} failed
+   */
+  #end(state, error, failed) {
+    if (this.#requests.get(state.key) === state) this.#requests.delete(state.key);
+    if (state.answered) {
+      if (failed && !(error instanceof CancellationError) && !state.controller.signal.aborted) {
+        this.#log(`request ${state.key} failed after it was answered: ${refusal(error).message}`);
+      }
+      return;
+    }
+    state.answered = true;
+    if (failed) {
+      this.#replyError(state.id, refusal(error));
+    } else {
+      this.#reply(state.id, {});
+    }
+  }
+
+  /** @param {unknown} params */
+  #cancel(params) {
+    if (params === null || typeof params !== 'object') return;
+    const id = /** @type {any} */ (params).id;
+    if (typeof id !== 'number' && typeof id !== 'string') return;
+    const state = this.#requests.get(keyOf(id));
+    if (!state || state.answered) return; // already answered: ignore the cancel
+    state.answered = true;
+    this.#requests.delete(state.key);
+    this.#replyError(state.id, { code: ErrorCode.requestCancelled, message: 'Request cancelled' });
+    const reason = new CancellationError();
+    this.#rejectCommits(state, reason);
+    state.controller.abort(reason);
+  }
+
+  /**
+   * @param {RequestState | null} state the request whose commits to fail, or null for all
+   * @param {Error} error
+   */
+  #rejectCommits(state, error) {
+    for (const [key, pending] of this.#waiting) {
+      if (state === null || pending.request === state) {
+        this.#waiting.delete(key);
+        pending.reject(error);
+      }
+    }
+  }
+
+  #disconnect() {
+    const wasClosed = this.#closed;
+    this.#closed = true;
+    if (wasClosed) return;
+    this.#rejectCommits(null, new SearchableIndexError('disconnected', 'the connection to the host is closed'));
+    for (const state of this.#requests.values()) {
+      state.controller.abort(new CancellationError('the host closed the connection'));
+    }
+  }
+
+  /** The host closed stdin: fail what waits for the host and cancel what runs. */
+  close() {
+    this.finish();
+    this.#disconnect();
+  }
+
+  /** Nothing more may be written (the process is about to flush stdout and exit): later
+   * operations reject with `disconnected` and replies are dropped, instead of failing the stream
+   * and losing what is still buffered in it. */
+  stopWriting() {
+    this.#stopped = true;
+  }
+}

@@ -1,0 +1,2 @@
+// Side effect only: protects stdout at import time (see protectStdout in index.d.ts).
+export {};

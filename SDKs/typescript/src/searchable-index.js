@@ -1,0 +1,260 @@
+// SearchableIndex: where one request's items go (Core Spotlight's CSSearchableIndex).
+
+import { Buffer } from 'node:buffer';
+import { SearchableIndexError } from './errors.js';
+
+/** The most client state a batch may carry, in bytes (before base64). */
+export const MAX_CLIENT_STATE_BYTES = 250;
+/** The longest line the host accepts. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** Items per `index/put` message (as in the Swift SDK). */
+const ITEMS_PER_MESSAGE = 500;
+/** Characters (UTF-16 code units) of items or identifiers per message: at most 12 MiB of UTF-8. */
+const CHARACTERS_PER_MESSAGE = 4 * 1024 * 1024;
+
+/** Guards the constructor: only the SDK makes indexes. */
+export const INTERNAL = Symbol('reindex-extension.internal');
+
+/**
+ * @typedef {object} RequestLink
+ * What a `SearchableIndex` needs from the connection for its request.
+ * @property {() => void} check throws unless the request may still send operations
+ * @property {(line: string) => void} write writes one protocol line (already ended by "\n")
+ * @property {() => Promise<void>} drained resolves when the protocol stream has room again
+ * @property {(params: Record<string, unknown>) => Promise<any>} commit sends `batch/commit`, resolves with its result
+ * @property {() => boolean} isOpen whether operations may still be sent
+ * @property {AbortSignal} signal aborted by `$/cancel` (and when the host goes away)
+ */
+
+/**
+ * @param {unknown} item
+ * @param {number} position
+ */
+function serializeItem(item, position) {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    throw new TypeError(`put: item ${position} is not an object`);
+  }
+  let value = /** @type {Record<string, any>} */ (item);
+  const attributes = value.attributes;
+  if (attributes && typeof attributes === 'object' && attributes.thumbnailData instanceof Uint8Array) {
+    const data = attributes.thumbnailData;
+    value = {
+      ...value,
+      attributes: { ...attributes, thumbnailData: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') },
+    };
+  }
+  const json = JSON.stringify(value);
+  if (json.length * 3 > MAX_LINE_BYTES - 256 && Buffer.byteLength(json) > MAX_LINE_BYTES - 256) {
+    throw new SearchableIndexError('itemTooLarge',
+      `put: item ${position} (${JSON.stringify(String(value.uniqueIdentifier)).slice(0, 80)}) is ${Buffer.byteLength(json)} bytes of JSON; a protocol line holds at most ${MAX_LINE_BYTES}`);
+  }
+  return json;
+}
+
+/**
+ * Splits JSON fragments into lines of bounded size.
+ * @param {string[]} fragments
+ * @param {number} maxCount
+ * @param {(body: string) => string} frame
+ */
+function frameLines(fragments, maxCount, frame) {
+  const lines = [];
+  let start = 0;
+  while (start < fragments.length) {
+    let end = start;
+    let size = 0;
+    while (end < fragments.length && end - start < maxCount && (end === start || size + fragments[end].length < CHARACTERS_PER_MESSAGE)) {
+      size += fragments[end].length + 1;
+      end += 1;
+    }
+    lines.push(frame(fragments.slice(start, end).join(',')));
+    start = end;
+  }
+  return lines;
+}
+
+/**
+ * @param {string} what
+ * @param {unknown} list
+ * @returns {string[]}
+ */
+function stringList(what, list) {
+  if (typeof list === 'string') return [list];
+  if (!Array.isArray(list)) throw new TypeError(`${what}: expected an array of strings`);
+  for (let i = 0; i < list.length; i += 1) {
+    if (typeof list[i] !== 'string') throw new TypeError(`${what}: element ${i} is not a string`);
+  }
+  return list;
+}
+
+/**
+ * Where a request's items go, bound to that request. Writes are streamed to the host as they
+ * are made (each call writes its messages at once, in call order) and become visible when the
+ * request is acknowledged — or, for `reindexItems`, when a batch is committed. Large arrays are
+ * split into messages of bounded size. Every operation returns a promise that resolves once the
+ * protocol stream has room again (backpressure): `await` them.
+ */
+export class SearchableIndex {
+  /** @type {RequestLink} */
+  #link;
+  /** @type {string} */
+  #reason;
+  /** @type {Buffer | null} */
+  #clientState;
+  /** @type {number | string} */
+  #requestId;
+  /** @type {'reindexAll' | 'reindexItems'} */
+  #method;
+
+  /**
+   * @param {symbol} token
+   * @param {RequestLink} link
+   * @param {{ reason: string, clientState: Buffer | null, requestId: number | string, method: 'reindexAll' | 'reindexItems' }} details
+   */
+  constructor(token, link, details) {
+    if (token !== INTERNAL) throw new TypeError('SearchableIndex is made by the SDK; it is passed to reindexAll and reindexItems');
+    this.#link = link;
+    this.#reason = details.reason;
+    this.#clientState = details.clientState;
+    this.#requestId = details.requestId;
+    this.#method = details.method;
+  }
+
+  /** Why the host asked: `forced`, `indexLost`, `bundleChanged`, `expiring`, `retry`, or a reason
+   * this SDK does not know yet (treat those like any other). */
+  get reason() { return this.#reason; }
+
+  /** For `reindexAll`: the client state of the last committed batch of an earlier, unfinished
+   * attempt, to resume from; `null` for a fresh start (and always for `reindexItems`). */
+  get clientState() { return this.#clientState; }
+
+  /** The id of the host's request this index belongs to. */
+  get requestId() { return this.#requestId; }
+
+  /** `reindexAll` or `reindexItems`. */
+  get method() { return this.#method; }
+
+  /** Aborted when the host cancels the request (`$/cancel`) or goes away. Pass it to `fetch`,
+   * streams, timers …; its `reason` is a `CancellationError`. */
+  get signal() { return this.#link.signal; }
+
+  /** Whether the host cancelled the request (or went away). */
+  get cancelled() { return this.#link.signal.aborted; }
+
+  /** Throws the `CancellationError` once the request is cancelled. */
+  throwIfCancelled() {
+    if (this.#link.signal.aborted) throw this.#link.signal.reason;
+  }
+
+  /**
+   * Adds or replaces items (`index/put`). Accepts one item or an array. `Date` values are sent
+   * as RFC 3339 strings and a `Uint8Array` `thumbnailData` as base64.
+   * @param {object | Iterable<object>} items
+   * @returns {Promise<void>}
+   */
+  async put(items) {
+    this.#link.check();
+    const list = Array.isArray(items) ? items
+      : (items !== null && typeof items === 'object' && Symbol.iterator in items) ? Array.from(/** @type {Iterable<object>} */ (items))
+        : [items];
+    if (list.length === 0) return;
+    const fragments = list.map(serializeItem);
+    for (const line of frameLines(fragments, ITEMS_PER_MESSAGE,
+      (body) => `{"jsonrpc":"2.0","method":"index/put","params":{"items":[${body}]}}\n`)) {
+      this.#link.write(line);
+    }
+    await this.#link.drained();
+  }
+
+  /**
+   * Removes items by identifier (`index/delete`).
+   * @param {string[]} identifiers
+   * @returns {Promise<void>}
+   */
+  async delete(identifiers) {
+    this.#link.check();
+    const list = stringList('delete', identifiers);
+    if (list.length === 0) return;
+    for (const line of frameLines(list.map((id) => JSON.stringify(id)), Infinity,
+      (body) => `{"jsonrpc":"2.0","method":"index/delete","params":{"identifiers":[${body}]}}\n`)) {
+      this.#link.write(line);
+    }
+    await this.#link.drained();
+  }
+
+  /**
+   * Removes every item in these domains and their subdomains (`index/deleteDomains`; `a.b` also
+   * removes `a.b.c`, never `a.bc`).
+   * @param {string[]} domainIdentifiers
+   * @returns {Promise<void>}
+   */
+  async deleteDomains(domainIdentifiers) {
+    this.#link.check();
+    const list = stringList('deleteDomains', domainIdentifiers);
+    if (list.length === 0) return;
+    for (const line of frameLines(list.map((id) => JSON.stringify(id)), Infinity,
+      (body) => `{"jsonrpc":"2.0","method":"index/deleteDomains","params":{"domainIdentifiers":[${body}]}}\n`)) {
+      this.#link.write(line);
+    }
+    await this.#link.drained();
+  }
+
+  /**
+   * Removes every item of this extension (`index/deleteAll`), and only this extension's.
+   * @returns {Promise<void>}
+   */
+  async deleteAll() {
+    this.#link.check();
+    this.#link.write('{"jsonrpc":"2.0","method":"index/deleteAll","params":{}}\n');
+    await this.#link.drained();
+  }
+
+  /**
+   * Makes everything written so far durable together with `clientState` (at most 250 bytes; a
+   * string is taken as UTF-8) and waits for the host's confirmation (`batch/commit`). If the
+   * request is interrupted later, the next `reindexAll` receives this state as
+   * `index.clientState`. Resolves with the number of operations the host committed.
+   *
+   * Rejects with `SearchableIndexError` (`clientStateTooLarge` before sending anything,
+   * `commitRefused`, `disconnected`) or `CancellationError`.
+   *
+   * @param {Uint8Array | ArrayBuffer | string} clientState
+   * @returns {Promise<number>}
+   */
+  async commitBatch(clientState) {
+    let bytes;
+    if (typeof clientState === 'string') bytes = Buffer.from(clientState, 'utf8');
+    else if (clientState instanceof Uint8Array) bytes = Buffer.from(clientState.buffer, clientState.byteOffset, clientState.byteLength);
+    else if (clientState instanceof ArrayBuffer) bytes = Buffer.from(clientState);
+    else throw new TypeError('commitBatch: the client state must be a Uint8Array (or Buffer), an ArrayBuffer or a string');
+    if (bytes.length > MAX_CLIENT_STATE_BYTES) {
+      throw new SearchableIndexError('clientStateTooLarge',
+        `client state is ${bytes.length} bytes; at most ${MAX_CLIENT_STATE_BYTES} are allowed`);
+    }
+    this.#link.check();
+    const result = await this.#link.commit({ requestId: this.#requestId, clientState: bytes.toString('base64') });
+    const committed = result !== null && typeof result === 'object' ? result.committed : undefined;
+    return typeof committed === 'number' ? committed : 0;
+  }
+
+  /**
+   * Reports progress (`$/progress`; `reindex run` shows it as a progress bar). Any message resets
+   * the host's idle timer, so call it well within every `idleSeconds` during long work. Does
+   * nothing once the request is answered or cancelled.
+   * @param {number} completed
+   * @param {number} [total]
+   * @param {string} [message]
+   */
+  progress(completed, total, message) {
+    if (!this.#link.isOpen()) return;
+    if (!Number.isFinite(completed)) throw new TypeError('progress: completed must be a finite number');
+    /** @type {Record<string, unknown>} */
+    const params = { requestId: this.#requestId, completed: Math.max(0, Math.trunc(completed)) };
+    if (total !== undefined && total !== null) {
+      if (!Number.isFinite(total)) throw new TypeError('progress: total must be a finite number');
+      params.total = Math.max(0, Math.trunc(total));
+    }
+    if (message !== undefined && message !== null) params.message = String(message);
+    this.#link.write(`${JSON.stringify({ jsonrpc: '2.0', method: '$/progress', params })}\n`);
+  }
+}

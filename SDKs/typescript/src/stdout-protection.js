@@ -1,0 +1,70 @@
+// Stdout protection: the protocol owns descriptor 1; everything JavaScript prints goes to stderr.
+
+import fs from 'node:fs';
+import { Console } from 'node:console';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** The console methods that print (including those that only print to stderr, so that
+ * `console.group` indentation stays shared between all of them). */
+const CONSOLE_METHODS = [
+  'log', 'info', 'debug', 'dir', 'dirxml', 'table', 'trace', 'warn', 'error', 'assert',
+  'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog',
+];
+
+/** @type {import('node:fs').WriteStream | null} */
+let protocolStream = null;
+
+/**
+ * Protects the protocol stream from stray output. Node cannot move descriptor 1 the way the
+ * Swift SDK does (`dup2`), so this works at the JavaScript level:
+ *
+ * - the protocol is written to descriptor 1 through a private `fs.WriteStream` (returned);
+ * - `process.stdout` becomes `process.stderr`, so `process.stdout.write(…)` lands in the log;
+ * - `console.log`, `console.info`, `console.debug`, `console.dir`, `console.table` … print to
+ *   stderr (and still to an attached inspector's console, as Node's own console does).
+ *
+ * Call it before anything prints; `run()` calls it first thing. Calling it again returns the same
+ * stream. It does not cover native code or child processes that inherit descriptor 1: start
+ * children with `stdio: ['ignore', 2, 2]` (or `'pipe'`), never `'inherit'`.
+ *
+ * @returns {import('node:fs').WriteStream} the private stream on descriptor 1
+ */
+export function protectStdout() {
+  if (protocolStream) return protocolStream;
+  // Created before anything touches `process.stdout`, so Node never opens its own handle on fd 1.
+  protocolStream = fs.createWriteStream('', { fd: 1, autoClose: false, highWaterMark: 64 * 1024 });
+  const stderr = process.stderr;
+  Object.defineProperty(process, 'stdout', {
+    configurable: true,
+    enumerable: true,
+    get: () => stderr,
+  });
+  const logConsole = new Console({ stdout: stderr, stderr });
+  /** @type {Record<string, Function> | null} */
+  let inspectorConsole = null;
+  try {
+    inspectorConsole = require('node:inspector').console;
+  } catch {
+    // A Node built without the inspector: nothing to mirror to.
+  }
+  const target = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (globalThis.console));
+  const source = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (logConsole));
+  for (const name of CONSOLE_METHODS) {
+    if (typeof source[name] !== 'function') continue;
+    const print = source[name].bind(logConsole);
+    const mirror = inspectorConsole && typeof inspectorConsole[name] === 'function'
+      ? inspectorConsole[name].bind(inspectorConsole)
+      : null;
+    target[name] = mirror
+      ? (/** @type {unknown[]} */ ...args) => { mirror(...args); return print(...args); }
+      : print;
+  }
+  return protocolStream;
+}
+
+/** Whether `protectStdout()` has run in this process. */
+export function isStdoutProtected() {
+  return protocolStream !== null;
+}
