@@ -27,26 +27,30 @@ extension Reindex {
     }
 
     static func lint(_ bundle: DiscoveredBundle, _ context: CommandContext) throws -> Int32 {
-        let report = try BundleLint.run(bundle: bundle, environment: context.environment)
-        let status: Int32 = report.failure.map { $0.code.exitCode } ?? (report.problems.isEmpty ? 0 : ReindexError.Code.protocolViolation.exitCode)
+        let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: context.arguments.value("check"))
+        let status: Int32 = report.passed ? 0 : ReindexError.Code.invalidData.exitCode
         if context.json {
             Console.json(.object([
-                ("bundleIdentifier", .string(bundle.identifier)), ("valid", .bool(status == 0)),
+                ("bundleIdentifier", .string(bundle.identifier)), ("valid", .bool(report.passed)),
+                ("checks", .array(report.checks.map { check in
+                    .object([("name", .string(check.name)), ("rule", .string(check.rule)), ("result", .string(check.result.rawValue)),
+                             ("evidence", .string(check.evidence))])
+                })),
                 ("put", .integer(Int64(report.counts.put))), ("deleted", .integer(Int64(report.counts.deleted))),
                 ("rejected", .integer(Int64(report.counts.rejected))),
-                ("problems", .array(report.problems.map(JSONValue.string))),
-                ("error", report.failure.map { .string($0.message) } ?? .null),
             ]))
         } else {
-            for note in report.notes { Console.out("\(bundle.identifier): \(note)") }
-            Console.out("\(bundle.identifier): reindexAll against a scratch index: put \(report.counts.put), deleted \(report.counts.deleted), rejected \(report.counts.rejected)")
-            for problem in report.problems { Console.out("problem: \(problem)") }
-            if report.failure == nil && report.problems.isEmpty { Console.out("\(bundle.identifier): no protocol problems found") }
+            let width = (report.checks.map(\.name.count).max() ?? 0) + 2
+            for check in report.checks {
+                let mark = check.result == .pass ? "pass" : check.result == .fail ? "FAIL" : "skip"
+                Console.out("\(mark)  \(check.name)\(String(repeating: " ", count: max(1, width - check.name.count)))\(check.evidence)")
+            }
+            let failed = report.checks.filter { $0.result == .fail }.count
+            Console.out("\(bundle.identifier): " + (report.passed ? "every check passed" : "\(failed) check(s) failed"))
         }
-        if let failure = report.failure {
-            Console.report(ReindexError(failure.code, failure.message, stderrTail: report.stderrTail))
-        } else if !report.problems.isEmpty {
-            Console.report(ReindexError(.protocolViolation, "\(bundle.identifier): \(report.problems.count) protocol problem(s) found"))
+        if !report.passed {
+            let names = report.checks.filter { $0.result == .fail }.map(\.name).joined(separator: ", ")
+            Console.report(ReindexError(.invalidData, "\(bundle.identifier): the conformance suite failed: \(names)", stderrTail: report.stderrTail))
         }
         return status
     }

@@ -109,3 +109,18 @@ final class ColleaguesTests: XCTestCase {
         XCTAssertFalse(log.lowercased().contains("protocol violation"), log)
     }
 }
+
+/// The Swift SDK's examples pass the conformance suite (`reindex validate --run`) unchanged.
+final class ExampleConformanceTests: XCTestCase {
+    func testColleaguesAndShowTimesPassEveryCheck() throws {
+        let scratch = try Support.makeScratchDirectory(for: self)
+        for (example, product) in [("Colleagues", "ColleaguesIndexer"), ("ShowTimes", "ShowTimesIndexer")] {
+            let directory = try Support.makeExampleBundle(example: example, product: product, in: scratch)
+            let result = try Support.run(try Support.product("reindex"), ["validate", directory, "--run"], scratch: scratch,
+                                         environment: ["PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch])
+            XCTAssertEqual(result.status, 0, "\(product): \(result)")
+            XCTAssertTrue(result.stdout.contains("every check passed"), "\(product): \(result)")
+            XCTAssertFalse(result.stdout.contains("FAIL"), "\(product): \(result)")
+        }
+    }
+}

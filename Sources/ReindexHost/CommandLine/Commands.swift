@@ -25,8 +25,17 @@ public enum ReindexCommands {
     public static let validate = CommandSpec(
         "validate", summary: "check one bundle directory",
         arguments: [ArgumentSpec("DIR", help: "the bundle directory (holding manifest.json)")],
-        options: [OptionSpec("run", help: "also start the extension against a scratch index, run reindexAll, and report every protocol problem")],
-        discussion: "Exit status: 0 valid, 65 invalid manifest, 66 no such directory, 69/75/76 when --run fails.")
+        options: [
+            OptionSpec("run", help: "also run the conformance suite: start the extension against a scratch index and check every rule of the protocol"),
+            OptionSpec("check", value: .required("NAME"), help: "with --run, run only this check (initialize, version-negotiation, reindexAll, reindexAll-resume, reindexItems, unknown-request, cancel, batch-commit, stdout-clean, exit, no-leftover-processes)"),
+        ],
+        discussion: """
+            --run prints one line per check (pass, fail or skipped, with its evidence), or with --json
+            {"bundleIdentifier", "valid", "checks": [{"name", "rule", "result", "evidence"}], "put", "deleted", "rejected"}.
+            A check stops at the first violation that decides it; it never waits out a timeout.
+            Exit status: 0 valid (with --run: every check passed), 65 invalid manifest or a failed check,
+            66 no such directory.
+            """)
 
     public static let run = CommandSpec(
         "run", summary: "force a request now and wait for its acknowledgement",

@@ -37,6 +37,9 @@ public struct SessionOptions {
     /// Lint mode (`validate --run`): protocol problems the session can survive are reported here
     /// and the session goes on, so one run shows every problem; others still end the request.
     public var onRecoverableViolation: ((String) -> Void)? = nil
+    /// The protocol versions `initialize` offers (the conformance suite offers only an unsupported
+    /// one, to see the extension decline); nil: the host's own.
+    public var offeredProtocolVersions: [Int]? = nil
     /// Called once the process exists (debug mode prints the attach commands here).
     public var onSpawn: ((ExtensionProcess) -> Void)? = nil
 
@@ -68,6 +71,15 @@ public final class ExtensionSession {
     private var current: RequestContext?
     private var deferredViolation: String?
     private var warnings: [String] = []
+    private var pendingProbe: RequestID?
+    private var probeReply: Result<JSONValue, RPCError>?
+    /// How many processes the extension left behind (in its group, or escaped from it) when it
+    /// was shut down.
+    public private(set) var leftBehind = 0
+    /// The extension's `batch/commit` requests the host accepted, and those it refused (a client
+    /// state over 250 bytes or not base64), over the session.
+    public private(set) var commitsAccepted = 0
+    public private(set) var commitsRefused: [String] = []
     /// The failure that ended the last request, for the log's account of why the session ended.
     private var endedBy: RequestFailure?
     /// Decodes stdout on its own thread (not in debug tracing or lint mode, which want each line
@@ -136,7 +148,7 @@ public final class ExtensionSession {
         if options.onTrace == nil && options.onRecoverableViolation == nil {
             decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD)
         }
-        let params = InitializeParams(protocolVersions: ReindexVersion.protocolVersions, hostVersion: ReindexVersion.string,
+        let params = InitializeParams(protocolVersions: options.offeredProtocolVersions ?? ReindexVersion.protocolVersions, hostVersion: ReindexVersion.string,
                                       bundleIdentifier: bundle.identifier, debug: options.debug)
         send(.request(id: .number(0), method: Method.initialize, params: params.json))
         try pump { self.initialized }
@@ -204,6 +216,20 @@ public final class ExtensionSession {
                 return (writes.counts, context.rejections, fail(.storeFailure, "cannot commit the acknowledged request: \(error)"))
             }
         }
+    }
+
+    /// Sends a request of the host's choosing outside the protocol's two (the conformance suite's
+    /// unknown method) and waits up to `seconds` for its reply; nil when none came.
+    public func probe(method: String, params: JSONValue?, seconds: Double) throws(RequestFailure) -> Result<JSONValue, RPCError>? {
+        let requestID = RequestID.number(nextRequestID)
+        nextRequestID += 1
+        pendingProbe = requestID
+        probeReply = nil
+        defer { pendingProbe = nil }
+        send(.request(id: requestID, method: method, params: params))
+        let until = Clock.monotonic() + seconds
+        try pump { self.probeReply != nil || Clock.monotonic() >= until }
+        return probeReply
     }
 
     /// A protocol violation that came after the last acknowledgement and was not yet reported
@@ -495,6 +521,12 @@ public final class ExtensionSession {
             try handleInitializeReply(message)
             return
         }
+        if let probe = pendingProbe, case let .response(replyID, result) = message, replyID == probe {
+            probeReply = result
+            pendingProbe = nil
+            answered.insert(replyID)
+            return
+        }
         guard let context = current else {
             try violation("\(describe(message)) arrived while no request was outstanding")
             return
@@ -529,12 +561,13 @@ public final class ExtensionSession {
             if replyID == context.id {
                 context.reply = result
             } else if answered.contains(replyID) || replyID == .number(0) {
-                try violation("a second reply to request \(replyID)")
+                try violation("a second reply to request \(replyID)", fatal: true)
             } else {
-                try violation("a reply to request \(replyID), which the host never sent")
+                // The real reply may never come: waiting for it would only run out a timeout.
+                try violation("a reply to request \(replyID), which the host never sent", fatal: true)
             }
         case let .orphanError(error):
-            try violation("an error reply with a null id: \(error.message)")
+            try violation("an error reply with a null id: \(error.message)", fatal: true)
         }
     }
 
@@ -559,8 +592,9 @@ public final class ExtensionSession {
                 try violation("the reply to initialize is invalid: \(error)", fatal: true)
                 return
             }
-            guard ReindexVersion.protocolVersions.contains(reply.protocolVersion) else {
-                let error = fail(.versionMismatch, "the extension chose protocol version \(reply.protocolVersion); the host speaks \(ReindexVersion.protocolVersions)")
+            let offered = options.offeredProtocolVersions ?? ReindexVersion.protocolVersions
+            guard offered.contains(reply.protocolVersion) else {
+                let error = fail(.versionMismatch, "the extension chose protocol version \(reply.protocolVersion); the host offered \(offered)")
                 failure = error
                 throw error
             }
@@ -682,6 +716,7 @@ public final class ExtensionSession {
         let commit: BatchCommitParams
         do { commit = try BatchCommitParams(json: params) } catch {
             send(.response(id: requestID, result: .failure(RPCError(code: RPCError.invalidParams, message: "\(error)"))))
+            commitsRefused.append("\(error)")
             return
         }
         guard commit.requestID == context.id else {
@@ -691,12 +726,14 @@ public final class ExtensionSession {
         if let state = commit.clientState {
             guard let decoded = Base64.decode(state) else {
                 send(.response(id: requestID, result: .failure(RPCError(code: RPCError.invalidParams, message: "clientState is not base64; nothing was committed"))))
+                commitsRefused.append("clientState is not base64")
                 return
             }
             guard decoded.count <= BatchCommitParams.maximumClientStateBytes else {
                 send(.response(id: requestID, result: .failure(RPCError(
                     code: RPCError.invalidParams,
                     message: "clientState is \(decoded.count) bytes decoded, at most \(BatchCommitParams.maximumClientStateBytes) are allowed; nothing was committed"))))
+                commitsRefused.append("clientState is \(decoded.count) bytes decoded, over \(BatchCommitParams.maximumClientStateBytes)")
                 return
             }
         }
@@ -706,6 +743,7 @@ public final class ExtensionSession {
                 try store.saveClientState(requestRowID, commit.clientState)
             }
             send(.response(id: requestID, result: .success(BatchCommitResult(committed: Int64(committed)).json)))
+            commitsAccepted += 1
         } catch {
             var failure = fail(.storeFailure, "cannot commit a batch: \(error)")
             failure.hostSide = error.isBusy
@@ -761,6 +799,7 @@ public final class ExtensionSession {
         }
         // Whatever the extension left behind in its group goes too.
         if process.groupIsAlive {
+            leftBehind += 1
             process.signalGroup(SIGTERM)
             let until = Clock.monotonic() + options.termGraceSeconds
             while process.groupIsAlive && Clock.monotonic() < until { usleep(20_000) }
@@ -773,6 +812,7 @@ public final class ExtensionSession {
 
     private func finishPipes(_ process: ExtensionProcess) {
         let escaped = process.stopEscapedProcesses(bundleIdentifier: bundle.identifier)
+        leftBehind += escaped.count
         if !escaped.isEmpty {
             log.note("stopped \(escaped.count) process(es) the extension left running outside its process group: \(escaped.map(String.init).joined(separator: ", "))")
         }

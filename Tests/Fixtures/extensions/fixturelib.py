@@ -68,11 +68,16 @@ def initialize_reply(name=None):
 
 
 def handshake():
-    """Reads initialize and answers it; returns the initialize params."""
+    """Reads initialize and answers it (declining, as the contract says, when version 1 is not
+    offered); returns the initialize params."""
     message = read()
     if message is None:
         sys.exit(0)
     assert message.get("method") == "initialize", message
+    offered = (message.get("params") or {}).get("protocolVersions") or []
+    if 1 not in offered:
+        send(failure(0, -32602, "no common protocol version", {"supported": [1], "requested": offered}))
+        sys.exit(0)
     send(initialize_reply())
     return message.get("params") or {}
 
