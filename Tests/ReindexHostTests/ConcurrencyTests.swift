@@ -213,7 +213,7 @@ final class ConcurrencyTests: XCTestCase {
         let check = try reindex(["check"])
         XCTAssertNotEqual(check.status, 0, "\(check)")
         XCTAssertTrue(check.stderr.contains("damaged"), "\(check)")
-        for arguments in [["status", "--json"], ["items", "com.example.big", "--limit", "5000"], ["search", "gadget", "--json"], ["status"]] {
+        for arguments in [["status", "--json"], ["items", "com.example.big", "--limit", "5000"], ["search", "gadget", "--json", "--limit", "5000"], ["status"]] {
             let result = try reindex(arguments)
             XCTAssertTrue(result.status == 74 || result.status == 65, "\(arguments): \(result)")
             XCTAssertTrue(result.stderr.contains("damaged") && result.stderr.contains("reindex reset"), "\(arguments): \(result)")

@@ -43,9 +43,12 @@ public final class StagedWrites {
         case direct
     }
 
-    /// Bounds of one group transaction while operations stream in.
-    public static let groupOperations = 4096
-    public static let groupSeconds = 0.05
+    /// Bounds of one group transaction while operations stream in: FTS5 writes a new segment at
+    /// every commit, so groups are large while a stream flows, and committed as soon as it pauses
+    /// (no input for `pauseMilliseconds`), so nobody waits behind an idle extension.
+    public static let groupOperations = 25_000
+    public static let groupSeconds = 0.25
+    public static let pauseMilliseconds: Int32 = 10
 
     public let store: IndexStore
     public let bundleKey: String

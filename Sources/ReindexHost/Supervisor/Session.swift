@@ -298,7 +298,9 @@ public final class ExtensionSession {
     /// commands write in between).
     private func commitGroupBeforeWaiting(_ fds: inout [pollfd]) throws(RequestFailure) {
         guard let writes = current?.writes, writes.hasOpenGroup else { return }
-        let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 0) }
+        // A moment's grace first: a stream that pauses between two messages is not waiting, and
+        // committing at every such gap would write the full-text index in many small segments.
+        let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), StagedWrites.pauseMilliseconds) }
         guard ready == 0 else { return }
         do { try writes.flush() } catch {
             var failure = fail(.storeFailure, "cannot write to the index: \(error)")
