@@ -68,6 +68,9 @@ struct Reindex {
         case "delete": return try delete(context)
         case "check": return try check(context)
         case "reset": return try reset(context)
+        case "new": return try new(context)
+        case "completions": return try completions(context)
+        case "help": return try help(context)
         default: throw ReindexError(.usage, "unknown command '\(name)'")
         }
     }
