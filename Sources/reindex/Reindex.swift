@@ -57,7 +57,7 @@ struct Reindex {
         switch name {
         case "list": return try list(context)
         case "paths": return try paths(context)
-        case "validate": return try validate(context)
+        case "validate": return try validateWithWarnings(context)
         case "run": return try run(context)
         case "debug": return try debug(context)
         case "serve": return try serve(context)
