@@ -4,8 +4,9 @@ import PackagePlugin
 /// `swift package bundle-extension --product NAME [--output DIR] [--configuration debug|release]`
 ///
 /// Builds the product and writes a reindex bundle: `manifest.json` (from the template
-/// `Bundle/manifest.json` beside the product's sources, with `executable` set to the built
-/// binary), the executable in `bin/`, and every other file of `Bundle/` copied alongside.
+/// `Bundle/manifest.json` beside the product's sources, else `manifest.json` at the package root,
+/// with `executable` set to the built binary), the executable in `bin/`, and every other file of
+/// `Bundle/` copied alongside.
 /// The default output is the user's extensions directory
 /// (`$XDG_DATA_HOME/reindex/extensions`, else `~/.local/share/reindex/extensions`).
 @main
@@ -46,7 +47,12 @@ struct BundleExtension: CommandPlugin {
             throw Failure("'\(productName)' is not an executable product")
         }
         let target = executableProduct.mainTarget
-        let templateDirectory = target.directoryURL.appendingPathComponent("Bundle")
+        // The template: Bundle/manifest.json beside the product's sources (with data files to copy),
+        // else manifest.json at the package root (a project made by 'reindex new swift').
+        let bundleFolder = target.directoryURL.appendingPathComponent("Bundle")
+        let usesBundleFolder = FileManager.default.fileExists(atPath: bundleFolder.appendingPathComponent("manifest.json").path)
+            || !FileManager.default.fileExists(atPath: context.package.directoryURL.appendingPathComponent("manifest.json").path)
+        let templateDirectory = usesBundleFolder ? bundleFolder : context.package.directoryURL
         let templateURL = templateDirectory.appendingPathComponent("manifest.json")
         var manifest = try loadTemplate(templateURL)
 
@@ -66,7 +72,7 @@ struct BundleExtension: CommandPlugin {
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: bundle.appendingPathComponent("bin"), withIntermediateDirectories: true)
         // Other files of the template directory travel with the bundle.
-        for name in try fileManager.contentsOfDirectory(atPath: templateDirectory.path) where name != "manifest.json" {
+        for name in usesBundleFolder ? try fileManager.contentsOfDirectory(atPath: templateDirectory.path) : [] where name != "manifest.json" {
             let destination = bundle.appendingPathComponent(name)
             try? fileManager.removeItem(at: destination)
             try fileManager.copyItem(at: templateDirectory.appendingPathComponent(name), to: destination)

@@ -15,15 +15,18 @@ public protocol IndexRequestHandler: Sendable {
     /// Re-index exactly these items: put the ones that exist, delete the ones that are gone.
     func reindexItems(identifiers: [String], index: SearchableIndex) async throws
 
-    /// The name the extension reports in `initialize` (defaults to the executable's name).
+    /// The name the extension reports in `initialize`. Defaults to the manifest's `displayName`
+    /// (read from `manifest.json` in the working directory, which the host sets to the bundle
+    /// directory; a manifest without one gives its `bundleIdentifier`), else the executable's name.
     var extensionName: String { get }
-    /// The version the extension reports in `initialize`.
+    /// The version the extension reports in `initialize`. Defaults to the manifest's `version`,
+    /// else `"0"`.
     var extensionVersion: String { get }
 }
 
 extension IndexRequestHandler {
-    public var extensionName: String { ExtensionMain.executableName }
-    public var extensionVersion: String { "0" }
+    public var extensionName: String { BundleManifest.current?.displayName ?? ExtensionMain.executableName }
+    public var extensionVersion: String { BundleManifest.current?.version ?? "0" }
 }
 
 /// Conform your `@main` type to this and implement the two handler methods; `main()` runs the

@@ -15,6 +15,8 @@ public struct ReindexError: Error, Sendable, CustomStringConvertible {
         public static let cannotStart = Code(name: "cannotStart", exitCode: 69)
         public static let `internal` = Code(name: "internal", exitCode: 70)
         public static let ioError = Code(name: "ioError", exitCode: 74)
+        /// An output file or directory cannot be created (it exists and is not empty): `EX_CANTCREAT`.
+        public static let cannotCreate = Code(name: "cannotCreate", exitCode: 73)
         public static let requestFailed = Code(name: "requestFailed", exitCode: 75)
         public static let protocolViolation = Code(name: "protocolViolation", exitCode: 76)
 

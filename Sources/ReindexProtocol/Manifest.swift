@@ -95,9 +95,78 @@ public struct Manifest: Sendable, Equatable, Codable {
         do {
             value = try JSONParser.parse(bytes, maximumDepth: 64)
         } catch {
-            throw FieldError(path: "", expected: "not valid JSON: \(error)", got: nil)
+            let (line, column) = position(of: error.offset, in: bytes)
+            throw FieldError(path: "", expected: "not valid JSON: \(error.reason) at line \(line), column \(column) (byte \(error.offset))", got: nil)
         }
         return try parse(value)
+    }
+
+    /// The 1-based line and column (in characters) of a byte offset, for error messages an
+    /// editor can jump to.
+    public static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1, column = 1
+        for byte in bytes.prefix(max(0, offset)) {
+            if byte == 0x0A { line += 1; column = 1 }
+            else if byte & 0xC0 != 0x80 { column += 1 }   // count characters, not UTF-8 continuation bytes
+        }
+        return (line, column)
+    }
+
+    /// The keys `parse` reads, at the top level and in each nested object. A key it does not know is
+    /// ignored (later versions may add keys); one close to a known key draws a warning.
+    public static let knownKeys: [String: [String]] = [
+        "": ["manifestVersion", "bundleIdentifier", "displayName", "version", "executable", "arguments", "environment",
+             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits"],
+        "timeouts": ["startupSeconds", "idleSeconds", "requestSeconds"],
+        "retry": ["maxAttempts"],
+        "limits": ["addressSpaceMiB", "cpuSeconds"],
+    ]
+
+    /// Warnings about keys that look like misspellings of known ones (`timeout`, `enviroment`):
+    /// each names the key and the suggestion. Unknown keys far from every known key are left alone.
+    public static func warnings(_ bytes: [UInt8]) -> [String] {
+        guard let value = try? JSONParser.parse(bytes, maximumDepth: 64) else { return [] }
+        return warnings(value)
+    }
+
+    public static func warnings(_ value: JSONValue) -> [String] {
+        var warnings: [String] = []
+        for (scope, known) in knownKeys.sorted(by: { $0.key < $1.key }) {
+            let object = scope.isEmpty ? value : value[scope]
+            guard case .object(let members)? = object else { continue }
+            for (key, _) in members where !known.contains(key) {
+                guard let suggestion = closest(to: key, in: known) else { continue }
+                let path = scope.isEmpty ? key : "\(scope).\(key)"
+                warnings.append("unknown key '\(path)' is ignored; did you mean '\(scope.isEmpty ? suggestion : "\(scope).\(suggestion)")'?")
+            }
+        }
+        return warnings
+    }
+
+    /// The known key nearest to `key`, when it differs only in case or by at most two edits
+    /// (one for keys of four characters or fewer).
+    static func closest(to key: String, in known: [String]) -> String? {
+        let lowered = Array(key.lowercased())
+        var best: (String, Int)? = nil
+        for candidate in known {
+            let distance = editDistance(lowered, Array(candidate.lowercased()))
+            let limit = candidate.count <= 4 ? 1 : 2
+            if distance <= limit, distance < (best?.1 ?? .max) { best = (candidate, distance) }
+        }
+        return best?.0
+    }
+
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// Validates a parsed manifest.

@@ -13,6 +13,7 @@ extension Reindex {
                         ("version", .string(bundle.manifest.version)),
                         ("path", .string(bundle.directory)),
                         ("executable", .string(bundle.executablePath)),
+                        ("warnings", .array(bundle.warnings.map(JSONValue.string))),
                     ])
                 })),
                 ("problems", .array(result.problems.map { problem in
@@ -29,6 +30,7 @@ extension Reindex {
         for bundle in result.bundles {
             Console.out("\(bundle.identifier)  \(bundle.manifest.displayName) \(bundle.manifest.version)")
             Console.out("    \(bundle.directory)")
+            for warning in bundle.warnings { Console.out("    warning: \(warning)") }
         }
         if !result.problems.isEmpty {
             Console.out("\nProblems:")

@@ -57,7 +57,7 @@ struct Reindex {
         switch name {
         case "list": return try list(context)
         case "paths": return try paths(context)
-        case "validate": return try validate(context)
+        case "validate": return try validateWithWarnings(context)
         case "run": return try run(context)
         case "debug": return try debug(context)
         case "serve": return try serve(context)
@@ -68,6 +68,9 @@ struct Reindex {
         case "delete": return try delete(context)
         case "check": return try check(context)
         case "reset": return try reset(context)
+        case "new": return try new(context)
+        case "completions": return try completions(context)
+        case "help": return try help(context)
         default: throw ReindexError(.usage, "unknown command '\(name)'")
         }
     }

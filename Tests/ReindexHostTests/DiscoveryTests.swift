@@ -328,13 +328,13 @@ final class DiscoveryTests: XCTestCase {
         let deep = String(repeating: "[", count: 80) + String(repeating: "]", count: 80)
         // (directory name, manifest bytes, text the reason must contain after the manifest path)
         var cases: [(String, [UInt8], String)] = [
-            ("truncated", Array(#"{"manifestVersion":1,"bundleIdentifier":"com.ex"#.utf8), "not valid JSON: unterminated string at byte 40"),
+            ("truncated", Array(#"{"manifestVersion":1,"bundleIdentifier":"com.ex"#.utf8), "not valid JSON: unterminated string at line 1, column 41 (byte 40)"),
             ("empty", [], "the file is empty"),
-            ("whitespace", Array("  \n\t ".utf8), "not valid JSON: unexpected end of input at byte 5"),
+            ("whitespace", Array("  \n\t ".utf8), "not valid JSON: unexpected end of input at line 2, column 3 (byte 5)"),
             ("trailing-data", Array((m("") + " {}").utf8), "not valid JSON: unexpected data after the JSON value"),
             ("utf8-in-string", Array(#"{"manifestVersion":1,"displayName":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8),
-             "not valid JSON: invalid UTF-8 in a string at byte 37"),
-            ("utf8-outside", Array(#"{"manifestVersion":1,"x":"#.utf8) + [0xFF] + Array("}".utf8), "not valid JSON: unexpected character byte 0xFF at byte 25"),
+             "not valid JSON: invalid UTF-8 in a string at line 1, column 38 (byte 37)"),
+            ("utf8-outside", Array(#"{"manifestVersion":1,"x":"#.utf8) + [0xFF] + Array("}".utf8), "not valid JSON: unexpected character byte 0xFF at line 1, column 26 (byte 25)"),
             ("top-level-array", Array("[1]".utf8), "expected a JSON object at the top level, got an array"),
             ("top-level-string", Array("\"manifest\"".utf8), "expected a JSON object at the top level, got \"manifest\""),
             ("version-string", Array(#"{"manifestVersion":"1","bundleIdentifier":"a.b","executable":"bin/indexer"}"#.utf8), "manifestVersion: expected 1, got \"1\""),

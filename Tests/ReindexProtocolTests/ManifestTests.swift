@@ -122,10 +122,30 @@ final class ManifestTests: XCTestCase {
         let truncated = try XCTUnwrap(manifestError(#"{"manifestVersion":1,"bundle"#))
         XCTAssertEqual(truncated.path, "")
         XCTAssertTrue(truncated.description.hasPrefix("not valid JSON: "), truncated.description)
-        XCTAssertTrue(truncated.description.hasSuffix("at byte 21"), truncated.description)
-        XCTAssertEqual(manifestError("   \n")?.description, "not valid JSON: unexpected end of input at byte 4")
+        XCTAssertTrue(truncated.description.hasSuffix("at line 1, column 22 (byte 21)"), truncated.description)
+        XCTAssertEqual(manifestError("   \n")?.description, "not valid JSON: unexpected end of input at line 2, column 1 (byte 4)")
         let bytes: [UInt8] = Array(#"{"manifestVersion":1,"displayName":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8)
-        XCTAssertEqual(manifestError(bytes)?.description, "not valid JSON: invalid UTF-8 in a string at byte 37")
+        XCTAssertEqual(manifestError(bytes)?.description, "not valid JSON: invalid UTF-8 in a string at line 1, column 38 (byte 37)")
+    }
+
+    /// Line and column count characters, not bytes, so an editor lands on the spot.
+    func testInvalidJSONPositionCountsCharacters() {
+        let text = "{\n  \"displayName\": \"Café\" \"version\": \"1\"\n}"
+        XCTAssertEqual(manifestError(text)?.description, "not valid JSON: expected ',' or '}' in an object at line 2, column 25 (byte 27)")
+    }
+
+    func testWarningsSuggestTheKnownKeyForAMisspelling() {
+        let value: JSONValue = ["manifestVersion": 1, "Timeouts": ["requestSecond": 5], "enviroment": [:], "retyr": ["maxAttempts": 2], "vendorData": true]
+        XCTAssertEqual(Manifest.warnings(value), [
+            "unknown key 'Timeouts' is ignored; did you mean 'timeouts'?",
+            "unknown key 'enviroment' is ignored; did you mean 'environment'?",
+            "unknown key 'retyr' is ignored; did you mean 'retry'?",
+        ])
+        let nested: JSONValue = ["timeouts": ["requestSecond": 5], "limits": ["cpuSecond": 1]]
+        XCTAssertEqual(Manifest.warnings(nested), [
+            "unknown key 'limits.cpuSecond' is ignored; did you mean 'limits.cpuSeconds'?",
+            "unknown key 'timeouts.requestSecond' is ignored; did you mean 'timeouts.requestSeconds'?",
+        ])
     }
 
     func testTopLevelMustBeAnObject() {

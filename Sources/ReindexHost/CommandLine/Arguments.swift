@@ -1,3 +1,30 @@
+/// What a shell may complete for an option's value or an argument (`reindex completions`).
+public enum CompletionKind: Sendable, Equatable {
+    /// Free text: nothing to offer.
+    case none
+    /// One of these words.
+    case values([String])
+    /// A file name.
+    case file
+    /// A directory name.
+    case directory
+    /// A bundle identifier, asked of `reindex list --json` when completing.
+    case bundleIdentifier
+    /// A command name of the tool.
+    case command
+
+    /// The kind a value name implies when a declaration says nothing: `PATH`/`FILE` files,
+    /// `DIR`/`DIRS` directories, `BUNDLE_ID` (and `ID` of `--bundle`) bundle identifiers.
+    static func implied(by valueName: String) -> CompletionKind {
+        switch valueName {
+        case "PATH", "FILE": return .file
+        case "DIR", "DIRS": return .directory
+        case "BUNDLE_ID": return .bundleIdentifier
+        default: return .none
+        }
+    }
+}
+
 /// One option of a command, declared once: parsing and help text both come from it.
 public struct OptionSpec: Sendable {
     public enum Value: Sendable, Equatable {
@@ -16,17 +43,32 @@ public struct OptionSpec: Sendable {
     public var environment: String?
     /// Options sharing a group are mutually exclusive (`--all | --ids | --ids-from`).
     public var exclusiveGroup: String?
+    /// What a shell completes for the value (implied by the value name unless declared).
+    public var completion: CompletionKind
 
-    public init(_ name: String, short: Character? = nil, value: Value = .none, help: String, environment: String? = nil, exclusiveGroup: String? = nil) {
+    public init(_ name: String, short: Character? = nil, value: Value = .none, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
+                completion: CompletionKind? = nil) {
         self.name = name
         self.short = short
         self.value = value
         self.help = help
         self.environment = environment
         self.exclusiveGroup = exclusiveGroup
+        switch value {
+        case .none: self.completion = completion ?? .none
+        case .required(let v), .optional(let v): self.completion = completion ?? .implied(by: v)
+        }
     }
 
-    var synopsis: String {
+    /// The value's placeholder (`PATH`), or nil for a flag.
+    public var valueName: String? {
+        switch value {
+        case .none: return nil
+        case .required(let v), .optional(let v): return v
+        }
+    }
+
+    public var synopsis: String {
         switch value {
         case .none: return "--\(name)"
         case .required(let v): return "--\(name) \(v)"
@@ -40,10 +82,13 @@ public struct ArgumentSpec: Sendable {
     public var name: String
     public var help: String
     public var optional: Bool
-    public init(_ name: String, help: String, optional: Bool = false) {
+    /// What a shell completes for it (implied by the name unless declared).
+    public var completion: CompletionKind
+    public init(_ name: String, help: String, optional: Bool = false, completion: CompletionKind? = nil) {
         self.name = name
         self.help = help
         self.optional = optional
+        self.completion = completion ?? .implied(by: name)
     }
 }
 

@@ -41,7 +41,7 @@ public enum ReindexCommands {
         "run", summary: "force a request now and wait for its acknowledgement",
         arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle to ask")],
         options: requestOptions + [
-            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)"),
+            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)", completion: .values(ReindexReason.known.map(\.rawValue))),
             OptionSpec("queue", help: "only queue the request for 'reindex serve' and return"),
         ],
         discussion: """
@@ -58,9 +58,9 @@ public enum ReindexCommands {
         "debug", summary: "run a request in debug mode: no timeouts, attach a debugger, trace the protocol",
         arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle to debug")],
         options: requestOptions + [
-            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)"),
+            OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)", completion: .values(ReindexReason.known.map(\.rawValue))),
             OptionSpec("wait-for-debugger", value: .optional("SECONDS"), help: "hold the extension until a debugger attaches (give up after SECONDS; default: wait forever)"),
-            OptionSpec("trace", value: .optional("full"), help: "print every protocol message with direction, time and size (--trace=full: whole payloads)"),
+            OptionSpec("trace", value: .optional("full"), help: "print every protocol message with direction, time and size (--trace=full: whole payloads)", completion: .values(["full"])),
             OptionSpec("scratch-index", help: "run against a throwaway copy of the index"),
             OptionSpec("print-attach", help: "print the process name and attach commands, then go on without waiting"),
         ],
@@ -94,7 +94,7 @@ public enum ReindexCommands {
         "search", summary: "full-text search over live items, best first",
         arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
         options: [
-            OptionSpec("bundle", value: .required("ID"), help: "only this bundle's items"),
+            OptionSpec("bundle", value: .required("ID"), help: "only this bundle's items", completion: .bundleIdentifier),
             OptionSpec("domain", value: .required("D"), help: "only items in this domain or its subdomains"),
             OptionSpec("limit", value: .required("N"), help: "at most N results (default 20)"),
         ])
@@ -146,8 +146,41 @@ public enum ReindexCommands {
         "reset", summary: "erase the index and queue reindexAll (indexLost) for every bundle",
         discussion: "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it.")
 
+    public static let new = CommandSpec(
+        "new", summary: "write a working extension project (manifest, handlers with a batch loop, README) to start from",
+        arguments: [
+            ArgumentSpec("LANGUAGE", help: "swift, python or typescript", completion: .values(NewExtension.Language.allCases.map(\.rawValue))),
+            ArgumentSpec("NAME", help: "the extension's name: a letter, then letters, digits and _ (its type, executable and directory)"),
+        ],
+        options: [
+            OptionSpec("id", value: .required("BUNDLE_ID"), help: "the bundle identifier (default com.example.<name in lower case>.indexer)", completion: CompletionKind.none),
+            OptionSpec("output", value: .required("DIR"), help: "where to write the project (default ./NAME); must be new or empty"),
+        ],
+        discussion: """
+            Python and TypeScript projects are bundles as written: 'reindex validate DIR --run' passes. A Swift
+            project is a bundle once built ('swift build'; its manifest names .build/debug/NAME). The project finds
+            the SDK of the ReindexHost checkout this reindex was built from (or $REINDEX_SOURCE_ROOT,
+            $REINDEX_PYTHON_SDK, $REINDEX_TS_SDK when set); its README says how to vendor it instead.
+            Exit status: 0 written, 64 bad NAME, language or --id, 73 the output exists and is not empty.
+            """)
+    public static let completions = CommandSpec(
+        "completions", summary: "print a shell completion script for bash, zsh or fish",
+        arguments: [ArgumentSpec("SHELL", help: "bash, zsh or fish", completion: .values(CompletionScript.Shell.allCases.map(\.rawValue)))],
+        discussion: """
+            Commands, options and known option values are completed; bundle identifiers are asked of
+            'reindex list --json' at completion time. Install, for example:
+              bash: reindex completions bash > ~/.local/share/bash-completion/completions/reindex
+              zsh:  reindex completions zsh > ~/.zfunc/_reindex   (with fpath+=~/.zfunc before compinit)
+              fish: reindex completions fish > ~/.config/fish/completions/reindex.fish
+            """)
+    public static let help = CommandSpec(
+        "help", summary: "show the help of the tool or of one command, or the manual page",
+        arguments: [ArgumentSpec("COMMAND", help: "the command to explain", optional: true, completion: .command)],
+        options: [OptionSpec("man", help: "print the manual page (roff) instead; read it with: reindex help --man | man -l -")])
+
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate, run, debug, serve, search, items, status, put, delete, check, reset]
+    public static let all: [CommandSpec] = [list, paths, validate, run, debug, serve, search, items, status, put, delete, check, reset,
+                                            new, completions, help]
 
     public static let parser = ArgumentParser(
         toolName: "reindex",

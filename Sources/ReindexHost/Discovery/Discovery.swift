@@ -16,6 +16,9 @@ public struct DiscoveredBundle: Sendable, Equatable {
     public var executablePath: String
     /// A fingerprint of the executable (size, modification time, inode) to notice replacements.
     public var executableFingerprint: String
+    /// Things an author should fix that do not make the bundle unusable: keys of manifest.json that
+    /// look like misspellings (`timeout` for `timeouts`), each with the suggestion.
+    public var warnings: [String] = []
 
     public var identifier: String { manifest.bundleIdentifier }
     /// The identifier as the host keys it: lower-cased, since identifiers compare case-insensitively.
@@ -59,6 +62,16 @@ public enum Discovery {
         for directory in directories {
             guard seenDirectories.insert(directory).inserted else { continue }
             guard let names = FileSystem.list(directory) else { continue }
+            // A bundle directory named on the search path itself, instead of the directory holding it.
+            if names.contains("manifest.json") {
+                let manifest = (try? FileSystem.read(FileSystem.join(directory, "manifest.json"), limit: 1 << 20)).flatMap { try? Manifest.parse($0) }
+                let absolute = FileSystem.absolute(directory)
+                problems.append(BundleProblem(
+                    path: absolute,
+                    reason: "\(absolute) is on the search path but is itself a bundle (it holds manifest.json); the search path "
+                        + "(--extensions-path, REINDEX_EXTENSIONS_PATH) names directories that contain bundles: use --extensions-path \(FileSystem.directoryName(absolute))",
+                    bundleIdentifier: manifest?.bundleIdentifier))
+            }
             for name in names where !name.hasPrefix(".") {
                 let bundleDirectory = FileSystem.join(directory, name)
                 let manifestPath = FileSystem.join(bundleDirectory, "manifest.json")
@@ -102,10 +115,13 @@ public enum Discovery {
         let bytes: [UInt8]
         do { bytes = try FileSystem.read(manifestPath, limit: 1 << 20) } catch { return problem(error.message) }
         let manifest: Manifest
+        let warnings = Manifest.warnings(bytes)
         do {
             manifest = try Manifest.parse(bytes)
         } catch {
-            return problem("\(manifestPath): \(error)")
+            // A misspelt key is often why a required one is missing: say both.
+            let hints = warnings.isEmpty ? "" : " (also: " + warnings.joined(separator: "; ") + ")"
+            return problem("\(manifestPath): \(error)\(hints)")
         }
         let executable = FileSystem.absolute(FileSystem.join(directory, manifest.executable))
         guard let exe = FileSystem.status(executable) else {
@@ -121,7 +137,8 @@ public enum Discovery {
             return problem("\(executable): \(reason)", manifest.bundleIdentifier)
         }
         let fingerprint = "\(exe.size)-\(Int64(exe.modified * 1000))-\(exe.inode)"
-        return .success(DiscoveredBundle(manifest: manifest, directory: directory, executablePath: executable, executableFingerprint: fingerprint))
+        return .success(DiscoveredBundle(manifest: manifest, directory: directory, executablePath: executable, executableFingerprint: fingerprint,
+                                         warnings: warnings.map { "\(manifestPath): \($0)" }))
     }
 
     /// The StrictModes rule: refuse files that others may write, or that belong to someone other

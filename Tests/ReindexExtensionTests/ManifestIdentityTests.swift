@@ -1,0 +1,78 @@
+import Foundation
+import ReindexExtension
+import ReindexHost
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A handler that declares no name or version: the SDK must report the manifest's.
+struct UnnamedProbe: IndexRequestHandler {
+    func reindexAll(_ index: SearchableIndex) async throws {
+        try await index.put(SearchableItem(uniqueIdentifier: "probe.1", attributes: .init(title: "unnamed")))
+    }
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
+}
+
+/// The SDK reports `displayName` and `version` of the bundle's manifest.json in `initialize`, read
+/// from the working directory the host starts it in. Runs as a real process through the built
+/// `reindex validate --run`, which prints what `initialize` said.
+final class ManifestIdentityTests: XCTestCase {
+    private static let role = "REINDEX_SDK_TEST_UNNAMED_EXTENSION"
+
+    /// Not a check of its own: the entry point of the probe process (returns at once in a normal run).
+    func testUnnamedExtensionProcessEntryPoint() async {
+        guard ProcessInfo.processInfo.environment[Self.role] != nil else { return }
+        fflush(nil)
+        guard dup2(3, 1) == 1 else { exit(71) }
+        close(3)
+        await ExtensionMain.run(UnnamedProbe())
+    }
+
+    private func makeBundle(in host: Host, manifest: [(String, JSONValue)]) throws -> String {
+        let directory = "\(host.extensions)/unnamed"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Support.write("""
+            #!/bin/sh
+            exec "$REINDEX_SDK_TEST_EXECUTABLE" "ReindexExtensionTests.ManifestIdentityTests/testUnnamedExtensionProcessEntryPoint" 3>&1 1>&2
+            """, to: "\(directory)/unnamed.sh", mode: 0o755)
+        let members: [(String, JSONValue)] = [
+            ("manifestVersion", 1), ("bundleIdentifier", "com.example.sdk-test.unnamed"), ("executable", "unnamed.sh"),
+            ("environment", Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable])),
+        ] + manifest
+        try Support.write(JSONWriter.string(.object(members)), to: "\(directory)/manifest.json")
+        return directory
+    }
+
+    func testInitializeReportsTheManifestsDisplayNameAndVersion() throws {
+        _ = try Support.product("reindex")
+        let host = try Host(test: self)
+        let directory = try makeBundle(in: host, manifest: [("displayName", "Probe Display Name"), ("version", "3.1.4")])
+        let result = try host.reindex(["validate", directory, "--run"])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        XCTAssertTrue(result.stdout.contains("initialize: Probe Display Name 3.1.4, protocol 1"), "\(result)")
+    }
+
+    func testWithoutDisplayNameOrVersionTheIdentifierAndZeroAreReported() throws {
+        _ = try Support.product("reindex")
+        let host = try Host(test: self)
+        let directory = try makeBundle(in: host, manifest: [])
+        let result = try host.reindex(["validate", directory, "--run"])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        XCTAssertTrue(result.stdout.contains("initialize: com.example.sdk-test.unnamed 0, protocol 1"), "\(result)")
+    }
+
+    /// Without a readable manifest (the executable run by hand) there is nothing to report: nil.
+    func testReadingAManifestOutsideABundleGivesNil() throws {
+        let scratch = try Support.makeScratchDirectory(for: self)
+        XCTAssertNil(BundleManifest.read(path: "\(scratch)/manifest.json"))
+        try Support.write(#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"x","displayName":"AB","version":"2"}"#, to: "\(scratch)/manifest.json")
+        XCTAssertEqual(BundleManifest.read(path: "\(scratch)/manifest.json")?.displayName, "AB")
+        try Support.write("{", to: "\(scratch)/manifest.json")
+        XCTAssertNil(BundleManifest.read(path: "\(scratch)/manifest.json"))
+    }
+}
