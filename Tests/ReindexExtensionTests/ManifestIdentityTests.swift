@@ -54,7 +54,7 @@ final class ManifestIdentityTests: XCTestCase {
         let directory = try makeBundle(in: host, manifest: [("displayName", "Probe Display Name"), ("version", "3.1.4")])
         let result = try host.reindex(["validate", directory, "--run"])
         XCTAssertEqual(result.status, 0, "\(result)")
-        XCTAssertTrue(result.stdout.contains("initialize: Probe Display Name 3.1.4, protocol 1"), "\(result)")
+        XCTAssertTrue(result.stdout.contains("protocol 1, extension \"Probe Display Name\" 3.1.4"), "\(result)")
     }
 
     func testWithoutDisplayNameOrVersionTheIdentifierAndZeroAreReported() throws {
@@ -63,7 +63,7 @@ final class ManifestIdentityTests: XCTestCase {
         let directory = try makeBundle(in: host, manifest: [])
         let result = try host.reindex(["validate", directory, "--run"])
         XCTAssertEqual(result.status, 0, "\(result)")
-        XCTAssertTrue(result.stdout.contains("initialize: com.example.sdk-test.unnamed 0, protocol 1"), "\(result)")
+        XCTAssertTrue(result.stdout.contains("protocol 1, extension \"com.example.sdk-test.unnamed\" 0"), "\(result)")
     }
 
     /// Without a readable manifest (the executable run by hand) there is nothing to report: nil.

@@ -65,9 +65,9 @@ final class AuthoringTests: XCTestCase {
     func assertConformant(_ directory: String, name: String, _ scratch: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let validated = try reindex(["validate", directory, "--run"], scratch)
         XCTAssertEqual(validated.status, 0, "\(validated)", file: file, line: line)
-        XCTAssertTrue(validated.stdout.contains("initialize: \(name) 1.0.0"), "\(validated)", file: file, line: line)
-        XCTAssertTrue(validated.stdout.contains("put 5, deleted 0, rejected 0"), "\(validated)", file: file, line: line)
-        XCTAssertTrue(validated.stdout.contains("no protocol problems found"), "\(validated)", file: file, line: line)
+        XCTAssertTrue(validated.stdout.contains("extension \"\(name)\" 1.0.0"), "\(validated)", file: file, line: line)
+        XCTAssertTrue(validated.stdout.contains("acknowledged: put 5, deleted 0"), "\(validated)", file: file, line: line)
+        XCTAssertTrue(validated.stdout.contains("every check passed"), "\(validated)", file: file, line: line)
     }
 
     func testNewTypeScriptProjectPassesValidateRun() throws {

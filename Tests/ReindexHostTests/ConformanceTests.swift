@@ -93,3 +93,29 @@ final class ConformanceTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 60, "the suite waited out the idle timeout")
     }
 }
+
+/// What an author sees for the commonest first mistakes on stdout.
+final class AuthorErrorTests: XCTestCase {
+    private typealias T = TestSupport
+
+    func testAPrettyPrintedMessageIsNamedOnceAndALogLineIsQuotedWithAHint() throws {
+        let scratch = try T.makeScratchDirectory(for: self)
+        let pretty = try T.makeBundle(T.BundleSpec("com.example.pretty", executable: "pretty_printed.py"), in: "\(scratch)/extensions")
+        let run = try T.runReindex(["--index", "\(scratch)/index.sqlite", "--extensions-path", "\(scratch)/extensions", "run", "com.example.pretty"], scratch: scratch)
+        XCTAssertEqual(run.status, 76, "\(run)")
+        XCTAssertTrue(run.stderr.contains("looks like part of a pretty-printed JSON message"), "\(run)")
+        XCTAssertTrue(run.stderr.contains("each message on one line"), "\(run)")
+
+        let lint = try T.runReindex(["validate", pretty, "--run", "--json", "--check", "stdout-clean"], scratch: scratch,
+                                    environment: T.commandEnvironment(scratch: scratch, extra: ["TMPDIR": scratch]))
+        let evidence = try JSONParser.parse(text: lint.stdout)["checks"]?.arrayValue?.first?["evidence"]?.stringValue ?? ""
+        XCTAssertEqual(evidence.components(separatedBy: "pretty-printed").count - 1, 1, "named once per session, not per line: \(lint)")
+
+        let garbage = try T.makeBundle(T.BundleSpec("com.example.garbage", executable: "garbage_mid_request.py"), in: "\(scratch)/extensions")
+        _ = garbage
+        let noisy = try T.runReindex(["--index", "\(scratch)/index.sqlite", "--extensions-path", "\(scratch)/extensions", "run", "com.example.garbage"], scratch: scratch)
+        XCTAssertEqual(noisy.status, 76, "\(noisy)")
+        XCTAssertTrue(noisy.stderr.contains("is not a protocol message: \""), "\(noisy)")
+        XCTAssertTrue(noisy.stderr.contains("write logs and debug output to stderr"), "\(noisy)")
+    }
+}

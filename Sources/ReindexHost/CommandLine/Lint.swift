@@ -118,7 +118,11 @@ public enum BundleLint {
             mainSession()
             versionNegotiation()
             cancel()
-            let stray = stdout.problems
+            // A pretty-printed message is one mistake, however many lines and sessions show it.
+            var stray: [String] = []
+            for problem in stdout.problems where !(problem.contains("pretty-printed") && stray.contains { $0.contains("pretty-printed") }) {
+                stray.append(problem)
+            }
             record("stdout-clean", stray.isEmpty ? .pass : .fail,
                    stray.isEmpty ? "no stray output in \(sessions) session(s)" : stray.prefix(5).joined(separator: "; ") + (stray.count > 5 ? " (and \(stray.count - 5) more)" : ""))
         }

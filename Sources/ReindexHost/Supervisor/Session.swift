@@ -71,6 +71,7 @@ public final class ExtensionSession {
     private var current: RequestContext?
     private var deferredViolation: String?
     private var warnings: [String] = []
+    private var prettyPrintedReported = false
     private var pendingProbe: RequestID?
     private var probeReply: Result<JSONValue, RPCError>?
     /// How many processes the extension left behind (in its group, or escaped from it) when it
@@ -490,7 +491,30 @@ public final class ExtensionSession {
             try violation("stdout line at byte \(offset) is not valid UTF-8 (bad byte at \(offset + bad))")
             return
         }
-        try violation("stdout line at byte \(offset): \(error.reason)")
+        let text = String(decoding: line.prefix(80), as: UTF8.self)
+        let trimmed = text.trimmingWhitespace
+        let quoted = "\"" + text + (line.count > 80 ? "…" : "") + "\""
+        // A message written over several lines arrives as fragments: name that once, not each line.
+        if Self.looksLikePrettyPrinted(trimmed) {
+            if prettyPrintedReported { return }
+            prettyPrintedReported = true
+            try violation("stdout line at byte \(offset), \(quoted), looks like part of a pretty-printed JSON message: "
+                          + "the protocol needs each message on one line (serialize without indentation)")
+            return
+        }
+        if trimmed.hasPrefix("{") {
+            try violation("stdout line at byte \(offset), \(quoted): \(error.reason)")
+        } else {
+            try violation("stdout line at byte \(offset) is not a protocol message: \(quoted) (\(error.reason)); "
+                          + "write logs and debug output to stderr, and only one JSON-RPC message per line to stdout")
+        }
+    }
+
+    /// `{`, `}`, `"jsonrpc": "2.0",` … alone on a line: a fragment of an indented JSON document.
+    static func looksLikePrettyPrinted(_ line: String) -> Bool {
+        if ["{", "}", "},", "[", "]", "],"].contains(line) { return true }
+        guard line.hasPrefix("\"") else { return false }
+        return line.contains("\":") && (line.hasSuffix(",") || line.hasSuffix("{") || line.hasSuffix("[") || !line.hasSuffix("}"))
     }
 
     /// Events from the decoder thread, in order, handled as `handleLine` would.
