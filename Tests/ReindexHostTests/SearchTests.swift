@@ -24,7 +24,7 @@ final class SearchTests: XCTestCase {
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         // More matches than one window in a busy bundle first, then the only ones of a quiet bundle.
         let busy = LocalIndex(store: store, bundleIdentifier: "com.example.busy")
-        try busy.indexSearchableItems((0..<(IndexStore.searchCandidates * 3)).map { item("b\($0)", "common word \($0)") })
+        try busy.indexSearchableItems((0..<(500 * 3)).map { item("b\($0)", "common word \($0)") })
         let quiet = LocalIndex(store: store, bundleIdentifier: "com.example.quiet")
         try quiet.indexSearchableItems([item("q1", "common thing"), item("q2", "another common thing")])
 
@@ -39,7 +39,7 @@ final class SearchTests: XCTestCase {
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.expiring")
         let past = Date(timeIntervalSinceNow: -3600)
         // The oldest matches (first in the window) have all expired.
-        try index.indexSearchableItems((0..<(IndexStore.searchCandidates + 50)).map {
+        try index.indexSearchableItems((0..<(500 + 50)).map {
             SearchableItem(uniqueIdentifier: "old\($0)", expirationDate: past, attributes: .init(title: "lantern \($0)"))
         })
         try index.indexSearchableItems([item("new1", "lantern fresh"), item("new2", "lantern bright")])
@@ -53,5 +53,45 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try store.search("engine", limit: 10).map(\.uniqueIdentifier), ["exact", "long"])
         // A partial word alone still finds by prefix.
         XCTAssertEqual(Set(try store.search("engin", limit: 10).map(\.uniqueIdentifier)), ["exact", "long"])
+    }
+}
+
+/// Relevance is exact over every match, however common the words (issue 14).
+final class RelevanceTests: XCTestCase {
+    func testAnItemTitledWithTheWordComesFirstAmongAHundredThousandMatches() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.many")
+        // 100,000 items that all hold the word in their description, then one titled with it.
+        var items: [SearchableItem] = []
+        for n in 0..<100_000 {
+            items.append(SearchableItem(uniqueIdentifier: "d\(n)", attributes: .init(title: "Item \(n)", contentDescription: "about the orchard \(n)")))
+        }
+        try index.indexSearchableItems(items)
+        try index.indexSearchableItems([SearchableItem(uniqueIdentifier: "titled", attributes: .init(title: "Orchard"))])
+        XCTAssertEqual(try store.search("orchard", limit: 5).first?.uniqueIdentifier, "titled")
+        // And the same as a prefix being typed.
+        XCTAssertEqual(try store.search("orch", limit: 5).first?.uniqueIdentifier, "titled")
+        // Written first instead of last, it still comes first.
+        let other = LocalIndex(store: store, bundleIdentifier: "com.example.other")
+        try other.indexSearchableItems([SearchableItem(uniqueIdentifier: "early", attributes: .init(title: "Lantern"))])
+        try index.indexSearchableItems((0..<2_000).map { SearchableItem(uniqueIdentifier: "l\($0)", attributes: .init(contentDescription: "lantern \($0)")) })
+        XCTAssertEqual(try store.search("lantern", limit: 3).first?.uniqueIdentifier, "early")
+    }
+
+    func testScoresAddUpOverWordsAndTiesGoNewestFirst() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.rank")
+        try index.indexSearchableItems([
+            SearchableItem(uniqueIdentifier: "both-title", attributes: .init(title: "river signal")),
+            SearchableItem(uniqueIdentifier: "title-desc", attributes: .init(title: "river", contentDescription: "signal")),
+            SearchableItem(uniqueIdentifier: "kw-desc", attributes: .init(contentDescription: "river", keywords: ["signal"])),
+            SearchableItem(uniqueIdentifier: "desc-desc", attributes: .init(contentDescription: "river signal")),
+            SearchableItem(uniqueIdentifier: "desc-desc-newer", attributes: .init(contentDescription: "signal and river")),
+        ])
+        let results = try store.search("river signal", limit: 10)
+        XCTAssertEqual(results.map(\.uniqueIdentifier), ["both-title", "title-desc", "kw-desc", "desc-desc-newer", "desc-desc"])
+        XCTAssertEqual(results.map { $0.score ?? 0 }, [20, 12, 7, 4, 4])
     }
 }
