@@ -199,7 +199,7 @@ public struct QueryParser {
                     var text = ""
                     i += 1
                     while i < characters.count, characters[i] != ")" { text.append(characters[i]); i += 1 }
-                    guard i < characters.count else { throw QuerySyntaxError(position: open, expected: "a ')' closing the argument of $\(name)", got: "the end of the query") }
+                    guard i < characters.count else { throw QuerySyntaxError(position: i + 1, expected: "a ')' closing the argument of $\(name) opened at \(open)", got: "the end of the query") }
                     i += 1
                     argument = text
                 }
