@@ -156,3 +156,32 @@ final class QueryCommandTests: XCTestCase {
         XCTAssertEqual(badCursor.status, 65, badCursor.description)
     }
 }
+
+extension QueryCommandTests {
+    /// Every `reindex search` line of docs/QUERIES.md's examples runs, and those that say what
+    /// they find (`# → id id`) find exactly that.
+    func testTheExamplesOfQueriesMDRun() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/QUERIES.md")
+        let text = try String(contentsOf: doc, encoding: .utf8)
+        let examples = text.components(separatedBy: "## Examples").last ?? ""
+        var ran = 0
+        for line in examples.split(separator: "\n") where line.hasPrefix("reindex search '") {
+            let body = line.dropFirst("reindex search '".count)
+            guard let close = body.lastIndex(of: "'") else { XCTFail("unquoted example: \(line)"); continue }
+            let query = String(body[..<close])
+            let rest = body[body.index(after: close)...]
+            let parts = rest.components(separatedBy: "# →")
+            let flags = parts[0].split(separator: " ").map(String.init)
+            let result = try reindex(["--json", "search", query] + flags)
+            XCTAssertEqual(result.status, 0, "\(line)\n\(result)")
+            ran += 1
+            guard parts.count == 2 else { continue }
+            let expected = Set(parts[1].split(separator: " ").map(String.init))
+            let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let found = Set((document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String })
+            XCTAssertEqual(found, expected, String(line))
+        }
+        XCTAssertGreaterThanOrEqual(ran, 16)
+    }
+}
