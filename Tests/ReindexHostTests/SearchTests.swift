@@ -95,3 +95,27 @@ final class RelevanceTests: XCTestCase {
         XCTAssertEqual(results.map { $0.score ?? 0 }, [20, 12, 7, 4, 4])
     }
 }
+
+/// `count` of words alone comes from the full-text index less the rows searches cannot see.
+final class CountTests: XCTestCase {
+    func testCountsOnlyWhatSearchesSee() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.count")
+        try index.indexSearchableItems((0..<30).map { SearchableItem(uniqueIdentifier: "v\($0)", attributes: .init(title: "comet \($0)")) })
+        // Expired items and a writer's staged (uncommitted, invisible) puts match too.
+        try index.indexSearchableItems((0..<5).map {
+            SearchableItem(uniqueIdentifier: "x\($0)", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "comet gone \($0)"))
+        })
+        let writer = try IndexStore.open(path: directory + "/index.sqlite")
+        let staged = try StagedWrites(store: writer, bundleIdentifier: "com.example.count", scope: .live)
+        for n in 0..<7 { try staged.put(try ItemValidator.validate(SearchableItem(uniqueIdentifier: "s\(n)", attributes: .init(title: "comet staged")).json)) }
+        try staged.flush()
+        XCTAssertEqual(try store.count("comet"), 30)
+        XCTAssertEqual(try store.count("com"), 30)
+        XCTAssertEqual(try store.count("comet gone"), 0)
+        XCTAssertEqual(try store.count("comet && title == \"comet 1*\""), 11)
+        XCTAssertEqual(try store.query("comet", options: QueryOptions(limit: 100)).results.count, 30)
+        staged.rollback()
+    }
+}

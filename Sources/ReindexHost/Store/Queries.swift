@@ -387,7 +387,11 @@ extension IndexStore {
             keys.append(("(\(expression) IS NULL)", false))
             keys.append((expression, key.descending))
         }
-        keys.append(("b.key", false))
+        // Ties by bundle and identifier: (bundle, gen, uid) is the order of the items' unique
+        // index, and every visible row of a bundle has its live gen, so a query without sort
+        // keys reads its first page in index order instead of sorting every match.
+        keys.append(("i.bundle", false))
+        keys.append(("i.gen", false))
         keys.append(("i.uid", false))
         // Keyset: (k1, k2, …) after the cursor's values, key by key, each in its direction.
         var after = ""
@@ -445,18 +449,26 @@ extension IndexStore {
             total.bind(1, expression)
             let all = try total.step() ? total.int(0) : 0
             total.reset()
-            // The rows searches cannot see, when there are few enough to check one by one.
-            let hidden = try statement("""
-                SELECT i.id FROM items i JOIN bundles b ON b.key = i.bundle WHERE i.gen < b.live_gen
-                UNION ALL SELECT i.id FROM items i JOIN bundles b ON b.key = i.bundle WHERE i.gen > b.live_gen
-                UNION ALL SELECT i.id FROM items i WHERE NOT EXISTS (SELECT 1 FROM bundles b WHERE b.key = i.bundle)
-                UNION SELECT i.id FROM items i WHERE i.expires <= ?1
-                LIMIT 20001
-                """)
-            hidden.bind(1, q.now)
-            var rows: [Int64] = []
-            while try hidden.step() { rows.append(hidden.int64(0)) }
-            hidden.reset()
+            // The rows searches cannot see (other generations of each bundle, expired items),
+            // when there are few enough to check one by one. Each bundle's other generations
+            // are two ranges of the items' unique index.
+            var bundles: [(String, Int64)] = []
+            let listBundles = try statement("SELECT key, live_gen FROM bundles")
+            while try listBundles.step() { bundles.append((listBundles.text(0) ?? "", listBundles.int64(1))) }
+            listBundles.reset()
+            var rows = Set<Int64>()
+            let others = try statement("SELECT id FROM items WHERE bundle = ?1 AND gen < ?2 UNION ALL SELECT id FROM items WHERE bundle = ?1 AND gen > ?2 LIMIT 20001")
+            for (key, live) in bundles where rows.count <= 20_000 {
+                others.reset()
+                others.bind(1, key)
+                others.bind(2, live)
+                while try others.step() { rows.insert(others.int64(0)) }
+            }
+            others.reset()
+            let expired = try statement("SELECT id FROM items WHERE expires <= ?1 LIMIT 20001")
+            expired.bind(1, q.now)
+            while try expired.step(), rows.count <= 20_000 { rows.insert(expired.int64(0)) }
+            expired.reset()
             if rows.count <= 20_000 {
                 let probe = try statement("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 AND rowid = ?2")
                 var invisible = 0
