@@ -343,6 +343,52 @@ final class Bench {
             }
             rows.append(["search \(name), \(items / 1000)k items (ms)", "p50 \(fmt(sample.percentile(0.5), 2)), p99 \(fmt(sample.percentile(0.99), 2))", "-", "limit 20, \(sample.values.count) queries"])
             results.append(("search_\(name.replacingOccurrences(of: " ", with: "_"))", .object([("p50Ms", .double(sample.percentile(0.5))), ("p99Ms", .double(sample.percentile(0.99))), ("items", .integer(Int64(items)))])))
+            // Cold: a fresh connection per query (what one `reindex search` process pays: the
+            // columns each word occurs in are not cached yet).
+            var cold = Sample()
+            for query in queries {
+                let fresh = try IndexStore.open(path: path)
+                let start = Clock.monotonic()
+                _ = try fresh.search(query, limit: 20)
+                cold.add((Clock.monotonic() - start) * 1000)
+            }
+            rows.append(["search \(name), cold connection (ms)", "p50 \(fmt(cold.percentile(0.5), 2)), max \(fmt(cold.max, 2))", "-", "\(cold.values.count) queries, one new connection each"])
+        }
+        // The query language: filters alone, filters with words, exact counts, deep pages.
+        let languageQueries: [(String, String)] = [
+            ("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
+            ("filter + words", #"park && domainIdentifier == "com.example.bench.design""#),
+        ]
+        for (name, query) in languageQueries {
+            var sample = Sample()
+            for _ in 0..<50 {
+                let start = Clock.monotonic()
+                _ = try store.query(query, options: QueryOptions(limit: 20))
+                sample.add((Clock.monotonic() - start) * 1000)
+            }
+            rows.append(["query \(name), first page of 20 (ms)", "p50 \(fmt(sample.percentile(0.5), 2)), p99 \(fmt(sample.percentile(0.99), 2))", "-", query])
+        }
+        var counts = Sample()
+        for _ in 0..<10 {
+            let start = Clock.monotonic()
+            _ = try store.count("engineering")
+            counts.add((Clock.monotonic() - start) * 1000)
+        }
+        rows.append(["count of a common word (ms)", "p50 \(fmt(counts.percentile(0.5), 2)), max \(fmt(counts.max, 2))", "-", "engineering: \(try store.count("engineering")) matches"])
+        for (name, query, sort) in [("relevance", "engineering", [QuerySort]()), ("sorted", "engineering", [QuerySort(attribute: "title")])] {
+            var first = Sample(), fiftieth = Sample()
+            for _ in 0..<3 {
+                var cursor: String? = nil
+                for page in 1...50 {
+                    let start = Clock.monotonic()
+                    let result = try store.query(query, options: QueryOptions(limit: 20, after: cursor, sort: sort))
+                    let ms = (Clock.monotonic() - start) * 1000
+                    if page == 1 { first.add(ms) }
+                    if page == 50 { fiftieth.add(ms) }
+                    cursor = result.nextCursor
+                }
+            }
+            rows.append(["50th page via --after, \(name) (ms)", "\(fmt(fiftieth.median, 2))", "first page \(fmt(first.median, 2))", "\(fmt(fiftieth.median / first.median, 2))× the first page"])
         }
     }
 

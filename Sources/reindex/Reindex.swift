@@ -62,6 +62,7 @@ struct Reindex {
         case "debug": return try debug(context)
         case "serve": return try serve(context)
         case "search": return try search(context)
+        case "show": return try show(context)
         case "items": return try items(context)
         case "status": return try status(context)
         case "put": return try put(context)

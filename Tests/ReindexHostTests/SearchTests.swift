@@ -24,7 +24,7 @@ final class SearchTests: XCTestCase {
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         // More matches than one window in a busy bundle first, then the only ones of a quiet bundle.
         let busy = LocalIndex(store: store, bundleIdentifier: "com.example.busy")
-        try busy.indexSearchableItems((0..<(IndexStore.searchCandidates * 3)).map { item("b\($0)", "common word \($0)") })
+        try busy.indexSearchableItems((0..<(500 * 3)).map { item("b\($0)", "common word \($0)") })
         let quiet = LocalIndex(store: store, bundleIdentifier: "com.example.quiet")
         try quiet.indexSearchableItems([item("q1", "common thing"), item("q2", "another common thing")])
 
@@ -39,7 +39,7 @@ final class SearchTests: XCTestCase {
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.expiring")
         let past = Date(timeIntervalSinceNow: -3600)
         // The oldest matches (first in the window) have all expired.
-        try index.indexSearchableItems((0..<(IndexStore.searchCandidates + 50)).map {
+        try index.indexSearchableItems((0..<(500 + 50)).map {
             SearchableItem(uniqueIdentifier: "old\($0)", expirationDate: past, attributes: .init(title: "lantern \($0)"))
         })
         try index.indexSearchableItems([item("new1", "lantern fresh"), item("new2", "lantern bright")])
@@ -53,5 +53,69 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try store.search("engine", limit: 10).map(\.uniqueIdentifier), ["exact", "long"])
         // A partial word alone still finds by prefix.
         XCTAssertEqual(Set(try store.search("engin", limit: 10).map(\.uniqueIdentifier)), ["exact", "long"])
+    }
+}
+
+/// Relevance is exact over every match, however common the words (issue 14).
+final class RelevanceTests: XCTestCase {
+    func testAnItemTitledWithTheWordComesFirstAmongAHundredThousandMatches() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.many")
+        // 100,000 items that all hold the word in their description, then one titled with it.
+        var items: [SearchableItem] = []
+        for n in 0..<100_000 {
+            items.append(SearchableItem(uniqueIdentifier: "d\(n)", attributes: .init(title: "Item \(n)", contentDescription: "about the orchard \(n)")))
+        }
+        try index.indexSearchableItems(items)
+        try index.indexSearchableItems([SearchableItem(uniqueIdentifier: "titled", attributes: .init(title: "Orchard"))])
+        XCTAssertEqual(try store.search("orchard", limit: 5).first?.uniqueIdentifier, "titled")
+        // And the same as a prefix being typed.
+        XCTAssertEqual(try store.search("orch", limit: 5).first?.uniqueIdentifier, "titled")
+        // Written first instead of last, it still comes first.
+        let other = LocalIndex(store: store, bundleIdentifier: "com.example.other")
+        try other.indexSearchableItems([SearchableItem(uniqueIdentifier: "early", attributes: .init(title: "Lantern"))])
+        try index.indexSearchableItems((0..<2_000).map { SearchableItem(uniqueIdentifier: "l\($0)", attributes: .init(contentDescription: "lantern \($0)")) })
+        XCTAssertEqual(try store.search("lantern", limit: 3).first?.uniqueIdentifier, "early")
+    }
+
+    func testScoresAddUpOverWordsAndTiesGoNewestFirst() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.rank")
+        try index.indexSearchableItems([
+            SearchableItem(uniqueIdentifier: "both-title", attributes: .init(title: "river signal")),
+            SearchableItem(uniqueIdentifier: "title-desc", attributes: .init(title: "river", contentDescription: "signal")),
+            SearchableItem(uniqueIdentifier: "kw-desc", attributes: .init(contentDescription: "river", keywords: ["signal"])),
+            SearchableItem(uniqueIdentifier: "desc-desc", attributes: .init(contentDescription: "river signal")),
+            SearchableItem(uniqueIdentifier: "desc-desc-newer", attributes: .init(contentDescription: "signal and river")),
+        ])
+        let results = try store.search("river signal", limit: 10)
+        XCTAssertEqual(results.map(\.uniqueIdentifier), ["both-title", "title-desc", "kw-desc", "desc-desc-newer", "desc-desc"])
+        XCTAssertEqual(results.map { $0.score ?? 0 }, [20, 12, 7, 4, 4])
+    }
+}
+
+/// `count` of words alone comes from the full-text index less the rows searches cannot see.
+final class CountTests: XCTestCase {
+    func testCountsOnlyWhatSearchesSee() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.count")
+        try index.indexSearchableItems((0..<30).map { SearchableItem(uniqueIdentifier: "v\($0)", attributes: .init(title: "comet \($0)")) })
+        // Expired items and a writer's staged (uncommitted, invisible) puts match too.
+        try index.indexSearchableItems((0..<5).map {
+            SearchableItem(uniqueIdentifier: "x\($0)", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "comet gone \($0)"))
+        })
+        let writer = try IndexStore.open(path: directory + "/index.sqlite")
+        let staged = try StagedWrites(store: writer, bundleIdentifier: "com.example.count", scope: .live)
+        for n in 0..<7 { try staged.put(try ItemValidator.validate(SearchableItem(uniqueIdentifier: "s\(n)", attributes: .init(title: "comet staged")).json)) }
+        try staged.flush()
+        XCTAssertEqual(try store.count("comet"), 30)
+        XCTAssertEqual(try store.count("com"), 30)
+        XCTAssertEqual(try store.count("comet gone"), 0)
+        XCTAssertEqual(try store.count("comet && title == \"comet 1*\""), 11)
+        XCTAssertEqual(try store.query("comet", options: QueryOptions(limit: 100)).results.count, 30)
+        staged.rollback()
     }
 }

@@ -91,13 +91,30 @@ public enum ReindexCommands {
             Logs go to stderr, one line each: TIME serve LEVEL: message. Only one serve per index.
             """)
     public static let search = CommandSpec(
-        "search", summary: "full-text search over live items, best first",
-        arguments: [ArgumentSpec("QUERY", help: "words to find; each word also matches as a prefix (eng finds engineering)")],
+        "search", summary: "search live items with words and the query language, best first",
+        arguments: [ArgumentSpec("QUERY", help: "words (each also matches as a prefix: eng finds engineering) and/or comparisons: rating >= 4 && title == \"dune*\"cd (see docs/QUERIES.md)")],
         options: [
             OptionSpec("bundle", value: .required("ID"), help: "only this bundle's items", completion: .bundleIdentifier),
             OptionSpec("domain", value: .required("D"), help: "only items in this domain or its subdomains"),
             OptionSpec("limit", value: .required("N"), help: "at most N results (default 20)"),
-        ])
+            OptionSpec("sort", value: .required("ATTR[:asc|:desc]"), help: "order by an attribute instead of relevance; repeat for ties (then bundle and identifier)"),
+            OptionSpec("after", value: .required("CURSOR"), help: "the page after this cursor (nextCursor of the previous page)"),
+            OptionSpec("count", help: "print only the exact number of matches"),
+            OptionSpec("fields", value: .required("A,B,…"), help: "only these attributes in each result"),
+            OptionSpec("facet", value: .required("ATTR"), help: "count the matches per value of a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …); repeatable"),
+            OptionSpec("facet-top", value: .required("N"), help: "the N most common values of each facet (default 10)"),
+            OptionSpec("markers", value: .required("OPEN,CLOSE"), help: "what marks matched words in JSON snippets (default [,])"),
+        ],
+        discussion: """
+            Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
+            alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
+            whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
+            Exit status: 0 (also when nothing matches), 65 a malformed query (the message gives its position).
+            """)
+    public static let show = CommandSpec(
+        "show", summary: "print one live item whole: attributes, domain, expiration, generation",
+        arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle", completion: .bundleIdentifier), ArgumentSpec("UNIQUE_ID", help: "the item's identifier")],
+        discussion: "Exit status: 0, or 66 when the bundle has no such live item.")
     public static let items = CommandSpec(
         "items", summary: "what is indexed for one bundle",
         arguments: [ArgumentSpec("BUNDLE_ID", help: "the bundle")],
@@ -179,7 +196,7 @@ public enum ReindexCommands {
         options: [OptionSpec("man", help: "print the manual page (roff) instead; read it with: reindex help --man | man -l -")])
 
     /// Every command, in the order help lists them.
-    public static let all: [CommandSpec] = [list, paths, validate, run, debug, serve, search, items, status, put, delete, check, reset,
+    public static let all: [CommandSpec] = [list, paths, validate, run, debug, serve, search, show, items, status, put, delete, check, reset,
                                             new, completions, help]
 
     public static let parser = ArgumentParser(

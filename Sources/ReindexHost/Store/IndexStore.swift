@@ -30,6 +30,8 @@ public final class IndexStore {
     public let connection: SQLiteConnection
     public private(set) var openReport: OpenReport
     var statements: [String: SQLiteStatement] = [:]
+    /// Per-connection state of queries (Query/Ranking.swift).
+    let queryState = QueryState()
     let openedInode: UInt64
     let openedDevice: UInt64
 

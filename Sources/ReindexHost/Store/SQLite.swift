@@ -120,6 +120,21 @@ public final class SQLiteStatement {
         return self
     }
 
+    /// Rewinds the statement, keeping its bindings.
+    public func rewind() { sqlite3_reset(handle) }
+
+    public enum ColumnType { case integer, double, text, blob, null }
+
+    public func columnType(_ column: Int32) -> ColumnType {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .double
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
     public func bind(_ index: Int32, _ value: String?) {
         guard var text = value else { sqlite3_bind_null(handle, index); return }
         text.withUTF8 { utf8 in bindText(index, UnsafeRawBufferPointer(utf8)) }

@@ -9,6 +9,19 @@ public struct SearchResult: Sendable, Equatable {
     /// Relevance, higher is better (the negated bm25 rank); nil for listings.
     public var score: Double?
     public var attributes: JSONValue
+    /// Where the query's words were found, marked (queries with words only).
+    public var snippet: Snippet? = nil
+    /// The item's row, for cursors.
+    var rowID: Int64 = 0
+
+    public init(bundleIdentifier: String, uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, score: Double?, attributes: JSONValue) {
+        self.bundleIdentifier = bundleIdentifier
+        self.uniqueIdentifier = uniqueIdentifier
+        self.domainIdentifier = domainIdentifier
+        self.expiration = expiration
+        self.score = score
+        self.attributes = attributes
+    }
 
     public var title: String? { attributes["title"]?.stringValue ?? attributes["displayName"]?.stringValue }
 
@@ -22,6 +35,7 @@ public struct SearchResult: Sendable, Equatable {
         if let score { members.append(("score", .double((score * 1e6).rounded() / 1e6))) }
         if let expiration { members.append(("expirationDate", .string(RFC3339.format(expiration)))) }
         members.append(("attributes", attributes))
+        if let snippet { members.append(("snippet", snippet.json)) }
         return .object(members)
     }
 }
@@ -53,111 +67,20 @@ public struct RunningRequest: Sendable, Equatable {
     public var progress: ProgressParams?
 }
 
-/// Turns what a person types into an FTS5 query: every word must match, and every word is also
-/// a prefix (people type partial words), so `eng sta` finds "Engineering · Staff Engineer".
-/// Quotes and FTS5 operators in the input are treated as text, never as syntax.
-public enum SearchQuery {
-    /// The FTS5 query for `text`: every word must match. A word written with a trailing `*`
-    /// always matches as a prefix; with `prefix`, so does the last word — the one a person is
-    /// still typing.
-    public static func fts(_ text: String, prefix: Bool = true) -> String? {
-        var terms: [String] = []
-        let words = text.split(whereSeparator: { $0.isWhitespace })
-        for (position, raw) in words.enumerated() {
-            var word = String(raw)
-            let starred = word.hasSuffix("*")
-            while word.hasSuffix("*") { word.removeLast() }
-            let asPrefix = starred || (prefix && position == words.count - 1)
-            let cleaned = word.unicodeScalars.filter { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "'" || $0 == "." || $0 == "@" || $0 == "_" }
-            let term = String(String.UnicodeScalarView(cleaned))
-            guard term.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { continue }
-            terms.append("\"" + term.split(separator: "\"").joined(separator: "\"\"") + (asPrefix ? "\"*" : "\""))
-        }
-        return terms.isEmpty ? nil : terms.joined(separator: " AND ")
-    }
-}
-
 extension IndexStore {
-    private static func domainCondition(_ alias: String) -> String {
+    static func domainCondition(_ alias: String) -> String {
         "(\(alias).domain = ?9 OR (\(alias).domain >= ?9 || '.' AND \(alias).domain < ?9 || '/'))"
     }
 
-    /// How many matches a search ranks at first: the newest this many; see `search`.
-    public static let searchCandidates = 500
-
-    /// Full-text search over live, unexpired items, best first (bm25, title weighted highest).
-    ///
-    /// Ranking every match of a very common word would cost time in proportion to the index
-    /// (hundreds of milliseconds at a million items), so a search first ranks the newest
-    /// `searchCandidates` matches; only when those do not fill `limit` visible results (filters,
-    /// staged or expired rows) does it look further, widening eightfold each time. A word that
-    /// matches fewer items than that — most words — is ranked over all its matches.
-    /// The whole search reads one snapshot of the index.
+    /// Full-text search over live, unexpired items, best first: `text` is words only (every
+    /// word must match, the last also as a prefix), ranked exactly over all matches as
+    /// docs/QUERIES.md describes. The query language is `query(_:options:)`.
     public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
-        try read { () throws(SQLiteError) in try searchSnapshot(text, bundle: bundle, domain: domain, limit: limit, now: now) }
-    }
-
-    private func searchSnapshot(_ text: String, bundle: String?, domain: String?, limit: Int, now: Double) throws(SQLiteError) -> [SearchResult] {
-        // Whole words first: FTS5 streams a word's matches, while a prefix of four or more
-        // letters (no prefix index) makes it gather every matching term's list first. People
-        // typing partial words get the prefix search when the words alone do not fill the page,
-        // ranked after the whole-word matches.
-        guard let exactQuery = SearchQuery.fts(text, prefix: false), let prefixQuery = SearchQuery.fts(text, prefix: true) else { return [] }
-        var results = try ranked(exactQuery, bundle: bundle, domain: domain, limit: limit, now: now)
-        if results.count < limit && prefixQuery != exactQuery {
-            var seen = Set(results.map { $0.bundleIdentifier + "\u{0}" + $0.uniqueIdentifier })
-            for result in try ranked(prefixQuery, bundle: bundle, domain: domain, limit: limit, now: now)
-            where results.count < limit && seen.insert(result.bundleIdentifier + "\u{0}" + result.uniqueIdentifier).inserted {
-                results.append(result)
-            }
-        }
-        return results
-    }
-
-    private func ranked(_ query: String, bundle: String?, domain: String?, limit: Int, now: Double) throws(SQLiteError) -> [SearchResult] {
-        // 1. Rank a window of matches in the full-text index alone (no joins).
-        let candidatesStatement = try statement("""
-            SELECT rowid, bm25(items_fts, \(Schema.ftsWeights)) FROM items_fts WHERE items_fts MATCH ?1 LIMIT ?2
-            """)
-        // 2. Fetch the best ones that are visible: live generation, unexpired, inside the filters.
-        var sql = """
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes
-            FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE i.id = ?1 AND (i.expires IS NULL OR i.expires > ?2)
-            """
-        if bundle != nil { sql += " AND i.bundle = ?3" }
-        if domain != nil { sql += " AND " + Self.domainCondition("i") }
-        let row = try statement(sql)
-        var window = Self.searchCandidates
-        var results: [SearchResult] = []
-        while true {
-            candidatesStatement.reset()
-            candidatesStatement.bind(1, query)
-            candidatesStatement.bind(2, window)
-            var candidates: [(id: Int64, rank: Double)] = []
-            candidates.reserveCapacity(min(window, 4096))
-            while try candidatesStatement.step() { candidates.append((candidatesStatement.int64(0), candidatesStatement.double(1))) }
-            candidatesStatement.reset()
-            let exhausted = candidates.count < window
-            candidates.sort { $0.rank < $1.rank }
-            results.removeAll(keepingCapacity: true)
-            for candidate in candidates where results.count < limit {
-                row.reset()
-                row.bind(1, candidate.id)
-                row.bind(2, now)
-                if let bundle { row.bind(3, bundle.lowercased()) }
-                if let domain { row.bind(9, domain) }
-                guard try row.step() else { continue }
-                let attributes = (try? JSONParser.parse(row.bytes(4))) ?? .object([])
-                results.append(SearchResult(
-                    bundleIdentifier: row.text(0) ?? "", uniqueIdentifier: row.text(1) ?? "", domainIdentifier: row.text(2),
-                    expiration: row.optionalDouble(3), score: -candidate.rank, attributes: attributes))
-            }
-            row.reset()
-            // A full page, or every match ranked: done. Otherwise look at eight times as many.
-            if results.count >= limit || exhausted || window >= Int(Int32.max) / 8 { return results }
-            window *= 8
-        }
+        var options = QueryOptions(bundle: bundle, domain: domain, limit: limit)
+        options.now = now
+        let q = PreparedQuery(plan: wordsPlan(text), options: options, now: now)
+        guard !q.plan.units.isEmpty else { return [] }
+        return try read { () throws(SQLiteError) in try run(q).results }
     }
 
     /// The live, unexpired items of one bundle, by identifier.

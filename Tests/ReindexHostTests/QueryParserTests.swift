@@ -1,0 +1,111 @@
+import ReindexHost
+import XCTest
+
+/// The query language's parser on its own: every operator, and the position and expectation of
+/// every kind of error.
+final class QueryParserTests: XCTestCase {
+    let now = 1_800_000_000.0  // 2027-01-15T08:00:00Z
+
+    func parse(_ text: String) throws -> QueryExpression? { try QueryParser.parse(text, now: now, timeZoneOffset: 0) }
+
+    func comparison(_ attribute: String, _ op: QueryOperator, _ value: QueryValue) -> QueryExpression {
+        .comparison(QueryComparison(attribute: attribute, op: op, value: value))
+    }
+
+    func failure(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> QuerySyntaxError? {
+        do {
+            _ = try QueryParser.parse(text, now: now, timeZoneOffset: 0)
+            XCTFail("'\(text)' parsed", file: file, line: line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testPlainWordsKeepTheirMeaning() throws {
+        XCTAssertEqual(try parse("staff eng"), .words(["staff", "eng"]))
+        XCTAssertEqual(try parse("  zoë  o'brien c++ foo-bar "), .words(["zoë", "o'brien", "c++", "foo-bar"]))
+        XCTAssertEqual(try parse("\"staff engineer\""), .words(["staff", "engineer"]))
+        XCTAssertNil(try parse("   "))
+    }
+
+    func testEveryComparisonOperator() throws {
+        for op in QueryOperator.allCases {
+            XCTAssertEqual(try parse("rating \(op.rawValue) 4"), comparison("rating", op, .number(4)), op.rawValue)
+            XCTAssertEqual(try parse("rating\(op.rawValue)4.5"), comparison("rating", op, .number(4.5)), op.rawValue)
+        }
+        XCTAssertEqual(try parse("latitude >= -33.9"), comparison("latitude", .greaterOrEqual, .number(-33.9)))
+        XCTAssertEqual(try parse("supportsPhoneCall == true"), comparison("supportsPhoneCall", .equal, .bool(true)))
+    }
+
+    func testStringsWithWildcardsAndModifiers() throws {
+        XCTAssertEqual(try parse(#"title == "dune*"cd"#), comparison("title", .equal, .string("dune*", [.caseInsensitive, .diacriticInsensitive])))
+        XCTAssertEqual(try parse(#"keywords == "swift"c"#), comparison("keywords", .equal, .string("swift", [.caseInsensitive])))
+        XCTAssertEqual(try parse(#"authors == "le guin"cdw"#), comparison("authors", .equal, .string("le guin", [.caseInsensitive, .diacriticInsensitive, .wordBased])))
+        XCTAssertEqual(try parse(#"* == "dune"cdw"#), comparison("*", .equal, .string("dune", [.caseInsensitive, .diacriticInsensitive, .wordBased])))
+        XCTAssertEqual(try parse(#"title != "a \"quoted\" \\ word""#), comparison("title", .notEqual, .string(#"a "quoted" \ word"#, [])))
+        XCTAssertEqual(try parse(#"title == "\*""#), comparison("title", .equal, .string(#"\*"#, [])))
+    }
+
+    func testTimes() throws {
+        XCTAssertEqual(try parse("startDate > $time.now"), comparison("startDate", .greater, .time(now)))
+        let midnight = (now / 86400).rounded(.down) * 86400
+        XCTAssertEqual(try parse("startDate > $time.today"), comparison("startDate", .greater, .time(midnight)))
+        XCTAssertEqual(try parse("startDate > $time.today(-7)"), comparison("startDate", .greater, .time(midnight - 7 * 86400)))
+        XCTAssertEqual(try parse("endDate <= $time.iso(2026-01-01T00:00:00Z)"), comparison("endDate", .lessOrEqual, .time(1_767_225_600)))
+        // Local midnight: two hours east of UTC, today starts at 22:00 UTC the day before.
+        XCTAssertEqual(try QueryParser.parse("startDate > $time.today", now: now, timeZoneOffset: 7200),
+                       comparison("startDate", .greater, .time(midnight - 7200)))
+    }
+
+    func testLogicAndPrecedence() throws {
+        let a = comparison("rating", .greaterOrEqual, .number(4))
+        let b = comparison("contentType", .equal, .string("public.movie", []))
+        let c = comparison("rating", .less, .number(1))
+        XCTAssertEqual(try parse(#"rating >= 4 && contentType == "public.movie" || rating < 1"#), .or(.and(a, b), c))
+        XCTAssertEqual(try parse(#"rating >= 4 && (contentType == "public.movie" || rating < 1)"#), .and(a, .or(b, c)))
+        XCTAssertEqual(try parse(#"!(rating >= 4)"#), .not(a))
+        XCTAssertEqual(try parse(#"!rating >= 4 && dune"#), .and(.not(a), .words(["dune"])))
+        XCTAssertEqual(try parse("dune rating >= 4"), .and(.words(["dune"]), a))
+        XCTAssertEqual(try parse("InRange(latitude, 40.0, 41.5)"), .inRange(attribute: "latitude", low: 40, high: 41.5))
+        XCTAssertEqual(try parse("bundle:com.example.films domain:com.example.films.classic dune"),
+                       .and(.and(.restriction(.bundle("com.example.films")), .restriction(.domain("com.example.films.classic"))), .words(["dune"])))
+    }
+
+    func testErrorsSayWhereAndWhatWasExpected() {
+        let cases: [(String, Int, String)] = [
+            ("rating >=", 10, "a value after '>='"),
+            ("rating >= high", 11, "a value after '>='"),
+            ("rating = 4", 8, "'=='"),
+            ("a & b", 3, "'&&'"),
+            ("a | b", 3, "'||'"),
+            (#"title == "dune"#, 10, "a closing '\"'"),
+            (#"title == "dune"x"#, 16, "a string modifier"),
+            ("(rating > 4", 12, "')' closing the '(' at 1"),
+            ("rating > 4)", 11, "an expression before ')'"),
+            ("()", 2, "an expression inside '( )'"),
+            ("== 4", 1, "an attribute name before '=='"),
+            ("rating > 4 &&", 14, "a word, a comparison or '('"),
+            ("rating > 4 || || a", 15, "a word, a comparison or '('"),
+            ("4star >= 4", 1, "an attribute name"),
+            (#""dune" == 4"#, 8, "an attribute name before the operator"),
+            (#""dune"c"#, 1, "an attribute and an operator before a string with modifiers"),
+            ("startDate > $time.today(x)", 13, "a whole number of days"),
+            ("startDate > $time.iso(yesterday)", 13, "an RFC 3339 date"),
+            ("startDate > $time.tomorrow", 13, "$time.now, $time.today(N) or $time.iso(DATE)"),
+            ("startDate > $time.today(-7", 27, "a ')' closing the argument"),
+            ("$time.now", 1, "an attribute and an operator before a $time value"),
+            ("InRange(latitude 40, 41)", 18, "',' after the attribute of InRange"),
+            ("InRange(latitude, north, 41)", 19, "the lower bound of InRange"),
+            ("InRange(latitude, 40, 41", 25, "')' closing InRange"),
+            ("bundle: dune", 8, "a bundle identifier"),
+        ]
+        for (text, position, expected) in cases {
+            guard let error = failure(text) else { continue }
+            XCTAssertEqual(error.position, position, "position for '\(text)': \(error)")
+            XCTAssertTrue(error.expected.contains(expected), "'\(text)': \(error)")
+            XCTAssertTrue(error.reindexError.message.hasPrefix("query: at \(position): expected "), error.description)
+            XCTAssertEqual(error.reindexError.code.exitCode, 65)
+        }
+    }
+}
