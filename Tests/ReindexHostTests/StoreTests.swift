@@ -1,5 +1,5 @@
 import Foundation
-import ReindexHost
+@testable import ReindexHost
 import ReindexProtocol
 import XCTest
 #if canImport(Glibc)
@@ -79,6 +79,30 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try reader.search("original").count, 0)
         XCTAssertEqual(try reader.search("replacement").map(\.uniqueIdentifier), ["narwhal"])
         XCTAssertEqual(try reader.integrityCheck(), [])
+    }
+
+    func testALargeUncommittedBatchIsDiscardedInShortStepsAndFinishedByTheNextAttempt() throws {
+        let store = try open()
+        try T.seed(store, bundle: "com.example.zoo", [T.item("old", title: "Obsolete Okapi")])
+        let first = try StagedWrites(store: store, bundleIdentifier: "com.example.zoo", scope: .replacement(generation: 9))
+        try first.put(T.item("kept", title: "Committed Kudu"))
+        try first.commitBatch()
+        // The committed row is replaced by the batch that fails, then thousands more are written.
+        try first.put(T.item("kept", title: "Replaced Kudu"))
+        for n in 0..<12_000 { try first.put(T.item("u.\(n)", title: "Uncommitted Urial \(n)")) }
+        try first.flush()
+        // A discard with no time left stops after its first step; the rest stays invisible.
+        XCTAssertFalse(try store.discardUncommitted(bundle: "com.example.zoo", request: 9, committedBatch: 1, budget: 0))
+        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.zoo"), ["old"])
+        XCTAssertGreaterThan(try store.connection.scalar("SELECT count(*) FROM items WHERE gen = 9") ?? 0, 1000)
+
+        let next = try StagedWrites(store: store, bundleIdentifier: "com.example.zoo", scope: .replacement(generation: 9))
+        XCTAssertEqual(try store.connection.scalar("SELECT count(*) FROM items WHERE gen = 9"), 1, "only the committed row is left")
+        try next.put(T.item("new", title: "Next Nilgai"))
+        _ = try next.acknowledge()
+        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.zoo"), ["kept", "new"])
+        XCTAssertEqual(try store.search("kudu").first?.title, "Committed Kudu", "the committed version is restored")
+        XCTAssertEqual(try store.integrityCheck(), [])
     }
 
     func testCommittedBatchesOfAnUnfinishedReplacementSurviveAReopenAndAreKeptByTheResumedAttempt() throws {

@@ -84,10 +84,8 @@ public final class StagedWrites {
         switch scope {
         case .replacement(let g):
             generation = g
-            try store.writeTransaction { () throws(SQLiteError) in
-                batch = try store.committedBatch(bundle: bundleKey, generation: g) + 1
-                try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
-            }
+            batch = try store.committedBatch(bundle: bundleKey, generation: g) + 1
+            try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
         case .live:
             stagingID = try store.openStaging(bundle: bundleKey, requestID: requestID)
             generation = -stagingID
@@ -331,9 +329,9 @@ public final class StagedWrites {
         }
         switch scope {
         case .replacement(let g):
-            try? store.writeTransaction { () throws(SQLiteError) in
-                try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
-            }
+            // Half a second at most, so a cancelled run exits promptly; what is left is invisible
+            // and finished by the next attempt or recovery.
+            _ = try? store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1, budget: 0.5)
         case .live:
             try? store.writeTransaction { () throws(SQLiteError) in try store.dropStaging(stagingID, bundle: bundleKey) }
         case .direct:

@@ -69,14 +69,31 @@ extension IndexStore {
     }
 
     /// Discards what a reindexAll wrote after its last committed batch and restores the
-    /// committed rows that writing replaced or deleted. Returns how many rows were discarded.
+    /// committed rows that writing replaced or deleted, in short transactions of 5,000 rows (so
+    /// nobody waits long behind a large discard). With a `budget` in seconds it stops when that
+    /// is spent and returns false: the rest stays invisible, and the next discard of the request
+    /// (its next attempt, or recovery) finishes it.
     @discardableResult
-    func discardUncommitted(bundle key: String, request id: Int64, committedBatch: Int64) throws(SQLiteError) -> Int {
-        let discarded = try deleteItems(where: "bundle = ?1 AND gen = ?2 AND batch > ?3") {
-            $0.bind(1, key)
-            $0.bind(2, id)
-            $0.bind(3, committedBatch)
+    func discardUncommitted(bundle key: String, request id: Int64, committedBatch: Int64, budget: Double? = nil) throws(SQLiteError) -> Bool {
+        let started = Clock.monotonic()
+        while true {
+            var removed = 0
+            try writeTransaction { () throws(SQLiteError) in
+                removed = try deleteItems(where: "id IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 AND batch > ?3 LIMIT 5000)") {
+                    $0.bind(1, key)
+                    $0.bind(2, id)
+                    $0.bind(3, committedBatch)
+                }
+            }
+            if removed == 0 { break }
+            if let budget, Clock.monotonic() - started >= budget { return false }
         }
+        try writeTransaction { () throws(SQLiteError) in try restoreKeptRows(bundle: key, request: id) }
+        return true
+    }
+
+    /// Puts back the committed rows a discarded batch had replaced or deleted.
+    private func restoreKeptRows(bundle key: String, request id: Int64) throws(SQLiteError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
                 title, displayName, alternateNames, contentDescription, textContent, keywords, authors
@@ -116,7 +133,6 @@ extension IndexStore {
             try fts.run()
         }
         try forgetKeptRows(request: id)
-        return discarded
     }
 
     /// How many live items of a bundle a new generation does not have (they go at the swap).
@@ -264,9 +280,7 @@ extension IndexStore {
     public func sweepLeftovers(bundle identifier: String, abandoned: [QueuedRequest] = []) throws(SQLiteError) {
         let key = identifier.lowercased()
         for request in abandoned where request.kind == .reindexAll {
-            try writeTransaction { () throws(SQLiteError) in
-                try discardUncommitted(bundle: key, request: request.id, committedBatch: try committedBatch(bundle: key, generation: request.id))
-            }
+            try discardUncommitted(bundle: key, request: request.id, committedBatch: try committedBatch(bundle: key, generation: request.id))
         }
         for staging in try stagings(bundle: key) where !staging.owner.isAlive {
             try writeTransaction { () throws(SQLiteError) in try dropStaging(staging.id, bundle: key) }
