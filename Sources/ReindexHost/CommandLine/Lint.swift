@@ -79,11 +79,6 @@ public enum BundleLint {
     static func milliseconds(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
 
     static func removeTree(_ path: String) {
-        guard let names = FileSystem.list(path) else { unlink(path); return }
-        for name in names {
-            let child = FileSystem.join(path, name)
-            if let st = FileSystem.status(child), st.isDirectory { removeTree(child) } else { unlink(child) }
-        }
-        rmdir(path)
+        FileSystem.removeTree(path)
     }
 }
