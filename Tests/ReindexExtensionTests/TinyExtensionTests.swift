@@ -79,7 +79,7 @@ final class TinyExtensionTests: XCTestCase {
         var options = SessionOptions()
         options.environment = host.environment
         options.onTrace = { direction, line in trace.lines.append((direction, String(decoding: line, as: UTF8.self))) }
-        let runner = RequestRunner(paths: HostPaths(extensionsPath: host.extensions, index: host.indexPath, environment: [:]))
+        let runner = RequestRunner(paths: HostPaths(extensionsPath: host.extensions, index: host.indexPath, environment: host.environment))
         let results = runner.run(bundle: bundle, requests: [request], store: store, options: options, logPath: "\(host.scratch)/tiny.log")
 
         let result = try XCTUnwrap(results.first)

@@ -140,6 +140,9 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
         var spec = T.BundleSpec(identifier, executable: "serve_recorder.py")
         spec.support = []
         spec.environment = environment
+        // Its records go to files in the scratch directory (the sandbox keeps the index, logs and
+        // other bundles inside it out of reach all the same).
+        spec.sandboxWrite = [scratch]
         spec.maxAttempts = maxAttempts
         return spec
     }
