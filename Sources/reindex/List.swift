@@ -13,6 +13,9 @@ extension Reindex {
                         ("version", .string(bundle.manifest.version)),
                         ("path", .string(bundle.directory)),
                         ("executable", .string(bundle.executablePath)),
+                        ("sandboxed", .bool(bundle.manifest.sandbox.isEnabled)),
+                        ("priority", .string(bundle.manifest.priority.rawValue)),
+                        ("warnings", .array(SandboxReport.bundleWarning(bundle).map { [JSONValue.string($0)] } ?? [])),
                     ])
                 })),
                 ("problems", .array(result.problems.map { problem in
@@ -29,6 +32,7 @@ extension Reindex {
         for bundle in result.bundles {
             Console.out("\(bundle.identifier)  \(bundle.manifest.displayName) \(bundle.manifest.version)")
             Console.out("    \(bundle.directory)")
+            if let warning = SandboxReport.bundleWarning(bundle) { Console.out("    warning: \(warning)") }
         }
         if !result.problems.isEmpty {
             Console.out("\nProblems:")

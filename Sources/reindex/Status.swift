@@ -10,9 +10,12 @@ extension Reindex {
         for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }
         let statuses = try identifiers.map { identifier throws -> BundleStatus in try store.status(bundle: identifier) }
         let healthy = store.openReport.lostReason == nil
+        var warnings: [String: String] = [:]
+        for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
         if context.json {
             Console.json(.object([
                 ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
+                ("sandbox", SandboxSupport.current.json),
                 ("bundles", .array(statuses.map { status in
                     var members: [(String, JSONValue)] = [
                         ("bundleIdentifier", .string(status.bundleIdentifier)),
@@ -22,12 +25,14 @@ extension Reindex {
                     ]
                     if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
                     if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
+                    if let warning = warnings[status.bundleIdentifier.lowercased()] { members.append(("warnings", .array([.string(warning)]))) }
                     return .object(members)
                 })),
             ]))
             return 0
         }
         Console.out("Index: \(store.path) (\(healthy ? "healthy" : "was lost and recreated"))")
+        Console.out("Sandbox: \(SandboxSupport.current)")
         if statuses.isEmpty { Console.out("No bundles.") }
         for status in statuses {
             var line = "\(status.bundleIdentifier): \(status.items) item(s)"
@@ -35,6 +40,7 @@ extension Reindex {
             if status.failed > 0 { line += ", \(status.failed) failed" }
             Console.out(line)
             for reason in status.failedReasons { Console.out("    failed: \(reason)") }
+            if let warning = warnings[status.bundleIdentifier.lowercased()] { Console.out("    warning: \(warning)") }
             if let run = status.lastRun {
                 Console.out("    last run: \(run.kind.rawValue) (\(run.reason)) \(run.outcome) at \(RFC3339.format(run.ended)): put \(run.counts.put), deleted \(run.counts.deleted), rejected \(run.counts.rejected)" + (run.error.map { " — \($0)" } ?? ""))
             }

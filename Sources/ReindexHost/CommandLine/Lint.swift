@@ -19,15 +19,21 @@ public enum BundleLint {
         public var stderrTail: [String] = []
     }
 
-    public static func run(bundle: DiscoveredBundle, environment: [String: String]) throws(ReindexError) -> Report {
-        let scratch = FileSystem.join(environment["TMPDIR"] ?? "/tmp", "reindex-validate-\(getpid())-\(Int(Clock.now() * 1000))")
+    /// Runs `bundle` once against a scratch index. `sandbox` says how it is sandboxed; its paths
+    /// (the real ones) stay out of reach, and its data directory is a scratch one too.
+    public static func run(bundle: DiscoveredBundle, environment: [String: String], sandbox: SandboxOptions = SandboxOptions()) throws(ReindexError) -> Report {
+        let scratch = FileSystem.join(SandboxLaunch.temporaryRoot(environment), "reindex-validate-\(getpid())-\(Int(Clock.now() * 1000))")
         try FileSystem.makeDirectories(scratch)
         defer { removeTree(scratch) }
-        let paths = HostPaths(extensionsPath: nil, index: FileSystem.join(scratch, "index.sqlite"), environment: environment)
+        var paths = HostPaths(extensionsPath: nil, index: FileSystem.join(scratch, "index.sqlite"), environment: environment)
+        paths.data = FileSystem.join(scratch, "data")
         let store = try IndexStore.open(path: paths.index)
         var report = Report()
         var options = SessionOptions()
         options.environment = environment
+        options.sandbox = sandbox
+        options.sandbox.alsoProtect += sandbox.paths.map { [$0] } ?? []
+        options.sandbox.paths = paths
         let collected = Collector()
         options.onRecoverableViolation = { collected.problems.append($0) }
         options.onProgress = { progress in

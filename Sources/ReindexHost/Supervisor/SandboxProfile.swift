@@ -102,16 +102,25 @@ public struct SandboxProfile: Sendable {
             }
         }
 
+        var systemRoots: [String] = []
         for (grant, source) in wanted {
             guard let real = FileSystem.realPath(grant.path) else {
                 if case .declared(let written) = source {
+                    // Not there now, but refused all the same if it would lie in a protected place.
+                    let resolved = Self.resolvingExistingPart(of: grant.path)
+                    if let place = protected.first(where: { $0.covers(resolved) }) {
+                        throw ReindexError(.invalidData, "\(bundle.manifestPath): \(grant.why): \(written) is inside \(place.what) (\(place.location)), which no extension may reach")
+                    }
                     notes.append("\(grant.why): \(written) does not exist; it is not reachable (a rule needs an existing path when the extension starts)")
                 }
                 continue
             }
             var grant = grant
             grant.path = real
-            if source != .system { requested.append(grant) }
+            if source == .system && grant.access == .read { systemRoots.append(real) }
+            // An interpreter in /usr (or the like) adds nothing to what the system grant gives.
+            let coveredBySystem = source != .system && grant.access == .read && systemRoots.contains { FileSystem.isWithin(real, $0) }
+            if source != .system && !(coveredBySystem && source == .derived) { requested.append(grant) }
             if let place = protected.first(where: { $0.covers(real) }) {
                 switch source {
                 case .system, .own:
@@ -122,6 +131,7 @@ public struct SandboxProfile: Sendable {
                     throw ReindexError(.invalidData, "\(bundle.manifestPath): executable: \(grant.why): \(real) is inside \(place.what) (\(place.location)), which no extension may reach")
                 }
             }
+            if coveredBySystem { continue }
             let (pieces, kept) = Protected.split(real, around: protected)
             if !kept.isEmpty, case .declared(let written) = source {
                 let what = Array(Set(kept.map(\.what))).sorted().joined(separator: ", ")
@@ -129,6 +139,37 @@ public struct SandboxProfile: Sendable {
             }
             for piece in pieces { Self.add(Grant(path: piece, access: grant.access, why: grant.why), to: &grants) }
         }
+    }
+
+    /// The profile `bundle` would get if it started now, for `validate` and the checks before a
+    /// run: the same rules, with the private temporary directory not yet made (it is named
+    /// `reindex-tmp-<bundle>-XXXXXX` in the host's temporary directory).
+    public static func preview(bundle: DiscoveredBundle, paths: HostPaths, alsoProtect: [HostPaths] = [],
+                               hostEnvironment: [String: String]) throws(ReindexError) -> SandboxProfile {
+        var environment = ExtensionEnvironment.build(host: hostEnvironment, manifest: bundle.manifest, hostPID: getpid(),
+                                                     debug: false, waitForDebuggerSeconds: nil)
+        let hostTemporary = SandboxLaunch.temporaryRoot(hostEnvironment)
+        let temporary = FileSystem.join(hostTemporary, SandboxLaunch.temporaryPrefix + bundle.key + "-XXXXXX")
+        environment["REINDEX_DATA_DIR"] = paths.dataDirectory(for: bundle.identifier)
+        environment["TMPDIR"] = temporary
+        var profile = try SandboxProfile(bundle: bundle, paths: paths, alsoProtect: alsoProtect, environment: environment,
+                                         dataDirectory: paths.dataDirectory(for: bundle.identifier), temporaryDirectory: temporary,
+                                         hostTemporary: hostTemporary)
+        if !profile.requested.contains(where: { $0.why == "TMPDIR" }) {
+            profile.requested.append(Grant(path: temporary, access: .write, why: "TMPDIR (made for each run, removed after it)"))
+        }
+        if !profile.requested.contains(where: { $0.why == "REINDEX_DATA_DIR" }) {
+            profile.requested.append(Grant(path: paths.dataDirectory(for: bundle.identifier), access: .write, why: "REINDEX_DATA_DIR (made at the first run)"))
+        }
+        return profile
+    }
+
+    /// `path` with its longest existing part made canonical (symlinks resolved) and the rest kept.
+    static func resolvingExistingPart(of path: String) -> String {
+        if let real = FileSystem.realPath(path) { return real }
+        let parent = FileSystem.directoryName(path)
+        guard parent != path else { return path }
+        return FileSystem.join(resolvingExistingPart(of: parent), FileSystem.baseName(path))
     }
 
     /// Adds a grant, merging one for the same path (the wider access wins).
