@@ -135,7 +135,7 @@ public struct SandboxProfile: Sendable {
             let (pieces, kept) = Protected.split(real, around: protected)
             if !kept.isEmpty, case .declared(let written) = source {
                 let what = Array(Set(kept.map(\.what))).sorted().joined(separator: ", ")
-                notes.append("\(grant.why): \(written) holds \(what), which stay out of reach; the rest of it is granted")
+                notes.append("\(grant.why): \(written) holds \(what), which stay out of reach; what else is in it is granted entry by entry, so nothing new can be made directly in it")
             }
             for piece in pieces { Self.add(Grant(path: piece, access: grant.access, why: grant.why), to: &grants) }
         }
