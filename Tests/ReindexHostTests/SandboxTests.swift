@@ -90,7 +90,12 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
 
     /// A listening TCP socket on 127.0.0.1 (closed when the test ends); returns its port.
     private func listeningPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #if canImport(Glibc)
+        let stream = Int32(SOCK_STREAM.rawValue)
+        #else
+        let stream = SOCK_STREAM
+        #endif
+        let fd = socket(AF_INET, stream, 0)
         guard fd >= 0 else { throw XCTSkip("cannot create a socket: errno \(errno)") }
         addTeardownBlock { close(fd) }
         var address = sockaddr_in()
@@ -320,7 +325,11 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
             let result = try reindex(["run", bundle])
             XCTAssertEqual(result.status, 0, "\(bundle): \(result)")
         }
+        #if canImport(Glibc)
         let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        #else
+        let ownNice = getpriority(PRIO_PROCESS, 0)
+        #endif
         XCTAssertEqual(try titles("com.example.background")["probe.nice"], "19")
         XCTAssertEqual(try titles("com.example.background")["probe.io"], "idle")
         XCTAssertEqual(try titles("com.example.utility")["probe.nice"], String(max(10, ownNice)))

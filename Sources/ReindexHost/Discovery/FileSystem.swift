@@ -132,7 +132,12 @@ public enum FileSystem {
     /// Whether `path` is a symbolic link itself (`lstat`).
     public static func isSymbolicLink(_ path: String) -> Bool {
         var st = stat()
-        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+        return lstat(path, &st) == 0 && fileType(st) == UInt32(S_IFLNK)
+    }
+
+    /// The `S_IFMT` bits of a `stat` (their types differ between Glibc and Darwin).
+    static func fileType(_ st: stat) -> UInt32 {
+        UInt32(st.st_mode) & UInt32(S_IFMT)
     }
 
     /// Whether `path` is `directory` or lies beneath it (both absolute, normalized).
@@ -154,7 +159,7 @@ public enum FileSystem {
     public static func removeTree(_ path: String) -> Bool {
         var st = stat()
         guard lstat(path, &st) == 0 else { return errno == ENOENT }
-        guard st.st_mode & S_IFMT == S_IFDIR else { return unlink(path) == 0 }
+        guard fileType(st) == UInt32(S_IFDIR) else { return unlink(path) == 0 }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }
         removeContents(of: fd)
@@ -176,7 +181,7 @@ public enum FileSystem {
         for name in names {
             var st = stat()
             guard fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            if st.st_mode & S_IFMT == S_IFDIR {
+            if fileType(st) == UInt32(S_IFDIR) {
                 let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 if child >= 0 {
                     removeContents(of: child)
