@@ -62,6 +62,8 @@ final class TinyExtensionTests: XCTestCase {
         let manifest: JSONValue = [
             "manifestVersion": 1, "bundleIdentifier": "com.example.sdk-test.tiny", "executable": "tiny-extension.sh",
             "environment": Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable]),
+            // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
+            "sandbox": ["read": [.string(URL(fileURLWithPath: Support.testExecutable).deletingLastPathComponent().path)]],
         ]
         try Support.write(JSONWriter.string(manifest), to: "\(directory)/manifest.json")
         return directory
