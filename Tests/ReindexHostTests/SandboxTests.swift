@@ -378,6 +378,32 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try reindex(["run", "com.example.closed", "--require-sandbox"]).status, 0)
     }
 
+    // MARK: Temporary directories a killed host left
+
+    func testTheTemporaryDirectoriesOfDeadHostsAreRemovedWithoutFollowingLinks() throws {
+        // A pid that no longer exists: a process that ran and was reaped.
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = finished.processIdentifier
+        try T.write("keep me\n", to: "\(scratch)/precious.txt")
+        let leftover = "\(temporary)/reindex-tmp-com.example.gone-p\(dead)-Ab12Cd"
+        let alive = "\(temporary)/reindex-tmp-com.example.busy-p\(getpid())-Ef34Gh"
+        for directory in [leftover, alive] {
+            try FileManager.default.createDirectory(atPath: "\(directory)/nested", withIntermediateDirectories: true)
+            try T.write("scratch\n", to: "\(directory)/nested/file.txt")
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/link", withDestinationPath: "\(scratch)/precious.txt")
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/nested/up", withDestinationPath: scratch)
+        }
+        try makeProbe("com.example.probe")
+        XCTAssertEqual(try reindex(["run", "com.example.probe"]).status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: leftover), "the directory of a host that died was left")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "\(alive)/nested/file.txt"), "a live host's directory was removed")
+        XCTAssertEqual(T.read("\(scratch)/precious.txt"), "keep me\n", "the removal followed a link")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "\(scratch)/outside"))
+    }
+
     // MARK: Without Landlock
 
     func testWithoutLandlockExtensionsRunUnsandboxedAfterAWarningUnlessRequired() throws {
