@@ -80,9 +80,11 @@ def main():
         with open(f"{directory}/ext.sh", "w") as script:
             script.write(EXTENSION)
         os.chmod(f"{directory}/ext.sh", 0o755)
+        # The record file is made here and declared writable: the extension runs sandboxed.
+        open(f"{record}.{n:02d}", "a").close()
         manifest = {"manifestVersion": 1, "bundleIdentifier": identifier, "executable": "ext.sh",
                     "environment": {"MODE": mode, "FAILEVERY": "4", "RECORD": f"{record}.{n:02d}"},
-                    "retry": {"maxAttempts": 3}}
+                    "retry": {"maxAttempts": 3}, "sandbox": {"write": [f"{record}.{n:02d}"]}}
         with open(f"{directory}/manifest.json", "w") as out:
             json.dump(manifest, out)
         bundles.append(identifier)

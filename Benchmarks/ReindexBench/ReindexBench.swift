@@ -19,6 +19,8 @@ import ReindexProtocol
 /// - concurrency: how long other commands wait for the index while a request is open and idle,
 ///   `serve --concurrency 2` with two extensions that pause mid-request, and searches during a
 ///   replacement (none may see two generations).
+/// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
+///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`).
 @main
 struct ReindexBench {
     struct Options {
@@ -40,7 +42,7 @@ struct ReindexBench {
             case "--json": options.json = arguments.removeFirst()
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,python,ack,search,discovery,concurrency]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,python,ack,search,discovery,concurrency,sandbox]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -78,6 +80,11 @@ func fmt(_ value: Double, _ digits: Int = 1) -> String {
     let rounded = (value * scale).rounded() / scale
     if digits == 0 { return String(Int(rounded)) }
     return String(rounded)
+}
+
+/// A difference with its sign: `+0.52`, `−0.21`.
+func signed(_ value: Double, _ digits: Int) -> String {
+    (value < 0 ? "−" : "+") + fmt(abs(value), digits)
 }
 
 func pad(_ text: String, _ width: Int) -> String {
@@ -118,6 +125,7 @@ final class Bench {
         if options.only.contains("discovery") { try discovery() }
         if options.only.contains("python") { try pythonThroughput() }
         if options.only.contains("concurrency") { try concurrency() }
+        if options.only.contains("sandbox") { try sandboxCost() }
         print("")
         print("| scenario | project | baseline | ratio / note |")
         print("| --- | --- | --- | --- |")
@@ -132,16 +140,18 @@ final class Bench {
     // MARK: Bundles
 
     func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer",
-                    executable: String? = nil, environment: [String: String] = [:]) throws -> String {
+                    executable: String? = nil, environment: [String: String] = [:], sandboxed: Bool = true) throws -> String {
         let bundle = directory + "/" + identifier
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         var variables: [(String, JSONValue)] = [("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))]
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { variables.append((key, .string(value))) }
-        let manifest: JSONValue = .object([
+        var members: [(String, JSONValue)] = [
             ("manifestVersion", 1), ("bundleIdentifier", .string(identifier)), ("executable", .string(executable ?? extensionBinary)),
             ("environment", .object(variables)),
             ("timeouts", .object([("startupSeconds", 60), ("idleSeconds", 600), ("requestSeconds", 36000)])),
-        ])
+        ]
+        if !sandboxed { members.append(("sandbox", false)) }
+        let manifest: JSONValue = .object(members)
         try Data(JSONWriter.bytes(manifest)).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
         return bundle
     }
@@ -315,6 +325,121 @@ final class Bench {
         results.append(("ackLatency", .object([("hostMs", .double(host.median)), ("bareExtensionMs", .double(bare.median)), ("ratio", .double(host.median / bare.median))])))
     }
 
+    // MARK: The sandbox's cost
+
+    /// The same extension and requests sandboxed and with `"sandbox": false`, alternating which
+    /// goes first: `run --ids` of one item (the sandbox is built at every start: the profile in
+    /// the host, the Landlock rules in the child) and a reindexAll of the smallest item count.
+    func sandboxCost() throws {
+        let support = SandboxSupport.current
+        guard support.abi != nil else {
+            log("sandbox: \(support); nothing to measure")
+            rows.append(["sandbox cost", "-", "-", "sandbox \(support)"])
+            return
+        }
+        log("sandbox: \(support)")
+        let count = options.items.min() ?? 100_000
+        var directories: [Bool: String] = [:]
+        for sandboxed in [true, false] {
+            let directory = work + "/ext-sandbox-\(sandboxed)"
+            _ = try makeBundle(in: directory, items: count, large: false, sandboxed: sandboxed)
+            directories[sandboxed] = directory
+        }
+        func arguments(_ sandboxed: Bool, _ index: String, _ extra: [String]) -> [String] {
+            ["--index", index, "--extensions-path", directories[sandboxed]!, "run", "com.example.bench.indexer"] + extra
+        }
+
+        // Ack latency: one item, after a first reindexAll has filled each index.
+        var ack: [Bool: Sample] = [true: Sample(), false: Sample()]
+        for sandboxed in [true, false] {
+            let result = try runCommand(reindexBinary, arguments(sandboxed, work + "/sandbox-ack-\(sandboxed).sqlite", []))
+            guard result.status == 0 else { throw ReindexError(.internal, "reindex run failed (\(result.status)): \(result.output)") }
+        }
+        let rounds = Swift.max(10, options.rounds * 5)
+        var ackRatio = Sample()
+        for round in 0..<rounds {
+            for sandboxed in (round % 2 == 0 ? [true, false] : [false, true]) {
+                let result = try runCommand(reindexBinary, arguments(sandboxed, work + "/sandbox-ack-\(sandboxed).sqlite", ["--ids", "item.7"]))
+                guard result.status == 0 else { throw ReindexError(.internal, "reindex run --ids failed (\(result.status))") }
+                ack[sandboxed]!.add(result.seconds * 1000)
+            }
+            if let on = ack[true]!.values.last, let off = ack[false]!.values.last { ackRatio.add(on / off) }
+        }
+        let on = ack[true]!, off = ack[false]!
+        rows.append(["sandbox: ack latency, run --ids one item (ms)", "\(fmt(on.median)) (\(fmt(on.min))–\(fmt(on.max))) sandboxed",
+                     "\(fmt(off.median)) (\(fmt(off.min))–\(fmt(off.max))) \"sandbox\": false",
+                     "\(signed(on.median - off.median, 2)) ms; \(fmt(ackRatio.median, 3))× (per-round \(fmt(ackRatio.min, 2))–\(fmt(ackRatio.max, 2))), \(rounds) rounds"])
+
+        // The host's part of every sandboxed start, in process: working out the rules (reading
+        // the executable, resolving paths, the protected places).
+        let bundle = try Discovery.load(directory: directories[true]! + "/com.example.bench.indexer").get()
+        let paths = HostPaths(extensionsPath: directories[true]!, index: work + "/sandbox-ack-true.sqlite", environment: ProcessInfo.processInfo.environment)
+        var profileTime = Sample()
+        var rules = 0
+        for _ in 0..<200 {
+            let start = Clock.monotonic()
+            rules = try SandboxProfile.preview(bundle: bundle, paths: paths, hostEnvironment: ProcessInfo.processInfo.environment).grants.count
+            profileTime.add((Clock.monotonic() - start) * 1000)
+        }
+        rows.append(["sandbox: working out the rules, in process (ms)", "p50 \(fmt(profileTime.percentile(0.5), 3)), p99 \(fmt(profileTime.percentile(0.99), 3))", "-",
+                     "\(rules) Landlock rules; 200 runs"])
+
+        // A whole start without the two process images' own start-up: prepare the launch (rules,
+        // private directories), fork, enter the sandbox, exec /bin/true, reap, remove TMPDIR.
+        let trueBundleDirectory = work + "/sandbox-true/com.example.bench.true"
+        try FileManager.default.createDirectory(atPath: trueBundleDirectory, withIntermediateDirectories: true)
+        try Data(#"{"manifestVersion":1,"bundleIdentifier":"com.example.bench.true","executable":"/bin/true"}"#.utf8)
+            .write(to: URL(fileURLWithPath: trueBundleDirectory + "/manifest.json"))
+        let trueBundle = try Discovery.load(directory: trueBundleDirectory).get()
+        var spawn: [Bool: Sample] = [true: Sample(), false: Sample()]
+        for round in 0..<400 {
+            for sandboxed in (round % 2 == 0 ? [true, false] : [false, true]) {
+                var options = SandboxOptions()
+                options.paths = paths
+                options.disabled = !sandboxed
+                let start = Clock.monotonic()
+                let launch = try SandboxLaunch(bundle: trueBundle, options: options, environment: ["PATH": "/usr/bin:/bin"],
+                                               hostEnvironment: ProcessInfo.processInfo.environment, indexPath: paths.index)
+                let process = try ExtensionProcess(bundle: trueBundle, environment: launch.environment, launch: launch)
+                process.waitForExit(blocking: true)
+                process.closePipes()
+                process.removePrivateTemporaryDirectory()
+                spawn[sandboxed]!.add((Clock.monotonic() - start) * 1000)
+            }
+        }
+        let spawnOn = spawn[true]!, spawnOff = spawn[false]!
+        rows.append(["sandbox: start and reap /bin/true, in process (ms)", "p50 \(fmt(spawnOn.percentile(0.5), 3)), p90 \(fmt(spawnOn.percentile(0.9), 3)) sandboxed",
+                     "p50 \(fmt(spawnOff.percentile(0.5), 3)), p90 \(fmt(spawnOff.percentile(0.9), 3)) --no-sandbox",
+                     "\(signed(spawnOn.percentile(0.5) - spawnOff.percentile(0.5), 3)) ms at the median; 400 each, alternating"])
+
+        // Throughput: a reindexAll of `count` small items into a fresh index.
+        var throughput: [Bool: Sample] = [true: Sample(), false: Sample()]
+        var ratio = Sample()
+        for round in 0..<options.rounds {
+            for sandboxed in (round % 2 == 0 ? [true, false] : [false, true]) {
+                let index = work + "/sandbox-all-\(sandboxed)-\(round).sqlite"
+                let result = try runCommand(reindexBinary, arguments(sandboxed, index, ["--json"]))
+                guard result.status == 0 else { throw ReindexError(.internal, "reindex run failed (\(result.status)): \(result.output)") }
+                throughput[sandboxed]!.add(Double(count) / result.seconds)
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: index + suffix) }
+            }
+            if let a = throughput[true]!.values.last, let b = throughput[false]!.values.last { ratio.add(a / b) }
+            log("sandbox round \(round + 1): reindexAll \(fmt(throughput[true]!.values.last ?? 0, 0)) items/s sandboxed, \(fmt(throughput[false]!.values.last ?? 0, 0)) without")
+        }
+        let a = throughput[true]!, b = throughput[false]!
+        rows.append(["sandbox: reindexAll \(count / 1000)k small (items/s)", "\(fmt(a.median, 0)) (\(fmt(a.min, 0))–\(fmt(a.max, 0))) sandboxed",
+                     "\(fmt(b.median, 0)) (\(fmt(b.min, 0))–\(fmt(b.max, 0))) \"sandbox\": false",
+                     "\(fmt(ratio.median, 3))× (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
+        results.append(("sandbox", .object([
+            ("support", .string(support.description)),
+            ("ackSandboxedMs", .double(on.median)), ("ackUnsandboxedMs", .double(off.median)), ("ackRatio", .double(ackRatio.median)),
+            ("profileMsP50", .double(profileTime.percentile(0.5))), ("rules", .integer(Int64(rules))),
+            ("spawnSandboxedMsP50", .double(spawnOn.percentile(0.5))), ("spawnUnsandboxedMsP50", .double(spawnOff.percentile(0.5))),
+            ("items", .integer(Int64(count))),
+            ("throughputSandboxed", .double(a.median)), ("throughputUnsandboxed", .double(b.median)), ("throughputRatio", .double(ratio.median)),
+        ])))
+    }
+
     // MARK: Search latency
 
     func searchLatency() throws {
@@ -420,13 +545,14 @@ final class Bench {
         for count in options.items {
             let label = "\(count / 1000)k small"
             let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: false).json) }
-            let itemsFile = work + "/python-items-\(count).jsonl"
+            // The items live in the bundle, which the sandboxed extension may read.
+            let extensions = work + "/ext-python-\(count)"
+            let itemsFile = extensions + "/com.example.bench.indexer/items.jsonl"
+            _ = try makeBundle(in: extensions, items: count, large: false, executable: script, environment: ["BENCH_ITEMS_FILE": itemsFile])
             _ = FileManager.default.createFile(atPath: itemsFile, contents: nil)
             let handle = try XFileHandle(path: itemsFile)
             for n in 0..<count { handle.write(LineWriter.line(BenchItems.item(n, large: false).json)) }
             handle.close()
-            let extensions = work + "/ext-python-\(count)"
-            _ = try makeBundle(in: extensions, items: count, large: false, executable: script, environment: ["BENCH_ITEMS_FILE": itemsFile])
             var host = Sample(), raw = Sample(), ratio = Sample()
             for round in 0..<options.rounds {
                 let hostIndex = work + "/python-\(count)-\(round).sqlite", rawIndex = work + "/python-raw-\(count)-\(round).sqlite"
@@ -465,8 +591,9 @@ final class Bench {
     func waitingBehindAnOpenRequest() throws {
         let extensions = work + "/ext-wait"
         let ready = work + "/wait.ready", release = work + "/wait.release"
+        // Its handshake files are the benchmark's, outside what a sandboxed extension may write.
         _ = try makeBundle(in: extensions, items: 5000, large: false, identifier: "com.example.bench.open",
-                           environment: ["BENCH_READY_FILE": ready, "BENCH_RELEASE_FILE": release])
+                           environment: ["BENCH_READY_FILE": ready, "BENCH_RELEASE_FILE": release], sandboxed: false)
         _ = try makeBundle(in: extensions, items: 100, large: false, identifier: "com.example.bench.c")
         let index = work + "/wait.sqlite"
         let line = work + "/wait-put.jsonl"

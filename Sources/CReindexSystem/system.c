@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #if defined(__linux__)
 #include <sys/inotify.h>
@@ -22,6 +23,102 @@
 #endif
 
 int reindex_is_traced(void);
+
+/* Landlock's user-space API (linux/landlock.h), written out here because the installed
+   header may predate the ABI this host uses (the kernel keeps these values stable). */
+#if defined(__linux__)
+#define RX_LL_CREATE_RULESET_VERSION (1U << 0)
+#define RX_LL_RULE_PATH_BENEATH 1
+#define RX_LL_FS_EXECUTE (1ULL << 0)
+#define RX_LL_FS_WRITE_FILE (1ULL << 1)
+#define RX_LL_FS_READ_FILE (1ULL << 2)
+#define RX_LL_FS_READ_DIR (1ULL << 3)
+#define RX_LL_FS_MAKE_SYM (1ULL << 12)   /* the last right of ABI 1 */
+#define RX_LL_FS_REFER (1ULL << 13)      /* ABI 2 */
+#define RX_LL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define RX_LL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define RX_LL_NET_BIND_TCP (1ULL << 0)   /* ABI 4 */
+#define RX_LL_NET_CONNECT_TCP (1ULL << 1)
+#define RX_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)  /* ABI 6 */
+#define RX_LL_SCOPE_SIGNAL (1ULL << 1)
+#define RX_LL_FILE_RIGHTS (RX_LL_FS_EXECUTE | RX_LL_FS_WRITE_FILE | RX_LL_FS_READ_FILE | RX_LL_FS_TRUNCATE | RX_LL_FS_IOCTL_DEV)
+
+struct rx_ll_ruleset_attr {
+    unsigned long long handled_access_fs;
+    unsigned long long handled_access_net;
+    unsigned long long scoped;
+};
+
+struct rx_ll_path_beneath_attr {
+    unsigned long long allowed_access;
+    int parent_fd;
+} __attribute__((packed));
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+/* Every file-system right the given ABI knows. */
+static unsigned long long rx_ll_fs_rights(int abi) {
+    unsigned long long rights = (RX_LL_FS_MAKE_SYM << 1) - 1;
+    if (abi >= 2) rights |= RX_LL_FS_REFER;
+    if (abi >= 3) rights |= RX_LL_FS_TRUNCATE;
+    if (abi >= 5) rights |= RX_LL_FS_IOCTL_DEV;
+    return rights;
+}
+
+/* Builds and enforces the sandbox on the calling (single-threaded, forked) process. Only
+   async-signal-safe calls. Returns 0, or -1 with errno set. */
+static int rx_apply_sandbox(const reindex_sandbox *sandbox) {
+    unsigned long long handled = rx_ll_fs_rights(sandbox->abi);
+    struct rx_ll_ruleset_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.handled_access_fs = handled;
+    if (sandbox->deny_network && sandbox->abi >= 4) {
+        /* Handled with no port rule: every TCP bind and connect is denied. */
+        attr.handled_access_net = RX_LL_NET_BIND_TCP | RX_LL_NET_CONNECT_TCP;
+    }
+    if (sandbox->abi >= 6) attr.scoped = RX_LL_SCOPE_ABSTRACT_UNIX_SOCKET | RX_LL_SCOPE_SIGNAL;
+    /* The kernel reads the fields it knows; older ones accept the larger struct when the
+       fields they do not know are zero, as they are below ABI 4 and 6. */
+    size_t size = sandbox->abi >= 6 ? sizeof attr : (sandbox->abi >= 4 ? 2 * sizeof(unsigned long long) : sizeof(unsigned long long));
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0U);
+    if (ruleset < 0) return -1;
+    for (int i = 0; i < sandbox->rule_count; i++) {
+        const reindex_sandbox_rule *rule = &sandbox->rules[i];
+        int fd = open(rule->path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) continue;  /* gone since the host looked: nothing to grant */
+        struct stat st;
+        if (fstat(fd, &st) != 0) { close(fd); continue; }
+        unsigned long long access;
+        switch (rule->access) {
+        case REINDEX_SANDBOX_WRITE: access = handled; break;
+        case REINDEX_SANDBOX_DEVICE: access = RX_LL_FS_READ_FILE | RX_LL_FS_WRITE_FILE | RX_LL_FS_TRUNCATE | RX_LL_FS_IOCTL_DEV; break;
+        default: access = RX_LL_FS_EXECUTE | RX_LL_FS_READ_FILE | RX_LL_FS_READ_DIR; break;
+        }
+        /* Directory rights only on directories; a symlink (O_NOFOLLOW) gets nothing useful. */
+        if (!S_ISDIR(st.st_mode)) access &= RX_LL_FILE_RIGHTS;
+        access &= handled;
+        if (access == 0 || S_ISLNK(st.st_mode)) { close(fd); continue; }
+        struct rx_ll_path_beneath_attr beneath = { access, fd };
+        long rc = syscall(SYS_landlock_add_rule, ruleset, RX_LL_RULE_PATH_BENEATH, &beneath, 0U);
+        int saved = errno;
+        close(fd);
+        if (rc != 0) { close(ruleset); errno = saved; return -1; }
+    }
+    long rc = syscall(SYS_landlock_restrict_self, ruleset, 0U);
+    int saved = errno;
+    close(ruleset);
+    errno = saved;
+    return rc == 0 ? 0 : -1;
+}
+#endif
 
 static void child_fail(int status_fd, int stage) {
     int payload[2] = { stage, errno };
@@ -98,6 +195,24 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
             struct rlimit limit = { (rlim_t)config->rlimit_cpu_seconds, (rlim_t)config->rlimit_cpu_seconds + 2 };
             if (setrlimit(RLIMIT_CPU, &limit) != 0) child_fail(status_fd, 4);
         }
+        /* Priority only ever goes down (a larger nice value), so it cannot fail for want of privilege. */
+        if (config->nice_at_least >= 0) {
+            errno = 0;
+            int current = getpriority(PRIO_PROCESS, 0);
+            if (errno == 0 && current < config->nice_at_least) setpriority(PRIO_PROCESS, 0, config->nice_at_least);
+        }
+#if defined(__linux__) && defined(SYS_ioprio_set)
+        if (config->io_idle) {
+            /* IOPRIO_WHO_PROCESS, this process, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0). */
+            syscall(SYS_ioprio_set, 1, 0, 3 << 13);
+        }
+#endif
+#if defined(__linux__)
+        if (config->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, 5);
+        if (config->sandbox != NULL && rx_apply_sandbox(config->sandbox) != 0) child_fail(status_fd, 6);
+#else
+        if (config->sandbox != NULL) { errno = ENOSYS; child_fail(status_fd, 6); }
+#endif
         if (config->wait_for_tracer >= 0) {
             /* Debug mode for extensions without a gate of their own: wait, before exec, until a
                debugger traces us (it then follows the exec), or the time is up. */
@@ -121,6 +236,15 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
     *pid_out = pid;
     *status_fd_out = status_pipe[0];
     return 0;
+}
+
+int reindex_landlock_abi(void) {
+#if defined(__linux__)
+    return (int)syscall(SYS_landlock_create_ruleset, NULL, 0, RX_LL_CREATE_RULESET_VERSION);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int reindex_allow_any_tracer(void) {

@@ -28,6 +28,44 @@ public struct Manifest: Sendable, Equatable, Codable {
         }
     }
 
+    /// What the extension may reach beyond its own bundle (an addition to the contract). The host
+    /// enforces it with Landlock where the kernel has it; see docs/SECURITY.md.
+    public struct Sandbox: Sendable, Equatable, Codable {
+        /// `"sandbox": false` turns the sandbox off for this bundle.
+        public var isEnabled: Bool
+        /// Whether the extension may open TCP connections and listen (`network`, default true).
+        public var network: Bool
+        /// Paths the extension may read (and execute) beyond the defaults: absolute, or starting
+        /// with `~/` for the user's home directory, never with a `..` component.
+        public var read: [String]
+        /// Paths the extension may read and write, the same form as `read`.
+        public var write: [String]
+
+        public init(isEnabled: Bool = true, network: Bool = true, read: [String] = [], write: [String] = []) {
+            self.isEnabled = isEnabled
+            self.network = network
+            self.read = read
+            self.write = write
+        }
+
+        /// `"sandbox": false`.
+        public static let off = Sandbox(isEnabled: false)
+
+        /// Whether `path` is a path a manifest may declare: absolute or `~`-relative, without NUL
+        /// and without a `..` component.
+        public static func isValidPath(_ path: String) -> Bool {
+            guard path.hasPrefix("/") || path == "~" || path.hasPrefix("~/"), !path.utf8.contains(0) else { return false }
+            return !path.split(separator: "/").contains("..")
+        }
+    }
+
+    /// How much of the machine the extension's process gets while others want it (an addition to
+    /// the contract): `background` (nice 19, idle I/O class), `utility` (nice 10; the default) or
+    /// `interactive` (the host's own priority).
+    public enum Priority: String, Sendable, Equatable, Codable, CaseIterable {
+        case background, utility, interactive
+    }
+
     public var manifestVersion: Int
     public var bundleIdentifier: String
     public var displayName: String
@@ -40,12 +78,14 @@ public struct Manifest: Sendable, Equatable, Codable {
     public var retry: Retry
     public var refreshBeforeExpirySeconds: Double
     public var limits: Limits
+    public var sandbox: Sandbox
+    public var priority: Priority
 
     public init(
         bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
         arguments: [String] = [], environment: [String: String] = [:], protocolVersions: [Int] = [1],
         timeouts: Timeouts = .init(), retry: Retry = .init(), refreshBeforeExpirySeconds: Double = 86400,
-        limits: Limits = .init()
+        limits: Limits = .init(), sandbox: Sandbox = .init(), priority: Priority = .utility
     ) {
         self.manifestVersion = 1
         self.bundleIdentifier = bundleIdentifier
@@ -59,6 +99,8 @@ public struct Manifest: Sendable, Equatable, Codable {
         self.retry = retry
         self.refreshBeforeExpirySeconds = refreshBeforeExpirySeconds
         self.limits = limits
+        self.sandbox = sandbox
+        self.priority = priority
     }
 
     /// The longest bundle identifier.
@@ -116,8 +158,9 @@ public struct Manifest: Sendable, Equatable, Codable {
     /// ignored (later versions may add keys); one close to a known key draws a warning.
     public static let knownKeys: [String: [String]] = [
         "": ["manifestVersion", "bundleIdentifier", "displayName", "version", "executable", "arguments", "environment",
-             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits"],
+             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits", "sandbox", "priority", "attributes", "$schema"],
         "timeouts": ["startupSeconds", "idleSeconds", "requestSeconds"],
+        "sandbox": ["network", "read", "write"],
         "retry": ["maxAttempts"],
         "limits": ["addressSpaceMiB", "cpuSeconds"],
     ]
@@ -228,7 +271,36 @@ public struct Manifest: Sendable, Equatable, Codable {
             manifest.limits.addressSpaceMiB = try limits.positiveInteger("addressSpaceMiB")
             manifest.limits.cpuSeconds = try limits.positiveInteger("cpuSeconds")
         }
+        if let sandbox = value["sandbox"], !sandbox.isNull {
+            manifest.sandbox = try parseSandbox(sandbox)
+        }
+        if let priority = try r.string("priority") {
+            guard let known = Priority(rawValue: priority) else {
+                throw FieldError(path: "priority", expected: "one of \"background\", \"utility\", \"interactive\"", got: JSONValue.string(priority).preview(limit: 40))
+            }
+            manifest.priority = known
+        }
         return manifest
+    }
+
+    /// `sandbox`: `false`, `true` (the defaults) or `{"network": bool, "read": [PATH], "write": [PATH]}`.
+    private static func parseSandbox(_ value: JSONValue) throws(FieldError) -> Sandbox {
+        if case .bool(let on) = value { return on ? Sandbox() : .off }
+        guard case .object = value else {
+            throw FieldError(path: "sandbox", expected: #"false or an object {"network": bool, "read": [path], "write": [path]}"#, got: FieldReader.describe(value))
+        }
+        let r = FieldReader(value, path: "sandbox")
+        var sandbox = Sandbox()
+        if let network = try r.bool("network") { sandbox.network = network }
+        for key in ["read", "write"] {
+            guard let paths = try r.stringArray(key) else { continue }
+            for (n, path) in paths.enumerated() where !Sandbox.isValidPath(path) {
+                throw FieldError(path: "sandbox.\(key)[\(n)]", expected: "an absolute path or one starting with ~/, without '..'",
+                                 got: JSONValue.string(path).preview(limit: 80))
+            }
+            if key == "read" { sandbox.read = paths } else { sandbox.write = paths }
+        }
+        return sandbox
     }
 
     /// The manifest as JSON, every field written out.
@@ -254,6 +326,16 @@ public struct Manifest: Sendable, Equatable, Codable {
         if let v = limits.addressSpaceMiB { limitMembers.append(("addressSpaceMiB", .integer(Int64(v)))) }
         if let v = limits.cpuSeconds { limitMembers.append(("cpuSeconds", .integer(Int64(v)))) }
         if !limitMembers.isEmpty { members.append(("limits", .object(limitMembers))) }
+        if sandbox.isEnabled {
+            members.append(("sandbox", .object([
+                ("network", .bool(sandbox.network)),
+                ("read", .array(sandbox.read.map(JSONValue.string))),
+                ("write", .array(sandbox.write.map(JSONValue.string))),
+            ])))
+        } else {
+            members.append(("sandbox", .bool(false)))
+        }
+        members.append(("priority", .string(priority.rawValue)))
         return .object(members)
     }
 }

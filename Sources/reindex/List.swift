@@ -13,7 +13,9 @@ extension Reindex {
                         ("version", .string(bundle.manifest.version)),
                         ("path", .string(bundle.directory)),
                         ("executable", .string(bundle.executablePath)),
-                        ("warnings", .array(bundle.warnings.map(JSONValue.string))),
+                        ("sandboxed", .bool(bundle.manifest.sandbox.isEnabled)),
+                        ("priority", .string(bundle.manifest.priority.rawValue)),
+                        ("warnings", .array((bundle.warnings + (SandboxReport.bundleWarning(bundle).map { [$0] } ?? [])).map(JSONValue.string))),
                     ])
                 })),
                 ("problems", .array(result.problems.map { problem in
@@ -31,6 +33,7 @@ extension Reindex {
             Console.out("\(bundle.identifier)  \(bundle.manifest.displayName) \(bundle.manifest.version)")
             Console.out("    \(bundle.directory)")
             for warning in bundle.warnings { Console.out("    warning: \(warning)") }
+            if let warning = SandboxReport.bundleWarning(bundle) { Console.out("    warning: \(warning)") }
         }
         if !result.problems.isEmpty {
             Console.out("\nProblems:")

@@ -13,6 +13,8 @@ extension Reindex {
                 ("index", .string(paths.index)),
                 ("indexSource", .string(paths.indexSource)),
                 ("logs", .string(paths.logs)),
+                ("data", .string(paths.data)),
+                ("sandbox", SandboxSupport.current.json),
             ]))
             return 0
         }
@@ -24,6 +26,8 @@ extension Reindex {
         Console.out("Every subdirectory of these that holds a manifest.json is a bundle.")
         Console.out("Index: \(paths.index)  [\(paths.indexSource)]")
         Console.out("Logs:  \(paths.logs)")
+        Console.out("Data:  \(paths.data)  [each bundle's REINDEX_DATA_DIR is <bundle> in it]")
+        Console.out("Sandbox: \(SandboxSupport.current)")
         return 0
     }
 }

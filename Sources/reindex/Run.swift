@@ -17,6 +17,8 @@ extension Reindex {
             }
             return 0
         }
-        return try ForcedRun.execute(context: context, bundle: bundle, selection: selection, options: SessionOptions(), store: store).status
+        var options = SessionOptions()
+        options.sandbox = try SandboxReport.options(context)
+        return try ForcedRun.execute(context: context, bundle: bundle, selection: selection, options: options, store: store).status
     }
 }

@@ -8,6 +8,7 @@ extension Reindex {
         options.removalGraceSeconds = try context.seconds("removal-grace", default: 3600)
         options.rescanSeconds = try context.seconds("rescan", default: 5)
         options.backoff.baseSeconds = try context.seconds("retry-base", default: 5)
+        options.sandbox = try SandboxReport.options(context)
         let server = try Server(paths: context.paths, options: options)
         return server.run()
     }

@@ -25,9 +25,12 @@ extension Reindex {
             if let message = progress.message { members.append(("message", .string(message))) }
             return .object(members)
         }
+        var warnings: [String: String] = [:]
+        for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
         if context.json {
             Console.json(.object([
                 ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
+                ("sandbox", SandboxSupport.current.json),
                 ("bundles", .array(statuses.map { status in
                     var members: [(String, JSONValue)] = [
                         ("bundleIdentifier", .string(status.bundleIdentifier)),
@@ -54,12 +57,14 @@ extension Reindex {
                                      ("failedAt", .string(RFC3339.format(request.updated))), ("error", request.lastError.map(JSONValue.string) ?? .null)])
                         })))
                     }
+                    if let warning = warnings[status.bundleIdentifier.lowercased()] { members.append(("warnings", .array([.string(warning)]))) }
                     return .object(members)
                 })),
             ]))
             return 0
         }
         Console.out("Index: \(store.path) (\(healthy ? "healthy" : "was lost and recreated"))")
+        Console.out("Sandbox: \(SandboxSupport.current)")
         if statuses.isEmpty { Console.out("No bundles.") }
         for status in statuses {
             var line = "\(status.bundleIdentifier): \(status.items) item(s)"
@@ -89,6 +94,7 @@ extension Reindex {
                     Console.out("    failed at \(RFC3339.format(request.updated)): \(request.kind.rawValue) request \(request.id): \(request.lastError ?? "")")
                 }
             }
+            if let warning = warnings[status.bundleIdentifier.lowercased()] { Console.out("    warning: \(warning)") }
             if let run = status.lastRun {
                 Console.out("    last run: \(run.kind.rawValue) (\(run.reason)) \(run.outcome) at \(RFC3339.format(run.ended)): put \(run.counts.put), deleted \(run.counts.deleted), rejected \(run.counts.rejected)" + (run.error.map { " — \($0)" } ?? ""))
             }

@@ -13,21 +13,35 @@ extension Reindex {
         case .failure(let problem):
             throw ReindexError(.invalidData, problem.reason)
         }
+        let sandbox = try SandboxReport.options(context)
+        // The sandbox it would get here: a declared path inside the index, the logs or another
+        // bundle makes the manifest invalid (65).
+        var profile: SandboxProfile? = nil
+        if bundle.manifest.sandbox.isEnabled, SandboxSupport.current.abi != nil {
+            profile = try SandboxProfile.preview(bundle: bundle, paths: context.paths, hostEnvironment: context.environment)
+        }
+        let warnings = SandboxReport.bundleWarning(bundle).map { ["\(bundle.identifier): \($0)"] } ?? []
         if context.arguments.flag("run") {
-            return try lint(bundle, context)
+            return try lint(bundle, context, sandbox: sandbox, warnings: warnings)
         }
         if context.json {
             Console.json(.object([("valid", true), ("bundleIdentifier", .string(bundle.identifier)),
                                   ("path", .string(bundle.directory)), ("executable", .string(bundle.executablePath)),
-                                  ("manifest", bundle.manifest.json)]))
+                                  ("manifest", bundle.manifest.json), ("sandbox", SandboxReport.json(profile, bundle: bundle)),
+                                  ("warnings", .array(warnings.map(JSONValue.string)))]))
         } else {
             Console.out("\(bundle.directory): valid bundle \(bundle.identifier) \(bundle.manifest.version), executable \(bundle.executablePath)")
+            for line in SandboxReport.describe(profile, bundle: bundle) { Console.out(line) }
         }
+        for warning in warnings { Console.err("warning: \(warning)") }
         return 0
     }
 
-    static func lint(_ bundle: DiscoveredBundle, _ context: CommandContext) throws -> Int32 {
-        let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: context.arguments.value("check"))
+    static func lint(_ bundle: DiscoveredBundle, _ context: CommandContext, sandbox: SandboxOptions, warnings: [String]) throws -> Int32 {
+        for warning in SandboxSupport.current.warnings(for: bundle, options: sandbox) where !sandbox.required {
+            Console.err("warning: \(warning)")
+        }
+        let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: context.arguments.value("check"), sandbox: sandbox)
         let status: Int32 = report.passed ? 0 : ReindexError.Code.invalidData.exitCode
         if context.json {
             Console.json(.object([
@@ -38,6 +52,7 @@ extension Reindex {
                 })),
                 ("put", .integer(Int64(report.counts.put))), ("deleted", .integer(Int64(report.counts.deleted))),
                 ("rejected", .integer(Int64(report.counts.rejected))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
             ]))
         } else {
             let width = (report.checks.map(\.name.count).max() ?? 0) + 2

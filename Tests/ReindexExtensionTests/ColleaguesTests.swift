@@ -85,6 +85,8 @@ final class ColleaguesTests: XCTestCase {
         try Support.writeManifest(of: "\(host.extensions)/ColleaguesIndexer",
                                   from: "\(Support.packageRoot)/Examples/Colleagues/Sources/ColleaguesIndexer/Bundle/manifest.json") {
             Support.set("environment", Support.environmentJSON(["COLLEAGUES_DATA": reduced]), in: &$0)
+            // A file outside its bundle: the extension may read it only once its manifest says so.
+            Support.set("sandbox", .object([("read", .array([.string(reduced)]))]), in: &$0)
         }
 
         try runAcknowledged(host, ["--ids", "employee.40,employee.41"], put: 1, deleted: 1)

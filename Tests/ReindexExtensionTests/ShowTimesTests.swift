@@ -48,11 +48,16 @@ final class ShowTimesTests: XCTestCase {
 
     func testAReindexAllKilledMidwayResumesFromTheCommittedClientState() throws {
         let host = try Host(test: self)
-        let crashedOnce = "\(host.scratch)/crashed-once"
+        // The marker lives in a directory of its own that the manifest declares writable: the
+        // extension runs sandboxed and may create files nowhere else outside its own directories.
+        let markers = "\(host.scratch)/markers"
+        try FileManager.default.createDirectory(atPath: markers, withIntermediateDirectories: true)
+        let crashedOnce = "\(markers)/crashed-once"
         try Support.makeExampleBundle(example: "ShowTimes", product: "ShowTimesIndexer", in: host.extensions) { manifest in
             Support.set("environment", Support.environmentJSON([
                 "SHOWTIMES_CRASH_AFTER_BATCHES": "2", "SHOWTIMES_CRASH_ONCE_FILE": crashedOnce,
             ]), in: &manifest)
+            Support.set("sandbox", .object([("write", .array([.string(markers)]))]), in: &manifest)
         }
         // The previous state of the index: one listing from an earlier run.
         let legacy = #"{"uniqueIdentifier":"legacy.1","domainIdentifier":"com.example.showtimes.film","attributes":{"title":"Legacy Listing"}}"#

@@ -62,6 +62,8 @@ final class TinyExtensionTests: XCTestCase {
         let manifest: JSONValue = [
             "manifestVersion": 1, "bundleIdentifier": "com.example.sdk-test.tiny", "executable": "tiny-extension.sh",
             "environment": Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable]),
+            // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
+            "sandbox": ["read": [.string(URL(fileURLWithPath: Support.testExecutable).deletingLastPathComponent().path)]],
         ]
         try Support.write(JSONWriter.string(manifest), to: "\(directory)/manifest.json")
         return directory
@@ -79,7 +81,7 @@ final class TinyExtensionTests: XCTestCase {
         var options = SessionOptions()
         options.environment = host.environment
         options.onTrace = { direction, line in trace.lines.append((direction, String(decoding: line, as: UTF8.self))) }
-        let runner = RequestRunner(paths: HostPaths(extensionsPath: host.extensions, index: host.indexPath, environment: [:]))
+        let runner = RequestRunner(paths: HostPaths(extensionsPath: host.extensions, index: host.indexPath, environment: host.environment))
         let results = runner.run(bundle: bundle, requests: [request], store: store, options: options, logPath: "\(host.scratch)/tiny.log")
 
         let result = try XCTUnwrap(results.first)

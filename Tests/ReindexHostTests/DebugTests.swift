@@ -214,6 +214,44 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try liveItems(colleagues).count, 26)
     }
 
+    // MARK: (a') the same, sandboxed
+
+    func testGdbStopsInASandboxedExtensionWhichStillCannotOpenTheIndex() throws {
+        let gdb = try gdbPath()
+        guard case .landlock = SandboxSupport.current else { throw XCTSkip("no Landlock here: \(SandboxSupport.current)") }
+        try makeColleaguesBundle()
+        let line = try reindexAllBreakpointLine()
+        let (command, pid) = try startDebug([colleagues, "--wait-for-debugger=60"])
+        // It waits inside its sandbox: no_new_privs is set before the wait, and the host says so.
+        let status = T.read("/proc/\(pid)/status") ?? ""
+        XCTAssertTrue(status.contains("NoNewPrivs:\t1"), status)
+        XCTAssertTrue(T.read(command.stderrPath)?.contains("debug: sandboxed (landlock ABI") == true, T.read(command.stderrPath) ?? "")
+
+        // gdb, from outside the sandbox, attaches and stops at the breakpoint; there the extension
+        // tries to open the index (and its own employees.json) from inside.
+        let open = "((int (*)(const char *, int))open)"
+        let output = try self.gdb(gdb, pid: pid, [
+            "break ColleaguesIndexer.swift:\(line)", "continue",
+            "print \(open)(\"\(indexPath)\", 0)", "print *((int *(*)(void))__errno_location)()",
+            "print \(open)(\"employees.json\", 0) >= 0", "continue",
+        ])
+        let result = command.finish(timeout: 60)
+        XCTAssertTrue(output.contains("hit Breakpoint 1"), "gdb did not stop at the breakpoint:\n\(output)")
+        let values = output.split(separator: "\n").filter { $0.hasPrefix("$") }.map { String($0.split(separator: "=").last ?? "").trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(values, ["-1", "\(EACCES)", "1"], "open(index) fails with EACCES inside the sandbox, its own file opens:\n\(output)")
+        assertAcknowledged(result, put: 26)
+    }
+
+    func testDebugNoSandboxRunsTheExtensionWithoutIt() throws {
+        try makeColleaguesBundle()
+        let result = try reindex(["debug", colleagues, "--no-sandbox"])
+        assertAcknowledged(result, put: 26)
+        XCTAssertTrue(result.stderr.contains("warning: \(colleagues): running without the sandbox (--no-sandbox)"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("debug: sandbox off (--no-sandbox)"), result.stderr)
+        let both = try reindex(["debug", colleagues, "--no-sandbox", "--require-sandbox"])
+        XCTAssertEqual(both.status, 64, "\(both)")
+    }
+
     // MARK: (b) no timeout kills a paused extension
 
     func testAnExtensionPausedAtABreakpointLongerThanEveryTimeoutIsNotKilled() throws {
@@ -417,6 +455,8 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
             (#""pid": \d+"#, #""pid": <PID>"#),
             (#"^trace \+\d+\.\d+s "#, "trace +<T>s "),
             (#" in \d+(\.\d+)? s$"#, " in <T> s"),
+            // The sandbox's rules, directories and ABI depend on the machine and the run.
+            (#"^debug: sandboxed \(.*$"#, "debug: sandboxed (<SANDBOX>"),
         ]
         for (pattern, template) in rules {
             text = text.replacingOccurrences(of: pattern, with: template, options: .regularExpression)

@@ -122,7 +122,7 @@ final class IsolationTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertFalse(dump.contains("hunter2") || dump.contains("do-not-pass") || dump.contains("/elsewhere"), dump)
         let allowed: Set<String> = ExtensionEnvironment.allowlist.union([
-            "FIXTURE_DUMP", "REINDEX_BUNDLE_IDENTIFIER", "REINDEX_PROTOCOL_VERSIONS", "REINDEX_HOST_PID", "PWD", "OLDPWD", "SHLVL", "_",
+            "FIXTURE_DUMP", "REINDEX_BUNDLE_IDENTIFIER", "REINDEX_PROTOCOL_VERSIONS", "REINDEX_HOST_PID", "REINDEX_DATA_DIR", "PWD", "OLDPWD", "SHLVL", "_",
         ])
         XCTAssertEqual(names.filter { !$0.hasPrefix("LC_") }.subtracting(allowed), [], dump)
     }

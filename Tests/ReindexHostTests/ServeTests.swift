@@ -140,6 +140,13 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
         var spec = T.BundleSpec(identifier, executable: "serve_recorder.py")
         spec.support = []
         spec.environment = environment
+        // Its records go to files in the scratch directory: made here, and declared writable (the
+        // sandbox lets it write nothing else).
+        for key in ["FIXTURE_RECORD", "FIXTURE_TIMELINE"] {
+            guard let path = environment[key] else { continue }
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            spec.sandboxWrite.append(path)
+        }
         spec.maxAttempts = maxAttempts
         return spec
     }

@@ -20,7 +20,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
     private var scratch = ""
     private var extensionsDirectory: String { "\(scratch)/extensions" }
     private var indexPath: String { "\(scratch)/index/index.sqlite" }
-    private var paths: HostPaths { HostPaths(extensionsPath: extensionsDirectory, index: indexPath, environment: [:]) }
+    private var paths: HostPaths { HostPaths(extensionsPath: extensionsDirectory, index: indexPath, environment: ["HOME": "\(scratch)/home"]) }
 
     override func setUpWithError() throws {
         scratch = try T.makeScratchDirectory(for: self)
@@ -703,6 +703,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
             "SECRET_TOKEN": "hunter2", "AWS_SECRET_ACCESS_KEY": "do-not-pass", "REINDEX_INDEX": "/elsewhere", "LD_PRELOAD": "/evil.so",
             "REINDEX_DEBUG": "1", "PYTHONPATH": "/elsewhere",
         ]
+        try FileManager.default.createDirectory(atPath: "\(scratch)/tmp", withIntermediateDirectories: true)
         let run = try runDirect(spec, store: store, kind: .reindexItems, identifiers: ["env.1"]) { options in
             options.environment = host
         }
@@ -725,7 +726,13 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(seen["LANG"], "C.UTF-8")
         XCTAssertEqual(seen["LC_ALL"], "C.UTF-8")
         XCTAssertEqual(seen["LC_TIME"], "C")
-        XCTAssertEqual(seen["TMPDIR"], "\(scratch)/tmp")
+        // TMPDIR: a private directory in the host's, gone after the run; REINDEX_DATA_DIR: the
+        // bundle's own data directory, which stays.
+        let temporary = try XCTUnwrap(seen["TMPDIR"])
+        XCTAssertTrue(temporary.hasPrefix("\(scratch)/tmp/reindex-tmp-com.example.environment-"), temporary)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temporary), "the private temporary directory outlived the run")
+        XCTAssertEqual(seen["REINDEX_DATA_DIR"], paths.dataDirectory(for: "com.example.environment"))
+        XCTAssertTrue(FileSystem.isDirectory(paths.dataDirectory(for: "com.example.environment")))
         XCTAssertEqual(seen["TZ"], "Europe/Oslo", "the manifest's environment comes after the host's")
         XCTAssertEqual(seen["FROM_MANIFEST"], "manifest value")
         XCTAssertEqual(seen["FIXTURE_DUMP"], "environment.txt")
@@ -734,7 +741,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(seen["REINDEX_HOST_PID"], String(getpid()))
         let allowed: Set<String> = [
             "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_TIME", "TZ", "TMPDIR", "FIXTURE_DUMP", "FROM_MANIFEST",
-            "REINDEX_BUNDLE_IDENTIFIER", "REINDEX_PROTOCOL_VERSIONS", "REINDEX_HOST_PID",
+            "REINDEX_BUNDLE_IDENTIFIER", "REINDEX_PROTOCOL_VERSIONS", "REINDEX_HOST_PID", "REINDEX_DATA_DIR",
             "PWD", "OLDPWD", "SHLVL", "_",  // set by the shell itself
         ]
         XCTAssertEqual(Set(seen.keys).subtracting(allowed), [], "unexpected variables: \(dump)")

@@ -62,11 +62,21 @@ enum TestSupport {
         /// The manifest's `limits`: address space in MiB and CPU time in seconds.
         var addressSpaceMiB: Int? = nil
         var cpuSeconds: Int? = nil
+        /// The manifest's `sandbox` as written (`false`, or an object); nil: from the two below.
+        var sandbox: JSONValue? = nil
+        /// Paths the fixture may write besides its private directories (`sandbox.write`).
+        var sandboxWrite: [String] = []
+        /// Whether the fixture may write its own bundle directory: the fixtures that leave what
+        /// they saw there for the test to read (pids, environment dumps) or replace themselves.
+        var writesItsDirectory: Bool
+        /// The manifest's `priority`.
+        var priority: String? = nil
 
         init(_ identifier: String, executable: String) {
             self.identifier = identifier
             self.executable = executable
             if executable.hasSuffix(".sh") { support = [] }
+            writesItsDirectory = ["env_dump.sh", "grandchild.sh", "fork_and_exit.sh", "replace_self.sh"].contains(executable)
         }
     }
 
@@ -101,6 +111,13 @@ enum TestSupport {
         if let v = spec.addressSpaceMiB { limits.append(("addressSpaceMiB", .integer(Int64(v)))) }
         if let v = spec.cpuSeconds { limits.append(("cpuSeconds", .integer(Int64(v)))) }
         if !limits.isEmpty { manifest.append(("limits", .object(limits))) }
+        let writable = (spec.writesItsDirectory ? [directory] : []) + spec.sandboxWrite
+        if let sandbox = spec.sandbox {
+            manifest.append(("sandbox", sandbox))
+        } else if !writable.isEmpty {
+            manifest.append(("sandbox", .object([("write", .array(writable.map(JSONValue.string)))])))
+        }
+        if let priority = spec.priority { manifest.append(("priority", .string(priority))) }
         try write(JSONWriter.string(.object(manifest)), to: "\(directory)/manifest.json")
         return directory
     }

@@ -167,6 +167,8 @@ final class FuzzRegressionTests: XCTestCase {
             "idle-seconds-string.json": ["invalid timeouts.idleSeconds"],
             "retry-zero.json": ["invalid retry.maxAttempts"],
             "limits-wrong.json": ["invalid limits.cpuSeconds"],
+            "sandbox.json": ["ok com.example.recipes.indexer"],
+            "sandbox-dotdot.json": ["invalid sandbox.read[0]"],
         ],
         "item-validator": [
             "contract-example.json": ["valid"],

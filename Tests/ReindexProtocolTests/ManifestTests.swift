@@ -48,11 +48,13 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(m.refreshBeforeExpirySeconds, 86400)
         XCTAssertNil(m.limits.addressSpaceMiB)
         XCTAssertNil(m.limits.cpuSeconds)
+        XCTAssertEqual(m.sandbox, Manifest.Sandbox(isEnabled: true, network: true, read: [], write: []), "sandboxed, network allowed")
+        XCTAssertEqual(m.priority, .utility)
         XCTAssertEqual(m, Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
     }
 
     func testNullOptionalFieldsTakeTheirDefaults() throws {
-        let m = try XCTUnwrap(manifest(minimal(#""displayName":null,"version":null,"arguments":null,"environment":null,"timeouts":null,"retry":null"#)))
+        let m = try XCTUnwrap(manifest(minimal(#""displayName":null,"version":null,"arguments":null,"environment":null,"timeouts":null,"retry":null,"sandbox":null,"priority":null"#)))
         XCTAssertEqual(m, Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
     }
 
@@ -100,6 +102,57 @@ final class ManifestTests: XCTestCase {
         let defaults = Manifest(bundleIdentifier: "a.b", executable: "/abs/x")
         XCTAssertEqual(try Manifest.parse(JSONWriter.bytes(defaults.json)), defaults)
         XCTAssertNil(defaults.json["limits"], "limits are written only when set")
+    }
+
+    func testSandboxAndPriorityRoundTrip() throws {
+        for extra in [#""sandbox":false,"priority":"background""#,
+                      #""sandbox":{"network":false,"read":["~/Documents/Recipes","/srv/recipes"],"write":["~/.cache/recipes"]},"priority":"interactive""#] {
+            let original = try XCTUnwrap(manifest(minimal(extra)))
+            XCTAssertEqual(try Manifest.parse(JSONWriter.bytes(original.json)), original, extra)
+        }
+        XCTAssertEqual(Manifest(bundleIdentifier: "a.b", executable: "x", sandbox: .off).json["sandbox"], .bool(false))
+    }
+
+    // MARK: Sandbox and priority
+
+    func testSandboxDeclarations() throws {
+        let off = try XCTUnwrap(manifest(minimal(#""sandbox":false"#)))
+        XCTAssertFalse(off.sandbox.isEnabled)
+        XCTAssertEqual(try XCTUnwrap(manifest(minimal(#""sandbox":true"#))).sandbox, Manifest.Sandbox())
+        let declared = try XCTUnwrap(manifest(minimal(#""sandbox":{"network":false,"read":["~/Documents/Recipes","~","/media/recipes/"],"write":["/tmp/x/./y"]}"#)))
+        XCTAssertTrue(declared.sandbox.isEnabled)
+        XCTAssertFalse(declared.sandbox.network)
+        XCTAssertEqual(declared.sandbox.read, ["~/Documents/Recipes", "~", "/media/recipes/"], "kept as written; ~ is expanded when the extension starts")
+        XCTAssertEqual(declared.sandbox.write, ["/tmp/x/./y"])
+        XCTAssertEqual(try XCTUnwrap(manifest(minimal(#""sandbox":{}"#))).sandbox, Manifest.Sandbox(), "an empty object keeps every default")
+        for priority in Manifest.Priority.allCases {
+            XCTAssertEqual(manifest(minimal("\"priority\":\"\(priority.rawValue)\""))?.priority, priority)
+        }
+    }
+
+    func testSandboxAndPriorityErrorsNameTheKeyPath() {
+        let cases: [(String, String)] = [
+            (minimal(#""sandbox":"off""#), #"sandbox: expected false or an object {"network": bool, "read": [path], "write": [path]}, got "off""#),
+            (minimal(#""sandbox":0"#), #"sandbox: expected false or an object {"network": bool, "read": [path], "write": [path]}, got 0"#),
+            (minimal(#""sandbox":["~/x"]"#), #"sandbox: expected false or an object {"network": bool, "read": [path], "write": [path]}, got an array"#),
+            (minimal(#""sandbox":{"network":"no"}"#), #"sandbox.network: expected true or false, got "no""#),
+            (minimal(#""sandbox":{"read":"~/Documents"}"#), #"sandbox.read: expected an array of strings, got "~/Documents""#),
+            (minimal(#""sandbox":{"read":["~/ok",7]}"#), "sandbox.read[1]: expected a string, got 7"),
+            (minimal(#""sandbox":{"read":["Documents/Recipes"]}"#), #"sandbox.read[0]: expected an absolute path or one starting with ~/, without '..', got "Documents/Recipes""#),
+            (minimal(#""sandbox":{"read":["~/ok","~/Documents/../.ssh"]}"#), #"sandbox.read[1]: expected an absolute path or one starting with ~/, without '..', got "~/Documents/../.ssh""#),
+            (minimal(#""sandbox":{"write":["/var/../etc"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/var/../etc""#),
+            (minimal(#""sandbox":{"write":["/x/.."]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/x/..""#),
+            (minimal(#""sandbox":{"write":["~root/.ssh"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "~root/.ssh""#),
+            (minimal(#""sandbox":{"write":[""]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got """#),
+            (minimal(#""sandbox":{"write":["/a\u0000b"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/a\u0000b""#),
+            (minimal(#""priority":"fast""#), #"priority: expected one of "background", "utility", "interactive", got "fast""#),
+            (minimal(#""priority":"Background""#), #"priority: expected one of "background", "utility", "interactive", got "Background""#),
+            (minimal(#""priority":19"#), "priority: expected a string, got 19"),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(manifestError(text)?.description, expected, text)
+        }
+        XCTAssertTrue(Manifest.Sandbox.isValidPath("/a/..b/c..d"), "only a whole '..' component is refused")
     }
 
     func testUnknownTopLevelKeysAreIgnored() {

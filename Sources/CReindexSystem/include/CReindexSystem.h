@@ -3,6 +3,30 @@
 
 #include <sys/types.h>
 
+/// How a sandbox rule lets the extension use a path (and everything beneath it).
+enum {
+    REINDEX_SANDBOX_READ = 1,    /* read files, list directories, execute */
+    REINDEX_SANDBOX_WRITE = 2,   /* everything Landlock can grant: read, write, create, remove, rename */
+    REINDEX_SANDBOX_DEVICE = 3,  /* read, write, truncate and ioctl a device file (/dev/null) */
+};
+
+/// One path the sandboxed child may use. The host resolves paths; the child opens each with
+/// O_PATH|O_NOFOLLOW (a path that vanished is skipped) and adds a Landlock rule for it.
+typedef struct {
+    const char *path;
+    int access;                /* REINDEX_SANDBOX_READ, _WRITE or _DEVICE */
+} reindex_sandbox_rule;
+
+/// A Landlock sandbox for the child: everything on the file system not granted by a rule is
+/// denied; with `deny_network` so are TCP bind and connect (ABI >= 4); signals and abstract
+/// UNIX sockets are scoped to the sandbox (ABI >= 6).
+typedef struct {
+    int abi;                   /* the Landlock ABI the host detected (>= 1) */
+    const reindex_sandbox_rule *rules;
+    int rule_count;
+    int deny_network;
+} reindex_sandbox;
+
 /// What the child must look like at `exec`. Every pointer must stay valid for the call.
 typedef struct {
     const char *path;          /* executable to exec */
@@ -15,13 +39,24 @@ typedef struct {
     int wait_for_tracer;       /* -1: exec at once; 0: wait (before exec) until traced; N: at most N seconds */
     long long rlimit_as_bytes; /* RLIMIT_AS for the child, 0 = unchanged */
     long long rlimit_cpu_seconds; /* RLIMIT_CPU for the child, 0 = unchanged */
+    int nice_at_least;         /* -1: unchanged; else the child's nice value is raised to at least this */
+    int io_idle;               /* 1: the idle I/O scheduling class (Linux ioprio_set) */
+    int no_new_privs;          /* 1: PR_SET_NO_NEW_PRIVS (Linux) */
+    const reindex_sandbox *sandbox; /* Landlock rules to enforce before exec, or NULL */
 } reindex_spawn_config;
 
 /// Forks and execs. On success returns 0, stores the child's pid and a read end of a
 /// close-on-exec status pipe: reading it yields EOF once exec succeeded, or two ints
-/// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup, 4 = resource limits.
+/// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup,
+/// 4 = resource limits, 5 = no_new_privs, 6 = the sandbox (Landlock).
+/// The child applies, in order: descriptors, signals, working directory, rlimits, priority,
+/// no_new_privs, the sandbox, the wait for a tracer, exec.
 /// On failure to fork returns -1 with errno set.
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
+
+/// The highest Landlock ABI the kernel supports (>= 1), or -1 with errno set (ENOSYS: no
+/// Landlock in this kernel; EOPNOTSUPP: built in but disabled at boot). -1/ENOSYS off Linux.
+int reindex_landlock_abi(void);
 
 /// pipe2(O_CLOEXEC).
 int reindex_pipe_cloexec(int fds[2]);

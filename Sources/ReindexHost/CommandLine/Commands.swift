@@ -10,6 +10,10 @@ public enum ReindexCommands {
         OptionSpec("version", help: "show the version"),
     ]
 
+    static let requireSandbox = OptionSpec(
+        "require-sandbox",
+        help: "refuse to run the extension unsandboxed: no Landlock here, \"sandbox\": false in its manifest, or \"network\": false the kernel cannot enforce (exit 69)")
+
     static let requestOptions: [OptionSpec] = [
         OptionSpec("all", help: "reindex everything (reindexAll; the default)", exclusiveGroup: "request"),
         OptionSpec("ids", value: .required("ID[,ID…]"), help: "reindex these items (reindexItems)", exclusiveGroup: "request"),
@@ -28,13 +32,18 @@ public enum ReindexCommands {
         options: [
             OptionSpec("run", help: "also run the conformance suite: start the extension against a scratch index and check every rule of the protocol"),
             OptionSpec("check", value: .required("NAME"), help: "with --run, run only this check (initialize, version-negotiation, reindexAll, reindexAll-resume, reindexItems, unknown-request, cancel, batch-commit, stdout-clean, exit, no-leftover-processes)"),
+            requireSandbox,
         ],
         discussion: """
+            Shows what the extension's sandbox lets it use besides the system (its directory, its
+            interpreter's installation, its data and temporary directories, the manifest's
+            sandbox.read and sandbox.write), and warns when its manifest turns the sandbox off.
             --run prints one line per check (pass, fail or skipped, with its evidence), or with --json
             {"bundleIdentifier", "valid", "checks": [{"name", "rule", "result", "evidence"}], "put", "deleted", "rejected"}.
             A check stops at the first violation that decides it; it never waits out a timeout.
-            Exit status: 0 valid (with --run: every check passed), 65 invalid manifest or a failed check,
-            66 no such directory.
+            Exit status: 0 valid (with --run: every check passed), 65 invalid manifest (also: a declared
+            path inside the index, the logs or another bundle) or a failed check, 66 no such directory,
+            69 --require-sandbox refused to run it unsandboxed.
             """)
 
     public static let run = CommandSpec(
@@ -43,6 +52,7 @@ public enum ReindexCommands {
         options: requestOptions + [
             OptionSpec("reason", value: .required("R"), help: "the reason sent to the extension (default forced)", completion: .values(ReindexReason.known.map(\.rawValue))),
             OptionSpec("queue", help: "only queue the request for 'reindex serve' and return"),
+            requireSandbox,
         ],
         discussion: """
             Shows a progress bar on a terminal; prints a summary (put, deleted, rejected, duration).
@@ -51,8 +61,12 @@ public enum ReindexCommands {
             its last client state instead. Only retries by 'reindex serve' resume by themselves.
             Ctrl-C, SIGTERM and SIGHUP (a closed terminal) send $/cancel to the extension; the request
             goes back to the queue.
-            Exit status: 0 acknowledged, 66 no such bundle, 69 the extension could not be started,
-            75 the request failed (crash, timeout, refusal, cancel, a full disk; a retry is queued), 76 protocol violation.
+            The extension runs in its sandbox (see docs/SECURITY.md); where the system has no
+            Landlock it runs unsandboxed after a warning, unless --require-sandbox is given.
+            Exit status: 0 acknowledged, 65 invalid manifest (a declared sandbox path inside the index,
+            the logs or another bundle), 66 no such bundle, 69 the extension could not be started (also:
+            --require-sandbox refused to run it unsandboxed), 75 the request failed (crash, timeout,
+            refusal, cancel, a full disk; a retry is queued), 76 protocol violation.
             """)
     public static let debug = CommandSpec(
         "debug", summary: "run a request in debug mode: no timeouts, attach a debugger, trace the protocol",
@@ -63,6 +77,8 @@ public enum ReindexCommands {
             OptionSpec("trace", value: .optional("full"), help: "print every protocol message with direction, time and size (--trace=full: whole payloads)", completion: .values(["full"])),
             OptionSpec("scratch-index", help: "run against a throwaway copy of the index"),
             OptionSpec("print-attach", help: "print the process name and attach commands, then go on without waiting"),
+            OptionSpec("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)"),
+            requireSandbox,
         ],
         discussion: """
             The request runs now, whatever the queue and backoff say, with every timeout off.
@@ -71,6 +87,8 @@ public enum ReindexCommands {
             With --wait-for-debugger an SDK extension waits in the SDK's gate; any other extension is
             started stopped just before exec, so attaching and continuing starts it.
             The process name for attach-by-name tools is the executable's file name.
+            The extension runs in its sandbox, as under 'reindex run' (a debugger attaches to it from
+            outside all the same); the host prints what the sandbox grants.
             Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
             """)
     public static let serve = CommandSpec(
@@ -80,6 +98,7 @@ public enum ReindexCommands {
             OptionSpec("removal-grace", value: .required("SECONDS"), help: "remove a bundle's items this long after it left the search path (default 3600)"),
             OptionSpec("rescan", value: .required("SECONDS"), help: "rescan the search path at least this often (default 5; inotify also triggers rescans)"),
             OptionSpec("retry-base", value: .required("SECONDS"), help: "first retry delay; doubles with each failed attempt (default 5, at most 1 h)"),
+            OptionSpec("require-sandbox", help: "run no extension unsandboxed: exit 69 at start where the system has no Landlock; a bundle with \"sandbox\": false fails its requests"),
         ],
         discussion: """
             Runs until SIGTERM or SIGINT: stops taking work, cancels running requests with $/cancel (they
@@ -89,6 +108,8 @@ public enum ReindexCommands {
             expiring within a bundle's refreshBeforeExpirySeconds get one reindexItems (expiring); expired
             items are purged. Requests queued with 'reindex run --queue' are picked up without a restart.
             Logs go to stderr, one line each: TIME serve LEVEL: message. Only one serve per index.
+            Extensions run sandboxed (docs/SECURITY.md); where the system has no Landlock, serve says so
+            once at start and runs them unsandboxed, unless --require-sandbox is given.
             """)
     public static let search = CommandSpec(
         "search", summary: "search live items with words and the query language, best first",

@@ -58,6 +58,10 @@ public enum DebugRun {
 
         var options = SessionOptions()
         options.debug = true
+        options.sandbox = try SandboxReport.options(context)
+        options.sandbox.paths = scratchContext.paths
+        // Against a scratch copy the real index, locks and logs stay out of reach too.
+        if scratchDirectory != nil { options.sandbox.alsoProtect = [context.paths] }
         // No timeouts at all: after the acknowledgement the extension may sit at a breakpoint
         // for as long as the developer likes; Ctrl-C moves the shutdown on.
         options.exitGraceSeconds = .infinity
@@ -78,6 +82,7 @@ public enum DebugRun {
         let heldBeforeExec = options.holdBeforeExecSeconds != nil
         options.onSpawn = { process in
             Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name)")
+            if let launch = process.launch { Console.err("debug: \(launch.summary)") }
             Console.err("debug: timeouts are off; attach with one of:")
             for command in Debugging.attachCommands(pid: process.pid, bundle: bundle) { Console.err("  \(command)") }
             guard let waitSeconds, !printAttach else { return }

@@ -65,6 +65,9 @@ public enum ForcedRun {
         options baseOptions: SessionOptions, store: IndexStore, printSummary: Bool = true
     ) throws(ReindexError) -> (status: Int32, result: RequestResult?) {
         let runner = RequestRunner(paths: context.paths)
+        var sandbox = baseOptions.sandbox
+        if sandbox.paths == nil { sandbox.paths = context.paths }
+        try SandboxReport.prepare(bundle, options: sandbox, context: context)
         let lock = try runner.lock(bundle)
         defer { lock.release() }
         let request: QueuedRequest
@@ -91,6 +94,7 @@ public enum ForcedRun {
         if let discarded { Console.err("note: \(bundle.identifier): \(discarded)") }
         var options = baseOptions
         options.environment = context.environment
+        options.sandbox = sandbox
         let progress = ProgressDisplay(label: bundle.identifier)
         let json = context.json
         if options.onProgress == nil && !json { options.onProgress = { progress.update($0) } }
@@ -146,6 +150,11 @@ public enum ForcedRun {
             case .pending: error.message += failure.requeuesWithoutPenalty ? " — the request is back in the queue" : " — a retry is queued (attempt \(result.request.attempts) of \(result.request.maxAttempts))"
             case .running: error.message += " — the request stays marked running; the next 'reindex run' of the bundle or 'reindex serve' takes it over"
             default: break
+            }
+            if bundle.manifest.sandbox.isEnabled, SandboxSupport.current.abi != nil,
+               failure.stderrTail.contains(where: { $0.contains("Permission denied") || $0.contains("EACCES") || $0.contains("Operation not permitted") }) {
+                error.message += "\nhint: the extension runs sandboxed and was denied something; if it needs a path, declare it in its manifest"
+                    + " (\"sandbox\": {\"read\": […], \"write\": […]}; see docs/SECURITY.md), or compare with 'reindex debug \(bundle.identifier) --no-sandbox'"
             }
             Console.report(error)
         }

@@ -44,19 +44,27 @@ public enum BundleLint {
         public var passed: Bool { checks.allSatisfy { $0.result != .fail } && checks.contains { $0.result == .pass } }
     }
 
-    /// Runs the suite, or only the check named `only`.
-    public static func run(bundle: DiscoveredBundle, environment: [String: String], only: String? = nil) throws(ReindexError) -> Report {
+    /// Runs the suite, or only the check named `only`. `sandbox` says how the extension is
+    /// sandboxed; its real paths stay out of reach, and its data directory is a scratch one too.
+    public static func run(bundle: DiscoveredBundle, environment: [String: String], only: String? = nil,
+                           sandbox: SandboxOptions = SandboxOptions()) throws(ReindexError) -> Report {
         if let only, !rules.contains(where: { $0.name == only }) {
             throw ReindexError(.usage, "--check: no check named '\(only)'; the checks are \(rules.map(\.name).joined(separator: ", "))")
         }
-        let scratch = FileSystem.join(environment["TMPDIR"] ?? "/tmp", "reindex-validate-\(getpid())-\(Int(Clock.now() * 1000))")
+        let scratch = FileSystem.join(SandboxLaunch.temporaryRoot(environment), "reindex-validate-\(getpid())-\(Int(Clock.now() * 1000))")
         try FileSystem.makeDirectories(scratch)
         defer { removeTree(scratch) }
-        let store = try IndexStore.open(path: FileSystem.join(scratch, "index.sqlite"))
+        var paths = HostPaths(extensionsPath: nil, index: FileSystem.join(scratch, "index.sqlite"), environment: environment)
+        paths.data = FileSystem.join(scratch, "data")
+        let store = try IndexStore.open(path: paths.index)
+        var sandboxOptions = sandbox
+        sandboxOptions.alsoProtect += sandbox.paths.map { [$0] } ?? []
+        sandboxOptions.paths = paths
         // Ctrl-C, SIGTERM and SIGHUP cancel through the protocol and stop the extension's group.
         let interrupt = CancelSignal()
         var suite = Suite(bundle: bundle, store: store, environment: environment, scratch: scratch)
         suite.interruptFD = interrupt.readFD
+        suite.sandbox = sandboxOptions
         suite.runAll()
         var report = Report()
         report.counts = suite.counts
@@ -85,6 +93,7 @@ public enum BundleLint {
         let stdout = Collector()
         var sessions = 0
         var interruptFD: Int32?
+        var sandbox = SandboxOptions()
 
         init(bundle: DiscoveredBundle, store: IndexStore, environment: [String: String], scratch: String) {
             self.bundle = bundle
@@ -103,6 +112,7 @@ public enum BundleLint {
             options.environment = environment
             options.offeredProtocolVersions = versions
             options.cancelFD = cancelFD ?? interruptFD
+            options.sandbox = sandbox
             let stdout = self.stdout
             // Lint mode: problems the session survives are collected, so one run shows them all.
             options.onRecoverableViolation = { stdout.problems.append($0) }
@@ -287,11 +297,6 @@ public enum BundleLint {
     static func milliseconds(_ seconds: Double) -> Int { Int((seconds * 1000).rounded()) }
 
     static func removeTree(_ path: String) {
-        guard let names = FileSystem.list(path) else { unlink(path); return }
-        for name in names {
-            let child = FileSystem.join(path, name)
-            if let st = FileSystem.status(child), st.isDirectory { removeTree(child) } else { unlink(child) }
-        }
-        rmdir(path)
+        FileSystem.removeTree(path)
     }
 }

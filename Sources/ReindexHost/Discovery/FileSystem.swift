@@ -122,6 +122,78 @@ public enum FileSystem {
 
     public static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
+    /// The canonical path (`realpath`: every symlink resolved), or nil when it does not exist.
+    public static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether `path` is a symbolic link itself (`lstat`).
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && fileType(st) == UInt32(S_IFLNK)
+    }
+
+    /// The `S_IFMT` bits of a `stat` (their types differ between Glibc and Darwin).
+    static func fileType(_ st: stat) -> UInt32 {
+        UInt32(st.st_mode) & UInt32(S_IFMT)
+    }
+
+    /// Whether `path` is `directory` or lies beneath it (both absolute, normalized).
+    public static func isWithin(_ path: String, _ directory: String) -> Bool {
+        if path == directory || directory == "/" { return true }
+        return path.hasPrefix(directory) && path.utf8.dropFirst(directory.utf8.count).first == UInt8(ascii: "/")
+    }
+
+    /// The last component of a path (`"/a/b"` → `"b"`).
+    public static func baseName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Removes a directory tree without ever following a symbolic link: a link inside it is
+    /// removed, never what it points to (what an extension leaves in its temporary directory
+    /// cannot steer the host into deleting anything else). Returns whether the tree is gone.
+    @discardableResult
+    public static func removeTree(_ path: String) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return errno == ENOENT }
+        guard fileType(st) == UInt32(S_IFDIR) else { return unlink(path) == 0 }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        removeContents(of: fd)
+        close(fd)
+        return rmdir(path) == 0
+    }
+
+    /// Empties the directory open at `fd`, descending only through real directories (`openat`
+    /// with O_NOFOLLOW, so a directory swapped for a link meanwhile is not entered).
+    private static func removeContents(of fd: Int32) {
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else { if copy >= 0 { close(copy) }; return }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        for name in names {
+            var st = stat()
+            guard fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            if fileType(st) == UInt32(S_IFDIR) {
+                let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                if child >= 0 {
+                    removeContents(of: child)
+                    close(child)
+                }
+                unlinkat(fd, name, AT_REMOVEDIR)
+            } else {
+                unlinkat(fd, name, 0)
+            }
+        }
+    }
+
     /// The directory part of a path (`"/a/b"` → `"/a"`, `"b"` → `"."`).
     public static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

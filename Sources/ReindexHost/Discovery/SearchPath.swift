@@ -23,6 +23,9 @@ public struct HostPaths: Sendable, Equatable {
     public var logs: String
     /// The user's extensions directory (where `bundle-extension` installs by default).
     public var userExtensions: String
+    /// Where each bundle's private, persistent data directory lives (`REINDEX_DATA_DIR` is
+    /// `<data>/<bundle>`): `$XDG_DATA_HOME/reindex/data`.
+    public var data: String
 
     /// Resolves every path from the global options and the environment.
     ///
@@ -50,6 +53,7 @@ public struct HostPaths: Sendable, Equatable {
             }
         }
         userExtensions = FileSystem.join(dataHome, "reindex/extensions")
+        data = FileSystem.join(dataHome, "reindex/data")
         entries.append(Entry(directory: userExtensions, source: .userData))
         let dataDirs = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
         for part in dataDirs.split(separator: ":") where part.hasPrefix("/") {
@@ -78,8 +82,17 @@ public struct HostPaths: Sendable, Equatable {
     /// can never leave the logs directory; the identifier is lower-cased since it is compared
     /// case-insensitively.
     public func logFile(for bundleIdentifier: String) -> String {
-        let safe = Manifest.isValidBundleIdentifier(bundleIdentifier) ? bundleIdentifier.lowercased() : "invalid-bundle-identifier"
-        return FileSystem.join(logs, safe + ".log")
+        FileSystem.join(logs, Self.safeName(bundleIdentifier) + ".log")
+    }
+
+    /// The private data directory of one bundle (`REINDEX_DATA_DIR`), named like its log file.
+    public func dataDirectory(for bundleIdentifier: String) -> String {
+        FileSystem.join(data, Self.safeName(bundleIdentifier))
+    }
+
+    /// A bundle identifier as a file name: validated reverse-DNS names cannot leave a directory.
+    static func safeName(_ bundleIdentifier: String) -> String {
+        Manifest.isValidBundleIdentifier(bundleIdentifier) ? bundleIdentifier.lowercased() : "invalid-bundle-identifier"
     }
 }
 

@@ -26,6 +26,8 @@ public struct ServeOptions: Sendable {
     public var exitGraceSeconds: Double = 5
     public var termGraceSeconds: Double = 2
     public var cancelGraceSeconds: Double = 5
+    /// The extensions' sandbox (`--require-sandbox`); its paths are the server's.
+    public var sandbox = SandboxOptions()
 
     public init() {}
 }
@@ -112,6 +114,9 @@ public final class Server {
 
     /// Takes the single-`serve` lock and opens the index.
     public init(paths: HostPaths, options: ServeOptions) throws(ReindexError) {
+        if options.sandbox.required, case .unavailable = SandboxSupport.current {
+            throw ReindexError(.cannotStart, "serve --require-sandbox: sandbox \(SandboxSupport.current); no extension could run")
+        }
         self.paths = paths
         self.options = options
         let (lock, holder) = try BundleLock.acquire(name: "serve", index: paths.index)
@@ -139,6 +144,11 @@ public final class Server {
     public func run() -> Int32 {
         ServeLog.info("serving \(paths.index) (pid \(getpid()), concurrency \(options.concurrency), removal grace \(Int(options.removalGraceSeconds)) s)")
         for entry in paths.searchPath { ServeLog.info("search path: \(entry.directory)\(FileSystem.isDirectory(entry.directory) ? "" : " (missing)")") }
+        if case .unavailable = SandboxSupport.current {
+            ServeLog.warning("sandbox \(SandboxSupport.current): extensions run unsandboxed; --require-sandbox refuses to run them instead")
+        } else {
+            ServeLog.info("sandbox: \(SandboxSupport.current)")
+        }
         let lostAtStart = store.openReport.lostReason ?? (store.openReport.created ? "there was no index" : nil)
         if let reason = lostAtStart {
             // Before the first scan, so the rebuild is asked for as indexLost, not as new bundles.
@@ -226,6 +236,14 @@ public final class Server {
         discovered = result.bundles
         for problem in result.problems where reportedProblems.insert(problem.path + problem.reason).inserted {
             ServeLog.warning("bundle problem: \(problem.reason)")
+        }
+        // What the sandbox will not enforce for a bundle, said once (Landlock missing altogether
+        // was said at start).
+        for bundle in discovered {
+            for warning in SandboxSupport.current.warnings(for: bundle, options: options.sandbox)
+            where !warning.hasPrefix("sandbox unavailable") && reportedProblems.insert(bundle.key + warning).inserted {
+                ServeLog.warning(warning + (options.sandbox.required ? "; --require-sandbox: its requests fail" : ""))
+            }
         }
         watcher.rearm(paths: paths, bundles: discovered)
         do {
@@ -411,6 +429,8 @@ public final class Server {
             session.exitGraceSeconds = options.exitGraceSeconds
             session.termGraceSeconds = options.termGraceSeconds
             session.cancelGraceSeconds = options.cancelGraceSeconds
+            session.sandbox = options.sandbox
+            session.sandbox.paths = paths
             let results = runner.run(bundle: worker.bundle, requests: [worker.request], store: store, options: session)
             worker.finish(results: results, error: nil)
         } catch {

@@ -52,19 +52,27 @@ public final class ExtensionProcess {
     public private(set) var cpuSeconds: Double?
     /// Whether the child waits for a debugger before `exec` (debug mode).
     public let waitsBeforeExec: Bool
+    /// The sandbox, priority and private directories the process was started with.
+    public let launch: SandboxLaunch?
 
     /// Spawns `bundle`'s executable in the bundle directory with `environment`.
     ///
     /// With `waitForTracerBeforeExec` (seconds, 0 = forever), the child waits right before `exec`
     /// until a debugger traces it, so the debugger follows the exec and sees the extension from
-    /// its first instruction; it execs anyway when the time is up.
-    public init(bundle: DiscoveredBundle, environment: [String: String], waitForTracerBeforeExec: Double? = nil) throws(ReindexError) {
+    /// its first instruction; it execs anyway when the time is up. With `launch`, the child
+    /// takes its priority and enters its sandbox before that wait (so a debugger attaches to the
+    /// process as it will run); its private temporary directory is removed when the process is
+    /// done with (`removePrivateTemporaryDirectory`, or at the latest when this object goes).
+    public init(bundle: DiscoveredBundle, environment: [String: String], waitForTracerBeforeExec: Double? = nil,
+                launch: SandboxLaunch? = nil) throws(ReindexError) {
         let id = bundle.identifier
+        self.launch = launch
         var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
         func closeAll() { for fd in inPipe + outPipe + errPipe where fd >= 0 { close(fd) } }
         guard reindex_pipe_cloexec(&inPipe) == 0, reindex_pipe_cloexec(&outPipe) == 0, reindex_pipe_cloexec(&errPipe) == 0 else {
             let e = errno
             closeAll()
+            launch?.removeTemporaryDirectory()
             throw ReindexError(.cannotStart, "\(id): cannot create pipes: \(FileSystem.errnoText(e))", errno: e)
         }
         let arguments = [bundle.executablePath] + bundle.manifest.arguments
@@ -82,15 +90,18 @@ public final class ExtensionProcess {
             bundle.directory.withCString { cwd in
                 argv.withUnsafeMutableBufferPointer { argvBuffer in
                     envp.withUnsafeMutableBufferPointer { envpBuffer in
-                        var config = reindex_spawn_config(
-                            path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress, cwd: cwd,
-                            stdin_fd: inPipe[0], stdout_fd: outPipe[1], stderr_fd: errPipe[1],
-                            wait_for_tracer: waitForTracerBeforeExec.map { Int32(min($0.rounded(.up), 1e6)) } ?? -1,
-                            rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
-                            rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0))
-                        let rc = reindex_spawn(&config, &childPID, &status)
-                        if rc == 0 { spawned.insert(childPID) }
-                        return rc
+                        Self.withSettings(launch) { niceAtLeast, ioIdle, noNewPrivileges, sandbox in
+                            var config = reindex_spawn_config(
+                                path: path, argv: argvBuffer.baseAddress, envp: envpBuffer.baseAddress, cwd: cwd,
+                                stdin_fd: inPipe[0], stdout_fd: outPipe[1], stderr_fd: errPipe[1],
+                                wait_for_tracer: waitForTracerBeforeExec.map { Int32(min($0.rounded(.up), 1e6)) } ?? -1,
+                                rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
+                                rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0),
+                                nice_at_least: niceAtLeast, io_idle: ioIdle, no_new_privs: noNewPrivileges, sandbox: sandbox)
+                            let rc = reindex_spawn(&config, &childPID, &status)
+                            if rc == 0 { spawned.insert(childPID) }
+                            return rc
+                        }
                     }
                 }
             }
@@ -99,6 +110,7 @@ public final class ExtensionProcess {
         guard rc == 0 else {
             let e = errno
             close(inPipe[1]); close(outPipe[0]); close(errPipe[0])
+            launch?.removeTemporaryDirectory()
             throw ReindexError(.cannotStart, "\(id): cannot start \(bundle.executablePath): fork failed: \(FileSystem.errnoText(e))", errno: e)
         }
         pid = childPID
@@ -115,6 +127,18 @@ public final class ExtensionProcess {
         }
     }
 
+    /// The launch's settings for the C shim, or the defaults (no sandbox, priority unchanged).
+    private static func withSettings<T>(_ launch: SandboxLaunch?, _ body: (Int32, Int32, Int32, UnsafePointer<reindex_sandbox>?) -> T) -> T {
+        guard let launch else { return body(-1, 0, 0, nil) }
+        return launch.withSpawnSettings(body)
+    }
+
+    /// Removes the private temporary directory the extension was given; call once it and its
+    /// process group have ended.
+    public func removePrivateTemporaryDirectory() {
+        launch?.removeTemporaryDirectory()
+    }
+
     /// Waits for the exec to happen (or fail) and reports a failure before exec precisely.
     public func checkExec(bundle: DiscoveredBundle) throws(ReindexError) {
         guard statusFD >= 0 else { return }
@@ -128,12 +152,15 @@ public final class ExtensionProcess {
         guard n == MemoryLayout<(Int32, Int32)>.size else { return }
         _ = waitForExit(blocking: true)
         closePipes()
+        removePrivateTemporaryDirectory()
         let (stage, code) = payload
         let what: String
         switch stage {
         case 1: what = "cannot enter the bundle directory \(bundle.directory)"
-        case 2: what = "cannot execute \(bundle.executablePath)"
+        case 2: what = "cannot execute \(bundle.executablePath)\(launch?.profile != nil && (code == EACCES || code == EPERM) ? " in its sandbox" : "")"
         case 4: what = "cannot apply the manifest's resource limits"
+        case 5: what = "cannot set no_new_privs for its sandbox"
+        case 6: what = "cannot enter its sandbox (Landlock)"
         default: what = "cannot set up its standard descriptors"
         }
         let hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
@@ -278,6 +305,7 @@ public final class ExtensionProcess {
             signalGroup(SIGKILL)
             _ = waitForExit(blocking: true)
         }
+        removePrivateTemporaryDirectory()
     }
 }
 

@@ -30,6 +30,8 @@ public struct RequestRunner {
         logPath: String? = nil
     ) -> [RequestResult] {
         var results: [RequestResult] = []
+        var options = options
+        if options.sandbox.paths == nil { options.sandbox.paths = paths }
         let session = ExtensionSession(bundle: bundle, store: store, logPath: logPath ?? paths.logFile(for: bundle.identifier), options: options)
         defer { session.shutdown() }
         var started = false

@@ -42,6 +42,8 @@ public struct SessionOptions {
     public var offeredProtocolVersions: [Int]? = nil
     /// Called once the process exists (debug mode prints the attach commands here).
     public var onSpawn: ((ExtensionProcess) -> Void)? = nil
+    /// The sandbox: Landlock rules, private directories, `--require-sandbox`, `--no-sandbox`.
+    public var sandbox = SandboxOptions()
 
     public init() {}
 }
@@ -136,7 +138,11 @@ public final class ExtensionSession {
         log.note("starting \(bundle.executablePath) (\(bundle.manifest.version))\(options.debug ? " in debug mode" : "")")
         let spawned: ExtensionProcess
         do {
-            spawned = try ExtensionProcess(bundle: bundle, environment: environment, waitForTracerBeforeExec: options.holdBeforeExecSeconds)
+            let launch = try SandboxLaunch(bundle: bundle, options: options.sandbox, environment: environment,
+                                           hostEnvironment: options.environment, indexPath: store.path)
+            log.note(launch.summary)
+            spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
+                                           waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch)
         } catch {
             throw RequestFailure(.cannotStart, error.message)
         }
@@ -844,6 +850,7 @@ public final class ExtensionSession {
         }
         drainStderr()
         process.closePipes()
+        process.removePrivateTemporaryDirectory()
         log.finish()
     }
 

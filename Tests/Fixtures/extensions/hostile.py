@@ -10,9 +10,25 @@ request it:
     the replies,
   - with the argument "deleteAll", ends with index/deleteAll,
 then acknowledges. With the argument "foreignCommit" it sends, instead of acknowledging, a
-batch/commit for a request id that is not outstanding (a protocol violation). Every reply is logged to stderr as "reply <method>: <json>"."""
+batch/commit for a request id that is not outstanding (a protocol violation). Every reply is logged to stderr as "reply <method>: <json>".
+
+With the argument "escape" it instead tries to leave its sandbox, and reports each attempt as an
+item "attempt.<name>" whose title is the outcome ("allowed", or the errno name such as "EACCES"):
+open the index (ESCAPE_INDEX) for reading and writing, its -wal and -shm, list its locks, read its
+own log (ESCAPE_LOGS), read another bundle's manifest and executable and run it (ESCAPE_OTHER,
+ESCAPE_OTHER_EXECUTABLE), read ~/.ssh/id_ed25519 and list the home directory, write in
+ESCAPE_OUTSIDE and to ESCAPE_SHARED_TMP (a file in the shared temporary directory), create a
+file in its bundle directory and open its manifest for appending (without writing),
+signal the host, open the host's descriptor of the index and read the host's environment through
+/proc, and — with ESCAPE_PORT —
+connect to that TCP port on 127.0.0.1 and bind one. Then it does what it may: writes and reads
+back a file in REINDEX_DATA_DIR (counting its runs there) and one in TMPDIR ("data.write",
+"tmp.write": "ok" or the errno name), all in the same reindexAll or reindexItems, and acknowledges."""
+import errno
 import json
 import os
+import socket
+import subprocess
 import sys
 from fixturelib import item, log, notify, put, read, send, serve, success
 
@@ -36,8 +52,117 @@ def ask(method, params):
             return message
 
 
+def outcome(action):
+    try:
+        action()
+        return "allowed"
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error.errno))
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        f.read(1)
+
+
+def open_fd(path, flags):
+    os.close(os.open(path, flags))
+
+
+def write_file(path):
+    with open(path, "a") as f:
+        f.write("escaped\n")
+
+
+def run(path):
+    subprocess.run([path], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+
+
+def open_descriptor_of(pid, path):
+    """Opens the host's own descriptor of `path` through /proc/PID/fd."""
+    directory = "/proc/%d/fd" % pid
+    for name in os.listdir(directory):
+        link = os.path.join(directory, name)
+        if os.readlink(link) == path:
+            open_fd(link, os.O_RDONLY)
+            return
+    raise OSError(errno.ENOENT, "the host has no descriptor of " + path)
+
+
+def connect(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        pass
+
+
+def bind():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+
+
+def data_round_trip(directory, name):
+    if not directory:
+        return "unset"
+    path = os.path.join(directory, name)
+    try:
+        runs = 0
+        if os.path.exists(path):
+            with open(path) as f:
+                runs = int(f.read().strip() or "0")
+        with open(path, "w") as f:
+            f.write(str(runs + 1))
+        with open(path) as f:
+            return "ok %s" % f.read().strip()
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error.errno))
+
+
+def escape_attempts():
+    env = os.environ
+    index = env.get("ESCAPE_INDEX", "")
+    other = env.get("ESCAPE_OTHER", "")
+    other_exe = os.path.join(other, env.get("ESCAPE_OTHER_EXECUTABLE", "run.sh"))
+    outside = env.get("ESCAPE_OUTSIDE", "/nonexistent")
+    host = int(env.get("REINDEX_HOST_PID", "0"))
+    attempts = [
+        ("index.read", lambda: open_fd(index, os.O_RDONLY)),
+        ("index.write", lambda: open_fd(index, os.O_RDWR)),
+        ("index.wal.read", lambda: open_fd(index + "-wal", os.O_RDONLY)),
+        ("index.wal.write", lambda: open_fd(index + "-wal", os.O_RDWR)),
+        ("index.shm.write", lambda: open_fd(index + "-shm", os.O_RDWR)),
+        ("index.locks.list", lambda: os.listdir(os.path.join(os.path.dirname(index), "locks"))),
+        ("logs.read", lambda: read_file(os.path.join(env.get("ESCAPE_LOGS", ""), env["REINDEX_BUNDLE_IDENTIFIER"].lower() + ".log"))),
+        ("other.manifest.read", lambda: read_file(os.path.join(other, "manifest.json"))),
+        ("other.executable.read", lambda: read_file(other_exe)),
+        ("other.executable.run", lambda: run(other_exe)),
+        ("other.list", lambda: os.listdir(other)),
+        ("secret.read", lambda: read_file(os.path.expanduser("~/.ssh/id_ed25519"))),
+        ("home.list", lambda: os.listdir(os.path.expanduser("~"))),
+        ("outside.write", lambda: write_file(os.path.join(outside, "escaped.txt"))),
+        ("shared-tmp.write", lambda: write_file(env.get("ESCAPE_SHARED_TMP", "/tmp/reindex-escape-%d.txt" % os.getpid()))),
+        ("bundle.create", lambda: write_file("created-by-the-extension.txt")),
+        ("bundle.manifest.open-for-append", lambda: open_fd("manifest.json", os.O_WRONLY | os.O_APPEND)),
+        ("host.signal", lambda: os.kill(host, 0)),
+        ("host.index-descriptor.open", lambda: open_descriptor_of(host, index)),
+        ("host.environ.read", lambda: read_file("/proc/%d/environ" % host)),
+    ]
+    if env.get("ESCAPE_PORT"):
+        port = int(env["ESCAPE_PORT"])
+        attempts.append(("network.connect", lambda: connect(port)))
+        attempts.append(("network.bind", bind))
+    results = [(name, outcome(action)) for name, action in attempts]
+    results.append(("data.write", data_round_trip(env.get("REINDEX_DATA_DIR"), "runs.txt")))
+    results.append(("tmp.write", data_round_trip(env.get("TMPDIR"), "scratch.txt")))
+    for name, result in results:
+        log("attempt %s: %s" % (name, result))
+    return results
+
+
 def handle(message):
     request_id = message["id"]
+    if MODE == "escape":
+        put([item("attempt." + name, result) for name, result in escape_attempts()])
+        send(success(request_id))
+        return
     notify("index/delete", {"identifiers": IDS})
     notify("index/deleteDomains", {"domainIdentifiers": DOMAINS + ["", "%", "*", "com"]})
     items = [item(uid, "Hijacked Hyena", domain=(DOMAINS[0] if DOMAINS else None)) for uid in IDS]

@@ -1,0 +1,286 @@
+import CReindexSystem
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Whether this system can sandbox extensions: Landlock (Linux 5.13 and later, when enabled), or
+/// why not. Detected once per process.
+public enum SandboxSupport: Sendable, Equatable, CustomStringConvertible {
+    case landlock(abi: Int)
+    case unavailable(reason: String)
+
+    /// What this machine offers.
+    public static let current: SandboxSupport = detect()
+
+    static func detect() -> SandboxSupport {
+        #if os(Linux)
+        let abi = reindex_landlock_abi()
+        if abi >= 1 { return .landlock(abi: Int(abi)) }
+        let code = errno
+        switch code {
+        case ENOSYS: return .unavailable(reason: "this kernel has no Landlock")
+        case EOPNOTSUPP: return .unavailable(reason: "Landlock is built into this kernel but not enabled; add landlock to the lsm= boot parameter")
+        default: return .unavailable(reason: "Landlock cannot be used: \(FileSystem.errnoText(code))")
+        }
+        #else
+        return .unavailable(reason: "this system has no Landlock (it is Linux-only)")
+        #endif
+    }
+
+    /// The Landlock ABI, when there is one.
+    public var abi: Int? {
+        if case .landlock(let abi) = self { return abi }
+        return nil
+    }
+
+    /// `landlock ABI 7`, or `unavailable (why)`.
+    public var description: String {
+        switch self {
+        case .landlock(let abi): return "landlock ABI \(abi)"
+        case .unavailable(let reason): return "unavailable (\(reason))"
+        }
+    }
+
+    public var json: JSONValue {
+        switch self {
+        case .landlock(let abi):
+            return .object([("available", true), ("mechanism", "landlock"), ("abi", .integer(Int64(abi))), ("description", .string(description))])
+        case .unavailable(let reason):
+            return .object([("available", false), ("reason", .string(reason)), ("description", .string(description))])
+        }
+    }
+
+    /// What to tell the person running `bundle` before it starts: the sandbox is off, missing, or
+    /// cannot enforce part of the manifest. Empty when the bundle runs as its manifest says.
+    public func warnings(for bundle: DiscoveredBundle, options: SandboxOptions) -> [String] {
+        let id = bundle.identifier
+        if !bundle.manifest.sandbox.isEnabled {
+            return ["\(id): \(SandboxOptions.offWarning)"]
+        }
+        if options.disabled {
+            return ["\(id): running without the sandbox (--no-sandbox): it can read and write everything you can"]
+        }
+        switch self {
+        case .unavailable:
+            return ["sandbox \(description): \(id) runs unsandboxed; --require-sandbox refuses to run it instead"]
+        case .landlock(let abi) where abi < 4 && !bundle.manifest.sandbox.network:
+            return ["\(id): \"network\": false is not enforced: Landlock ABI \(abi) has no network rules (they need ABI 4, Linux 6.7)"]
+        default:
+            return []
+        }
+    }
+}
+
+/// How the host sandboxes the extensions a session starts.
+public struct SandboxOptions: Sendable {
+    /// Run without the sandbox whatever the manifest says (`reindex debug --no-sandbox`).
+    public var disabled = false
+    /// Refuse to start an extension that would run unsandboxed, or without a restriction its
+    /// manifest asks for (`--require-sandbox`).
+    public var required = false
+    /// The host's locations: what the sandbox keeps out of reach (index, locks, logs, every
+    /// bundle directory on the search path, other bundles' data) and where the bundle's private
+    /// data directory lives. nil: derived from the index the session writes to, with the data
+    /// directory beside it.
+    public var paths: HostPaths? = nil
+    /// More locations to keep out of reach: the real ones when running against a scratch index.
+    public var alsoProtect: [HostPaths] = []
+
+    public init() {}
+
+    /// What `list`, `status` and `validate` say of a bundle whose manifest turns the sandbox off.
+    public static let offWarning = #"the sandbox is off for this bundle ("sandbox": false in its manifest): it can read and write everything you can"#
+}
+
+/// One extension start's sandbox: its private directories (created here), its environment with
+/// `REINDEX_DATA_DIR` and `TMPDIR`, its priority, and — when it runs sandboxed — the Landlock
+/// rules the child enforces before `exec`.
+public struct SandboxLaunch: Sendable {
+    /// The extension's environment, with the private directories set.
+    public let environment: [String: String]
+    /// `REINDEX_DATA_DIR`: private and persistent.
+    public let dataDirectory: String
+    /// `TMPDIR`: private to this start, removed when the extension has ended.
+    public let temporaryDirectory: String
+    /// The rules, or nil when the extension runs unsandboxed.
+    public let profile: SandboxProfile?
+    /// The Landlock ABI the rules are for.
+    public let abi: Int
+    /// Why it runs unsandboxed (nil when sandboxed).
+    public let unsandboxedReason: String?
+    public let priority: Manifest.Priority
+    /// PR_SET_NO_NEW_PRIVS: set whenever the sandbox is on, even where Landlock is missing.
+    public let noNewPrivileges: Bool
+
+    /// Prepares a start of `bundle`: checks what `--require-sandbox` demands, creates the private
+    /// directories and works out the rules. `environment` is what the extension gets otherwise;
+    /// `hostEnvironment` is the host's own (its `TMPDIR` is where the private one goes).
+    public init(bundle: DiscoveredBundle, options: SandboxOptions, environment: [String: String],
+                hostEnvironment: [String: String], indexPath: String) throws(ReindexError) {
+        let id = bundle.identifier
+        let support = SandboxSupport.current
+        let wanted = bundle.manifest.sandbox.isEnabled && !options.disabled
+        if options.required {
+            let refuse = "\(id): refusing to run unsandboxed (--require-sandbox)"
+            if !bundle.manifest.sandbox.isEnabled { throw ReindexError(.cannotStart, "\(refuse): its manifest says \"sandbox\": false") }
+            if options.disabled { throw ReindexError(.cannotStart, "\(refuse): --no-sandbox was given") }
+            switch support {
+            case .unavailable: throw ReindexError(.cannotStart, "\(refuse): sandbox \(support)")
+            case .landlock(let abi) where abi < 4 && !bundle.manifest.sandbox.network:
+                throw ReindexError(.cannotStart, "\(id): refusing to run (--require-sandbox): its manifest says \"network\": false, which Landlock ABI \(abi) cannot enforce (it needs ABI 4, Linux 6.7)")
+            default: break
+            }
+        }
+        let paths = Self.hostPaths(options, hostEnvironment: hostEnvironment, indexPath: indexPath)
+        let hostTemporary = Self.temporaryRoot(hostEnvironment)
+        dataDirectory = paths.dataDirectory(for: id)
+        do {
+            try FileSystem.makeDirectories(dataDirectory)
+        } catch {
+            throw ReindexError(.cannotStart, "\(id): cannot create its data directory: \(error.message)", errno: error.errno)
+        }
+        temporaryDirectory = try Self.makeTemporaryDirectory(in: hostTemporary, bundle: bundle)
+        var environment = environment
+        environment["REINDEX_DATA_DIR"] = dataDirectory
+        environment["TMPDIR"] = temporaryDirectory
+        self.environment = environment
+        priority = bundle.manifest.priority
+        #if os(Linux)
+        noNewPrivileges = wanted
+        #else
+        noNewPrivileges = false
+        #endif
+        switch (wanted, support) {
+        case (true, .landlock(let abi)):
+            do {
+                profile = try SandboxProfile(bundle: bundle, paths: paths, alsoProtect: options.alsoProtect, environment: environment,
+                                             dataDirectory: dataDirectory, temporaryDirectory: temporaryDirectory, hostTemporary: hostTemporary)
+            } catch {
+                FileSystem.removeTree(temporaryDirectory)
+                throw error
+            }
+            self.abi = abi
+            unsandboxedReason = nil
+        case (true, .unavailable):
+            profile = nil
+            abi = 0
+            unsandboxedReason = "sandbox \(support)"
+        case (false, _):
+            profile = nil
+            abi = 0
+            unsandboxedReason = options.disabled ? "sandbox off (--no-sandbox)" : #"sandbox off ("sandbox": false in the manifest)"#
+        }
+    }
+
+    /// One line for the extension's log and `reindex debug`.
+    public var summary: String {
+        let where_ = "data \(dataDirectory), temporary \(temporaryDirectory), priority \(priority.rawValue)"
+        guard let profile else { return "\(unsandboxedReason ?? "unsandboxed"); \(where_)" }
+        let network = profile.network ? "network allowed" : (abi >= 4 ? "no TCP" : "network not restricted (needs Landlock ABI 4)")
+        return "sandboxed (landlock ABI \(abi), \(profile.grants.count) rules, \(network)); \(where_)"
+    }
+
+    /// Removes the private temporary directory (after the extension and its group have ended).
+    public func removeTemporaryDirectory() {
+        FileSystem.removeTree(temporaryDirectory)
+    }
+
+    // MARK: Locations
+
+    /// The host paths the options name, or ones derived from the index with the data directory beside it.
+    static func hostPaths(_ options: SandboxOptions, hostEnvironment: [String: String], indexPath: String) -> HostPaths {
+        if let paths = options.paths { return paths }
+        var paths = HostPaths(extensionsPath: nil, index: indexPath, environment: hostEnvironment)
+        paths.data = FileSystem.join(FileSystem.directoryName(paths.index), "data")
+        return paths
+    }
+
+    /// The host's temporary directory: `TMPDIR` when it is an existing directory, else `/tmp`.
+    static func temporaryRoot(_ environment: [String: String]) -> String {
+        let value = environment["TMPDIR"] ?? ""
+        return value.hasPrefix("/") && FileSystem.isDirectory(value) ? FileSystem.absolute(value) : "/tmp"
+    }
+
+    /// The name prefix of private temporary directories (the sandbox keeps others' out of reach).
+    static let temporaryPrefix = "reindex-tmp-"
+
+    /// `mkdtemp(TMP/reindex-tmp-<bundle>-p<host pid>-XXXXXX)`: a new directory only this user
+    /// can enter. The first time in a process, the directories of hosts that have died since
+    /// (killed before they could remove them) are removed too.
+    static func makeTemporaryDirectory(in root: String, bundle: DiscoveredBundle) throws(ReindexError) -> String {
+        LeftoverSweep.once(in: root)
+        let name = temporaryPrefix + String(bundle.key.prefix(200)) + "-p\(getpid())-XXXXXX"
+        var template = Array(FileSystem.join(root, name).utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        guard made else {
+            let code = errno
+            throw ReindexError(.cannotStart, "\(bundle.identifier): cannot create its temporary directory in \(root): \(FileSystem.errnoText(code))", errno: code)
+        }
+        return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    // MARK: The child's settings
+
+    /// Calls `body` with the C view of this launch (valid only during the call).
+    func withSpawnSettings<T>(_ body: (_ niceAtLeast: Int32, _ ioIdle: Int32, _ noNewPrivileges: Int32, _ sandbox: UnsafePointer<reindex_sandbox>?) -> T) -> T {
+        let nice: Int32
+        switch priority {
+        case .background: nice = 19
+        case .utility: nice = 10
+        case .interactive: nice = -1
+        }
+        let ioIdle: Int32 = priority == .background ? 1 : 0
+        let nnp: Int32 = noNewPrivileges ? 1 : 0
+        guard let profile else { return body(nice, ioIdle, nnp, nil) }
+        let paths = profile.grants.map { strdup($0.path) }
+        defer { for path in paths { free(path) } }
+        var rules = zip(profile.grants, paths).map { grant, path in
+            reindex_sandbox_rule(path: UnsafePointer(path), access: grant.access.rawValue)
+        }
+        return rules.withUnsafeMutableBufferPointer { buffer in
+            var sandbox = reindex_sandbox(abi: Int32(abi), rules: UnsafePointer(buffer.baseAddress), rule_count: Int32(buffer.count),
+                                          deny_network: profile.network ? 0 : 1)
+            return withUnsafePointer(to: &sandbox) { body(nice, ioIdle, nnp, $0) }
+        }
+    }
+}
+
+/// Removes the private temporary directories that hosts which died left behind: a host killed
+/// during a run cannot remove its extension's `TMPDIR`. A directory's name carries its host's
+/// pid; one whose host no longer exists, that is a real directory and this user's, goes (never
+/// following a link). Once per process and per temporary root.
+enum LeftoverSweep {
+    /// The roots swept so far, behind a lock (serve starts extensions from several threads).
+    private final class Swept: @unchecked Sendable {
+        let lock = NSLockLike()
+        var roots = Set<String>()
+    }
+    private static let swept = Swept()
+
+    static func once(in root: String) {
+        let first = swept.lock.withLock { swept.roots.insert(root).inserted }
+        guard first else { return }
+        for name in FileSystem.list(root) ?? [] where name.hasPrefix(SandboxLaunch.temporaryPrefix) {
+            guard let pid = hostPID(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let path = FileSystem.join(root, name)
+            var st = stat()
+            guard lstat(path, &st) == 0, FileSystem.fileType(st) == UInt32(S_IFDIR), st.st_uid == getuid() else { continue }
+            FileSystem.removeTree(path)
+        }
+    }
+
+    /// The pid in `…-p<pid>-XXXXXX`.
+    static func hostPID(_ name: String) -> pid_t? {
+        let utf8 = Array(name.utf8)
+        guard utf8.count > 7 else { return nil }
+        let head = utf8[..<(utf8.count - 7)]
+        guard let marker = head.lastIndex(of: UInt8(ascii: "p")), marker > head.startIndex,
+              head[marker - 1] == UInt8(ascii: "-") else { return nil }
+        return pid_t(String(decoding: head[(marker + 1)...], as: UTF8.self))
+    }
+}
