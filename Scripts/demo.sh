@@ -12,6 +12,9 @@ mkdir -p "$demo/extensions"
 swift package bundle-extension --product ColleaguesIndexer --output "$demo/extensions"
 swift package bundle-extension --product ShowTimesIndexer --output "$demo/extensions"
 cp -R Examples/python/bookshelf "$demo/extensions/"
+# Installed as a user would: the Python SDK vendored into the bundle (the sandbox lets an extension
+# read its own bundle, not this checkout).
+cp -R SDKs/python/reindex_extension "$demo/extensions/bookshelf/"
 export REINDEX_INDEX="$demo/index.sqlite" REINDEX_EXTENSIONS_PATH="$demo/extensions"
 reindex() { echo "\$ reindex $*" >&2; "$PWD/.build/debug/reindex" "$@"; }
 reindex list

@@ -55,8 +55,10 @@ final class ConcurrencyTests: XCTestCase {
     private func makePausingBundle(_ identifier: String, count: Int = 5) throws -> (ready: String, release: String) {
         var spec = T.BundleSpec(identifier, executable: "pause_after_puts.py")
         spec.arguments = [String(count)]
-        let ready = "\(scratch)/\(identifier).ready", release = "\(scratch)/\(identifier).release"
+        let handshake = try T.handshakeDirectory(scratch)
+        let ready = "\(handshake)/\(identifier).ready", release = "\(handshake)/\(identifier).release"
         spec.environment = ["FIXTURE_READY": ready, "FIXTURE_RELEASE": release]
+        spec.sandboxWrite = [handshake]
         // Silent for as long as the test needs: the wait for the other bundles must not end
         // because this request timed out.
         spec.idleSeconds = 600

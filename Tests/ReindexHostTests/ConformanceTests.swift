@@ -36,9 +36,16 @@ final class ConformanceTests: XCTestCase {
     }
 
     func testThePythonExamplesPassEveryCheck() throws {
+        let root = URL(fileURLWithPath: T.fixturesDirectory).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         for example in ["bookshelf-nosdk", "bookshelf"] {
-            let directory = URL(fileURLWithPath: T.fixturesDirectory).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Examples/python/\(example)").path
+            // As installed: the bundle copied, with the SDK vendored beside the script (the
+            // sandbox lets an extension read its own bundle, not this checkout).
+            let directory = "\(scratch)/installed/\(example)"
+            try FileManager.default.createDirectory(atPath: "\(scratch)/installed", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: "\(root)/Examples/python/\(example)", toPath: directory)
+            if example == "bookshelf" {
+                try FileManager.default.copyItem(atPath: "\(root)/SDKs/python/reindex_extension", toPath: "\(directory)/reindex_extension")
+            }
             let result = try validate(directory)
             XCTAssertEqual(result.status, 0, result.output)
             XCTAssertEqual(result.checks.count, BundleLint.rules.count, result.output)

@@ -35,6 +35,15 @@ enum TestSupport {
         return path
     }
 
+    /// A directory for a fixture's handshake files (ready, release), which a sandboxed fixture
+    /// may write when its spec declares it (`sandboxWrite`): not the scratch directory itself,
+    /// which holds the index.
+    static func handshakeDirectory(_ scratch: String) throws -> String {
+        let directory = "\(scratch)/handshake"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     static func write(_ text: String, to path: String, mode: Int = 0o644) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)

@@ -133,8 +133,10 @@ final class TrustTests: XCTestCase {
 
     func testSIGHUPStopsARunLikeSIGTERMAndRequeuesIt() throws {
         var spec = T.BundleSpec("com.example.hangup", executable: "pause_after_puts.py")
-        let ready = "\(scratch)/ready"
-        spec.environment = ["FIXTURE_READY": ready, "FIXTURE_RELEASE": "\(scratch)/never"]
+        let handshake = try T.handshakeDirectory(scratch)
+        let ready = "\(handshake)/ready"
+        spec.environment = ["FIXTURE_READY": ready, "FIXTURE_RELEASE": "\(handshake)/never"]
+        spec.sandboxWrite = [handshake]
         try T.makeBundle(spec, in: extensions)
         let run = try T.RunningCommand(arguments: ["--index", index, "--extensions-path", extensions, "run", "com.example.hangup"],
                                        environment: T.commandEnvironment(scratch: scratch), scratch: scratch, feedsStdin: false)
@@ -189,8 +191,10 @@ final class TrustTests: XCTestCase {
 
         // A running request, with its last progress.
         var spec = T.BundleSpec("com.example.busy", executable: "pause_after_puts.py")
-        let ready = "\(scratch)/busy.ready", release = "\(scratch)/busy.release"
+        let handshake = try T.handshakeDirectory(scratch)
+        let ready = "\(handshake)/busy.ready", release = "\(handshake)/busy.release"
         spec.environment = ["FIXTURE_READY": ready, "FIXTURE_RELEASE": release]
+        spec.sandboxWrite = [handshake]
         try T.makeBundle(spec, in: extensions)
         let run = try T.RunningCommand(arguments: ["--index", index, "--extensions-path", extensions, "run", "com.example.busy"],
                                        environment: T.commandEnvironment(scratch: scratch), scratch: scratch, feedsStdin: false)

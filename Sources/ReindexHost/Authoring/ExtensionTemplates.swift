@@ -2,7 +2,8 @@
 ///
 /// Placeholders are replaced by `NewExtension`: `{{NAME}}` the project name, `{{ID}}` the bundle
 /// identifier, `{{LOWER}}` the name in lower case, `{{SDK_DEPENDENCY}}` (Swift) the
-/// `.package(…)` line, `{{ENVIRONMENT}}` (Python, TypeScript) the manifest's environment object.
+/// `.package(…)` line, `{{ENVIRONMENT}}` (Python, TypeScript) the manifest's environment object,
+/// `{{SANDBOX}}` the sandbox grant that lets the extension read the SDK outside its bundle.
 /// Every template indexes five sample records in batches of two, committing each batch with a
 /// client state (the index of the next record) and resuming from it, so the batch loop is
 /// exercised from the first run. Raw string literals keep the templates' own `\(` and `{` as
@@ -247,7 +248,7 @@ enum ExtensionTemplates {
           "displayName": "{{NAME}}",
           "version": "1.0.0",
           "executable": "{{EXECUTABLE}}",
-          "environment": {{ENVIRONMENT}},
+          "environment": {{ENVIRONMENT}},{{SANDBOX}}
           "timeouts": { "startupSeconds": 10, "idleSeconds": 60, "requestSeconds": 600 }
         }
 

@@ -138,12 +138,15 @@ public enum NewExtension {
             values["DEBUGGER"] = python ? "the SDK waits for debugpy when it is installed" : "the SDK opens Node's inspector"
             if let sdk {
                 values["ENVIRONMENT"] = JSONWriter.string(.object([(variable, .string(sdk))]))
+                // The extension runs sandboxed: it may read the SDK where it lies, and no more.
+                values["SANDBOX"] = "\n  \"sandbox\": { \"read\": [" + JSONWriter.string(.string(sdk)) + "] },"
                 values["SDK_NOTE"] = "`manifest.json` sets `\(variable)` to `\(sdk)`, the SDK found when the project was made (`$\(variable)` then, else `\(tree)` of the ReindexHost checkout `reindex` was built from). The host passes extensions no other variables of yours. To ship the bundle on its own, vendor the SDK instead: " + (python
-                    ? "copy `\(sdk)/reindex_extension` beside `\(executable)`, or `pip install \(sdk)`, and remove the variable."
-                    : "`mkdir -p node_modules && cp -R \(sdk) node_modules/reindex-extension`, and remove the variable.")
+                    ? "copy `\(sdk)/reindex_extension` beside `\(executable)`, or `pip install \(sdk)`, and remove the variable and the `sandbox.read` entry (the extension runs sandboxed: it may read its own bundle and, by that entry, the SDK)."
+                    : "`mkdir -p node_modules && cp -R \(sdk) node_modules/reindex-extension`, and remove the variable and the `sandbox.read` entry (the extension runs sandboxed: it may read its own bundle and, by that entry, the SDK).")
                 notes.append("manifest.json points \(variable) at the SDK in \(sdk)")
             } else {
                 values["ENVIRONMENT"] = "{}"
+                values["SANDBOX"] = ""
                 values["SDK_NOTE"] = "No SDK was found when the project was made. Set `\(variable)` in `manifest.json`'s `environment` to the ReindexHost checkout's `\(tree)`, or " + (python
                     ? "copy `\(tree)/reindex_extension` beside `\(executable)`."
                     : "copy `\(tree)` to `node_modules/reindex-extension` beside `\(executable)`.")
