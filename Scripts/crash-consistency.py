@@ -390,9 +390,17 @@ class Loop:
         return 0, 0, 0
 
     def kept_generation(self, bundle, request_id):
+        """The committed batches of an unfinished reindexAll: its rows up to its last committed
+        batch, and the committed rows a later, uncommitted batch replaced (kept aside to be put
+        back). What group commits wrote after the last batch/commit is invisible and is discarded
+        by the next attempt, so it is not part of what is kept."""
         with self.db() as db:
-            rows = db.execute("SELECT uid, json_extract(attributes, '$.keywords[0]') FROM items WHERE bundle = ? AND gen = ?",
-                              (bundle.key, request_id)).fetchall()
+            rows = db.execute(
+                "SELECT i.uid, json_extract(i.attributes, '$.keywords[0]') FROM items i "
+                "LEFT JOIN staged_generations g ON g.bundle = i.bundle AND g.gen = i.gen "
+                "WHERE i.bundle = ? AND i.gen = ? AND (i.batch IS NULL OR i.batch <= coalesce(g.committed_batch, 0)) "
+                "UNION ALL SELECT uid, json_extract(attributes, '$.keywords[0]') FROM staged_undo WHERE request = ?",
+                (bundle.key, request_id, request_id)).fetchall()
         return {uid: stamp_number(stamp) for uid, stamp in rows}
 
     # MARK: The loop

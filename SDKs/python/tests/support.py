@@ -171,12 +171,32 @@ def scripted(name: str = "scripted.py") -> str:
 # MARK: Bundles and the host
 
 
+def declare_sandbox(manifest: Dict[str, Any], read: Sequence[str] = (), write: Sequence[str] = ()) -> Dict[str, Any]:
+    """`manifest` with `read` and `write` added to its `sandbox` grants (after what it already
+    declares; a sandbox turned off stays off). The host runs every extension sandboxed: it may
+    read the system, its own bundle and its interpreter, and write its REINDEX_DATA_DIR and
+    TMPDIR; anything else it uses, such as this SDK imported from the checkout, it must declare.
+    A write grant must not be a directory holding the index: use a subdirectory of its own."""
+    sandbox = manifest.get("sandbox")
+    if sandbox is False:
+        return manifest
+    sandbox = dict(sandbox or {})
+    for key, paths in (("read", read), ("write", write)):
+        declared = list(sandbox.get(key, []))
+        declared.extend(path for path in paths if path not in declared)
+        if declared:
+            sandbox[key] = declared
+    manifest["sandbox"] = sandbox
+    return manifest
+
+
 def make_bundle(directory: str, identifier: str, script: str, arguments: Sequence[str] = (),
                 manifest: Optional[Dict[str, Any]] = None, interpreter: Optional[str] = None,
                 mention_gate: bool = False) -> str:
     """A bundle in `directory`: `script` copied as its executable (started by this interpreter)
-    and a manifest that points `REINDEX_PYTHON_SDK` at this SDK. `mention_gate` adds a comment
-    naming REINDEX_WAIT_FOR_DEBUGGER, by which the host knows the executable waits by itself."""
+    and a manifest that points `REINDEX_PYTHON_SDK` at this SDK and declares it in
+    `sandbox.read` (merged with a `sandbox` in `manifest`). `mention_gate` adds a comment naming
+    REINDEX_WAIT_FOR_DEBUGGER, by which the host knows the executable waits by itself."""
     os.makedirs(directory, exist_ok=True)
     with open(script, encoding="utf-8") as source:
         body = source.read()
@@ -198,6 +218,7 @@ def make_bundle(directory: str, identifier: str, script: str, arguments: Sequenc
         "retry": {"maxAttempts": 3},
     }
     content.update(manifest or {})
+    declare_sandbox(content, read=[SDK_DIR])
     path = os.path.join(directory, "manifest.json")
     with open(path, "w", encoding="utf-8") as file:
         json.dump(content, file, indent=2)

@@ -1,6 +1,10 @@
 """Examples/python: the bookshelf written with the SDK behaves exactly like the plain one
 (bookshelf-nosdk), both pass `reindex validate`, and the SDK bookshelf finds the SDK where it is
-copied (Scripts/demo.sh copies it into .demo/extensions/ under the repository)."""
+copied (Scripts/demo.sh copies it into .demo/extensions/ with the SDK vendored beside it).
+
+The host runs extensions sandboxed: a bundle may read its own directory, not this checkout. So
+the SDK bookshelf runs through the host as a copy that either vendors the SDK or declares the
+SDK directory it uses in its manifest's `sandbox.read`."""
 from __future__ import annotations
 
 import base64
@@ -12,7 +16,8 @@ import sys
 import tempfile
 import unittest
 
-from support import EXAMPLES_DIR, REPO_ROOT, SDK_DIR, FakeHost, HostTestCase, base_environment, copy_bundle
+from support import (EXAMPLES_DIR, REPO_ROOT, SDK_DIR, FakeHost, HostTestCase, base_environment, copy_bundle,
+                     declare_sandbox)
 
 BOOKSHELF = os.path.join(EXAMPLES_DIR, "bookshelf")
 NOSDK = os.path.join(EXAMPLES_DIR, "bookshelf-nosdk")
@@ -25,6 +30,23 @@ def example_environment():
     env = base_environment()
     del env["REINDEX_PYTHON_SDK"]
     return env
+
+
+def edit_manifest(bundle, change):
+    """Rewrites `bundle`'s manifest.json with `change(manifest)` applied."""
+    path = os.path.join(bundle, "manifest.json")
+    with open(path, encoding="utf-8") as file:
+        manifest = json.load(file)
+    change(manifest)
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(manifest, file, indent=2)
+    os.chmod(path, 0o644)
+
+
+def name_sdk(manifest, sdk=SDK_DIR):
+    """Points the bookshelf at the SDK in `sdk` ($REINDEX_PYTHON_SDK) and lets it read it there."""
+    manifest["environment"] = dict(manifest.get("environment", {}), REINDEX_PYTHON_SDK=sdk)
+    declare_sandbox(manifest, read=[sdk])
 
 
 def session(directory, requests):
@@ -93,16 +115,23 @@ class BookshelfThroughTheHostTests(HostTestCase):
         self.assertEqual((summary["outcome"], summary["put"]), ("acknowledged", 15), summary)
 
     def test_validate_passes_on_both_examples(self):
-        for directory, identifier in ((BOOKSHELF, SDK_ID), (NOSDK, NOSDK_ID)):
-            for arguments in ([], ["--run"]):
-                result = self.reindex("validate", directory, *arguments)
+        # As checked out: both bundles are valid, and the plain one, which needs nothing outside
+        # its bundle, runs there. The SDK one runs as a copy whose manifest names the SDK and
+        # declares it in sandbox.read (as checked out it declares nothing outside its bundle).
+        installed = copy_bundle(BOOKSHELF, os.path.join(self.scratch, "installed", "bookshelf"))
+        edit_manifest(installed, name_sdk)
+        for directory, identifier, ran in ((BOOKSHELF, SDK_ID, installed), (NOSDK, NOSDK_ID, NOSDK)):
+            for arguments, validated in (([], directory), (["--run"], ran)):
+                result = self.reindex("validate", validated, *arguments)
                 self.assertEqual(result.returncode, 0, result)
                 if arguments:
                     self.assertIn("%s: every check passed" % identifier, result.stdout + result.stderr)
 
     def test_the_demo_copy_under_the_repository_finds_the_sdk_and_both_can_be_installed_at_once(self):
-        # Scripts/demo.sh: cp -R Examples/python/bookshelf "$repo/.demo/extensions/". Here the
-        # repository is a scratch one holding just the SDK package.
+        # Scripts/demo.sh: cp -R Examples/python/bookshelf "$repo/.demo/extensions/", then
+        # cp -R SDKs/python/reindex_extension into that copy (the sandbox keeps the extension
+        # out of the repository around it). Here the repository is a scratch one holding just
+        # the SDK package.
         self.host_in_tree(with_sdk=False)
         repository = os.path.join(self.scratch, "repository")
         shutil.copytree(os.path.join(SDK_DIR, "reindex_extension"),
@@ -112,6 +141,8 @@ class BookshelfThroughTheHostTests(HostTestCase):
         os.makedirs(self.extensions)
         for source in (BOOKSHELF, NOSDK):
             subprocess.run(["cp", "-R", source, self.extensions + "/"], check=True)
+        subprocess.run(["cp", "-R", os.path.join(repository, "SDKs", "python", "reindex_extension"),
+                        os.path.join(self.extensions, "bookshelf") + "/"], check=True)
         listed = self.reindex_json("list")
         self.assertIn(SDK_ID, json.dumps(listed))
         self.assertIn(NOSDK_ID, json.dumps(listed))
@@ -132,17 +163,12 @@ class BookshelfThroughTheHostTests(HostTestCase):
     def test_a_copy_elsewhere_with_the_sdk_named_in_the_manifest(self):
         self.host_in_tree(with_sdk=False)
         bundle = copy_bundle(BOOKSHELF, os.path.join(self.extensions, "bookshelf"))
-        path = os.path.join(bundle, "manifest.json")
-        with open(path, encoding="utf-8") as file:
-            manifest = json.load(file)
-        manifest["environment"] = {"REINDEX_PYTHON_SDK": SDK_DIR}
-        with open(path, "w", encoding="utf-8") as file:
-            json.dump(manifest, file)
+        edit_manifest(bundle, name_sdk)
         self.run_bookshelf(SDK_ID)
 
     def host_in_tree(self, with_sdk):
         """Runs a copy of the host from .build/debug/ of a scratch source tree (with or without
-        SDKs/python), as `swift test` runs the host built in the repository."""
+        SDKs/python), as `swift test` runs the host built in the repository; returns the tree."""
         tree = os.path.join(self.scratch, "tree")
         os.makedirs(os.path.join(tree, ".build", "debug"))
         self.binary = shutil.copy(self.binary, os.path.join(tree, ".build", "debug", "reindex"))
@@ -150,15 +176,21 @@ class BookshelfThroughTheHostTests(HostTestCase):
             shutil.copytree(os.path.join(SDK_DIR, "reindex_extension"),
                             os.path.join(tree, "SDKs", "python", "reindex_extension"),
                             ignore=shutil.ignore_patterns("__pycache__"))
+        return tree
 
     @unittest.skipUnless(os.path.isdir("/proc/self"), "needs /proc")
     def test_a_copy_elsewhere_finds_the_sdk_of_the_tree_the_host_was_built_in(self):
         # What the host's own tests do: they copy manifest.json, bookshelf.py and books.json alone.
-        self.host_in_tree(with_sdk=True)
+        # The bookshelf finds the host through /proc/$REINDEX_HOST_PID/exe, which Landlock's
+        # ptrace scoping denies to a sandboxed process (even with the tree's SDK declared in
+        # sandbox.read, and even when the host runs as root): sandboxed, the bookshelf cannot
+        # find the SDK this way, so this one copy runs with its sandbox turned off.
+        tree = self.host_in_tree(with_sdk=True)
         bundle = os.path.join(self.extensions, "bookshelf")
         os.makedirs(bundle)
         for name in ("manifest.json", "bookshelf.py", "books.json"):
             shutil.copy(os.path.join(BOOKSHELF, name), bundle)
+        edit_manifest(bundle, lambda manifest: manifest.update(sandbox=False))
         self.run_bookshelf(SDK_ID)
 
     def test_a_copy_elsewhere_without_the_sdk_says_how_to_get_it(self):
@@ -188,6 +220,7 @@ class ReadmeExampleTests(HostTestCase):
             file.write(script.replace("#!/usr/bin/env python3", "#!" + sys.executable, 1))
         os.chmod(os.path.join(bundle, manifest["executable"]), 0o755)
         manifest["environment"] = {"PYTHONPATH": SDK_DIR, "PYTHONDONTWRITEBYTECODE": "1"}
+        declare_sandbox(manifest, read=[SDK_DIR])  # the SDK is outside the bundle
         with open(os.path.join(bundle, "manifest.json"), "w", encoding="utf-8") as file:
             json.dump(manifest, file)
         self.assertEqual(self.reindex("validate", bundle, "--run").returncode, 0)

@@ -137,6 +137,26 @@ export class ExtensionUnderTest {
   kill(signal = 'SIGKILL') { try { this.child.kill(signal); } catch { /* gone */ } }
 }
 
+/**
+ * `manifest` with `read` and `write` added to its `sandbox` grants, after what it declares (a
+ * sandbox turned off stays off). The host runs every extension sandboxed: it may read the
+ * system, its own bundle and its interpreter, and write its REINDEX_DATA_DIR and TMPDIR; what
+ * else it uses, such as this SDK imported from the checkout, its manifest must declare. A write
+ * grant must not be a directory holding the index: give the extension a subdirectory of its own.
+ * @param {Record<string, any>} manifest
+ * @param {{ read?: string[], write?: string[] }} grants absolute paths
+ */
+export function declareSandbox(manifest, { read = [], write = [] } = {}) {
+  if (manifest.sandbox === false) return manifest;
+  const sandbox = { ...(manifest.sandbox ?? {}) };
+  for (const [key, paths] of /** @type {const} */ ([['read', read], ['write', write]])) {
+    const declared = [...(sandbox[key] ?? [])];
+    for (const p of paths) if (!declared.includes(p)) declared.push(p);
+    if (declared.length > 0) sandbox[key] = declared;
+  }
+  return { ...manifest, sandbox };
+}
+
 /** The reindex binary: $REINDEX_BIN (relative to the repository root), else the snapshot. */
 export function hostBinary() {
   const configured = process.env.REINDEX_BIN;
@@ -179,7 +199,9 @@ export class HostWorld {
   }
 
   /**
-   * Makes a bundle whose executable is a small launcher that imports `script` (a fixture).
+   * Makes a bundle whose executable is a small launcher that imports `script` (a fixture). The
+   * manifest declares this SDK's directory (which holds the fixtures) in `sandbox.read`, merged
+   * with a `sandbox` in `manifest`.
    * @param {string} bundleIdentifier
    * @param {string} script absolute path of the module to run
    * @param {Record<string, unknown>} [manifest] extra manifest keys
@@ -191,12 +213,12 @@ export class HostWorld {
     const launcher = path.join(dir, 'extension.mjs');
     fs.writeFileSync(launcher, `#!/usr/bin/env node\nimport ${JSON.stringify(pathToFileURL(script).href)};\n`);
     fs.chmodSync(launcher, 0o755);
-    fs.writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify({
+    fs.writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(declareSandbox({
       manifestVersion: 1,
       bundleIdentifier,
       executable: 'extension.mjs',
       ...manifest,
-    }, null, 2)}\n`);
+    }, { read: [SDK_DIR] }), null, 2)}\n`);
     fs.chmodSync(path.join(dir, 'manifest.json'), 0o644);
     return dir;
   }

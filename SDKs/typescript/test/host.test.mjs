@@ -111,7 +111,8 @@ describe('through the reindex host', { skip }, () => {
       const validate = await world.reindex(args, { global: false });
       assert.equal(validate.status, 0, JSON.stringify(validate));
       assert.equal(validate.json.valid, true);
-      assert.deepEqual(validate.json.problems, []);
+      assert.deepEqual(validate.json.checks.filter((c) => c.result === 'fail'), []);
+      assert.deepEqual(validate.json.warnings, []);
       assert.equal(validate.json.put, 3);
     }
   });
