@@ -41,6 +41,8 @@ extension Reindex {
         for warning in SandboxSupport.current.warnings(for: bundle, options: sandbox) where !sandbox.required {
             Console.err("warning: \(warning)")
         }
+        // Refused before any check runs: the suite would only fail every check for the same reason.
+        try SandboxLaunch.checkRequired(bundle: bundle, options: sandbox)
         let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: context.arguments.value("check"), sandbox: sandbox)
         let status: Int32 = report.passed ? 0 : ReindexError.Code.invalidData.exitCode
         if context.json {

@@ -43,6 +43,8 @@ final class ManifestIdentityTests: XCTestCase {
         let members: [(String, JSONValue)] = [
             ("manifestVersion", 1), ("bundleIdentifier", "com.example.sdk-test.unnamed"), ("executable", "unnamed.sh"),
             ("environment", Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable])),
+            // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
+            ("sandbox", .object([("read", .array([.string(URL(fileURLWithPath: Support.testExecutable).deletingLastPathComponent().path)]))])),
         ] + manifest
         try Support.write(JSONWriter.string(.object(members)), to: "\(directory)/manifest.json")
         return directory

@@ -85,6 +85,9 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
             try FileManager.default.copyItem(atPath: "\(source)/\(file)", toPath: "\(directory)/\(file)")
             try FileManager.default.setAttributes([.posixPermissions: file == "bookshelf.py" ? 0o755 : 0o644], ofItemAtPath: "\(directory)/\(file)")
         }
+        // Installed as a user would: the Python SDK beside the script (a sandboxed extension reads
+        // its own bundle, not this checkout).
+        try FileManager.default.copyItem(atPath: "\(Self.packageRoot)/SDKs/python/reindex_extension", toPath: "\(directory)/reindex_extension")
         return directory
     }
 

@@ -117,6 +117,23 @@ public struct SandboxLaunch: Sendable {
     /// PR_SET_NO_NEW_PRIVS: set whenever the sandbox is on, even where Landlock is missing.
     public let noNewPrivileges: Bool
 
+    /// What `--require-sandbox` demands of `bundle` here: an error (exit 69) when it would run
+    /// unsandboxed, or not as its manifest asks.
+    public static func checkRequired(bundle: DiscoveredBundle, options: SandboxOptions) throws(ReindexError) {
+        guard options.required else { return }
+        let id = bundle.identifier
+        let support = SandboxSupport.current
+        let refuse = "\(id): refusing to run unsandboxed (--require-sandbox)"
+        if !bundle.manifest.sandbox.isEnabled { throw ReindexError(.cannotStart, "\(refuse): its manifest says \"sandbox\": false") }
+        if options.disabled { throw ReindexError(.cannotStart, "\(refuse): --no-sandbox was given") }
+        switch support {
+        case .unavailable: throw ReindexError(.cannotStart, "\(refuse): sandbox \(support)")
+        case .landlock(let abi) where abi < 4 && !bundle.manifest.sandbox.network:
+            throw ReindexError(.cannotStart, "\(id): refusing to run (--require-sandbox): its manifest says \"network\": false, which Landlock ABI \(abi) cannot enforce (it needs ABI 4, Linux 6.7)")
+        default: break
+        }
+    }
+
     /// Prepares a start of `bundle`: checks what `--require-sandbox` demands, creates the private
     /// directories and works out the rules. `environment` is what the extension gets otherwise;
     /// `hostEnvironment` is the host's own (its `TMPDIR` is where the private one goes).
@@ -125,17 +142,7 @@ public struct SandboxLaunch: Sendable {
         let id = bundle.identifier
         let support = SandboxSupport.current
         let wanted = bundle.manifest.sandbox.isEnabled && !options.disabled
-        if options.required {
-            let refuse = "\(id): refusing to run unsandboxed (--require-sandbox)"
-            if !bundle.manifest.sandbox.isEnabled { throw ReindexError(.cannotStart, "\(refuse): its manifest says \"sandbox\": false") }
-            if options.disabled { throw ReindexError(.cannotStart, "\(refuse): --no-sandbox was given") }
-            switch support {
-            case .unavailable: throw ReindexError(.cannotStart, "\(refuse): sandbox \(support)")
-            case .landlock(let abi) where abi < 4 && !bundle.manifest.sandbox.network:
-                throw ReindexError(.cannotStart, "\(id): refusing to run (--require-sandbox): its manifest says \"network\": false, which Landlock ABI \(abi) cannot enforce (it needs ABI 4, Linux 6.7)")
-            default: break
-            }
-        }
+        try Self.checkRequired(bundle: bundle, options: options)
         let paths = Self.hostPaths(options, hostEnvironment: hostEnvironment, indexPath: indexPath)
         let hostTemporary = Self.temporaryRoot(hostEnvironment)
         dataDirectory = paths.dataDirectory(for: id)
