@@ -282,14 +282,17 @@ class Host:
     def trace(self, bundle_directory):
         """Runs `reindex debug --trace=full` on a copy of a bundle and returns the traced lines.
         The copy keeps the repository clean: its manifest adds PYTHONDONTWRITEBYTECODE=1 and, for
-        the Python SDK's examples, REINDEX_PYTHON_SDK (the copy is outside the source tree)."""
+        the Python SDK's example, the SDK is copied in beside the script."""
         with tempfile.TemporaryDirectory(prefix="check-schemas.") as root:
             copy = Path(root) / "extensions" / bundle_directory.name
             shutil.copytree(bundle_directory, copy, ignore=shutil.ignore_patterns("__pycache__"))
             manifest = load_json_text((copy / "manifest.json").read_text(encoding="utf-8"))
             environment = dict(manifest.get("environment") or {}, PYTHONDONTWRITEBYTECODE="1")
-            if (ROOT / "SDKs" / "python").is_dir():
-                environment.setdefault("REINDEX_PYTHON_SDK", str(ROOT / "SDKs" / "python"))
+            # Installed as a user would: the SDK beside the script (the extension runs sandboxed
+            # and reads its own bundle, not this checkout).
+            sdk = ROOT / "SDKs" / "python" / "reindex_extension"
+            if sdk.is_dir() and (copy / "bookshelf.py").exists() and "bookshelf-nosdk" not in str(copy):
+                shutil.copytree(sdk, copy / "reindex_extension", ignore=shutil.ignore_patterns("__pycache__"))
             manifest["environment"] = environment
             (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
             result = subprocess.run(
