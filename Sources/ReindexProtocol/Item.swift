@@ -121,7 +121,8 @@ public struct SearchableItemAttributes: Sendable, Equatable, Codable {
         d("contentCreationDate", contentCreationDate); d("contentModificationDate", contentModificationDate)
         if let thumbnailData { body("thumbnailData", .string(Base64.encode(thumbnailData))) }
         if !custom.isEmpty {
-            for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil {
+            // A known key appears here only as `null`: how a partial update removes it.
+            for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil || custom[key] == .null {
                 if let value = custom[key] { body(key, .other(value)) }
             }
         }
@@ -214,12 +215,19 @@ public struct SearchableItem: Sendable, Equatable, Codable {
     /// After this moment searches no longer return the item.
     public var expirationDate: Date?
     public var attributes: SearchableItemAttributes
+    /// A partial update: the attributes set here are merged into the item already indexed under
+    /// this identifier (an attribute set to `.null` in `attributes.custom`, a known one too, is
+    /// removed); when no such item exists the host ignores the update and counts it. Core
+    /// Spotlight's `isUpdate`.
+    public var isUpdate: Bool
 
-    public init(uniqueIdentifier: String, domainIdentifier: String? = nil, expirationDate: Date? = nil, attributes: SearchableItemAttributes = .init()) {
+    public init(uniqueIdentifier: String, domainIdentifier: String? = nil, expirationDate: Date? = nil,
+                attributes: SearchableItemAttributes = .init(), isUpdate: Bool = false) {
         self.uniqueIdentifier = uniqueIdentifier
         self.domainIdentifier = domainIdentifier
         self.expirationDate = expirationDate
         self.attributes = attributes
+        self.isUpdate = isUpdate
     }
 
     /// Appends the item's compact JSON to `output` directly (the same text as
@@ -235,6 +243,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
             output.append(contentsOf: #","expirationDate":"#.utf8)
             JSONWriter.writeString(RFC3339.format(expirationDate.timeIntervalSince1970), into: &output)
         }
+        if isUpdate { output.append(contentsOf: #","isUpdate":true"#.utf8) }
         output.append(contentsOf: #","attributes":"#.utf8)
         attributes.writeJSON(into: &output)
         output.append(UInt8(ascii: "}"))
@@ -245,6 +254,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         var members: [(String, JSONValue)] = [("uniqueIdentifier", .string(uniqueIdentifier))]
         if let domainIdentifier { members.append(("domainIdentifier", .string(domainIdentifier))) }
         if let expirationDate { members.append(("expirationDate", .string(RFC3339.format(expirationDate.timeIntervalSince1970)))) }
+        if isUpdate { members.append(("isUpdate", .bool(true))) }
         members.append(("attributes", attributes.json))
         return .object(members)
     }
@@ -255,6 +265,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         uniqueIdentifier = validated.uniqueIdentifier
         domainIdentifier = validated.domainIdentifier
         expirationDate = validated.expiration.map { Date(timeIntervalSince1970: $0) }
+        isUpdate = validated.isUpdate
         let rawAttributes = json["attributes"].flatMap { $0.isNull ? nil : $0 } ?? .object([])
         attributes = try SearchableItemAttributes(json: rawAttributes, path: path + ".attributes")
     }
@@ -292,20 +303,25 @@ public struct ValidatedItem: Sendable, Equatable {
     let storage: [UInt8]
     /// Seconds since 1970, or nil for an item that does not expire.
     public let expiration: Double?
+    /// A partial update (`"isUpdate": true`): its attributes are to be merged into the existing
+    /// item of its identifier (`null` removes one), see `merged(into:…)`. Its `attributesJSON`
+    /// keeps the `null`s.
+    public let isUpdate: Bool
 
     /// Builds an item from its parts.
-    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8]) {
+    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8], isUpdate: Bool = false) {
         var builder = Builder()
         builder.add(.uniqueIdentifier, uniqueIdentifier)
         builder.add(.domainIdentifier, domainIdentifier)
         for (field, text) in zip(Field.searched, searchText) { builder.add(field, text) }
         builder.addBytes(.attributes, attributesJSON)
-        self.init(storage: builder.finish(), expiration: expiration)
+        self.init(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate)
     }
 
-    init(storage: [UInt8], expiration: Double?) {
+    init(storage: [UInt8], expiration: Double?, isUpdate: Bool = false) {
         self.storage = storage
         self.expiration = expiration
+        self.isUpdate = isUpdate
     }
 
     /// Calls `body` with the field's UTF-8 bytes, or nil when the field is absent.
@@ -395,12 +411,19 @@ public enum ItemValidator {
             throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
         }
         var uidValue: JSONValue? = nil, domainValue: JSONValue? = nil, expirationValue: JSONValue? = nil, attributesValue: JSONValue? = nil
+        var isUpdate = false
         for (key, value) in members {
             switch key {
             case "uniqueIdentifier": uidValue = value
             case "domainIdentifier": domainValue = value
             case "expirationDate": expirationValue = value
             case "attributes": attributesValue = value
+            case "isUpdate":
+                switch value {
+                case .bool(let flag): isUpdate = flag
+                case .null: isUpdate = false
+                default: throw FieldError(path: path + ".isUpdate", expected: "true or false", got: FieldReader.describe(value))
+                }
             default: continue
             }
         }
@@ -457,7 +480,7 @@ public enum ItemValidator {
         } else {
             builder.addBytes(.attributes, Array("{}".utf8))
         }
-        return ValidatedItem(storage: builder.finish(), expiration: expiration)
+        return ValidatedItem(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate)
     }
 
     private static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {

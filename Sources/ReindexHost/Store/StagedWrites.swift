@@ -10,11 +10,14 @@ public struct WriteCounts: Sendable, Equatable {
     /// Of `deleted`, the items a reindexAll removed at its acknowledgement because it did not put
     /// them.
     public var removed = 0
-    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0, removed: Int = 0) {
+    /// Partial updates (`isUpdate`) whose item did not exist, so nothing was written.
+    public var ignoredUpdates = 0
+    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0, removed: Int = 0, ignoredUpdates: Int = 0) {
         self.put = put
         self.deleted = deleted
         self.rejected = rejected
         self.removed = removed
+        self.ignoredUpdates = ignoredUpdates
     }
 }
 
@@ -125,9 +128,22 @@ public final class StagedWrites {
         groupOpen = false
     }
 
-    /// Adds or replaces one item.
+    /// Adds or replaces one item. A partial update (`item.isUpdate`) is merged into the existing
+    /// item of its identifier as this request sees it (see `existing(_:)`) and written whole; with
+    /// no such item it is ignored and counted in `ignoredUpdates`.
     public func put(_ item: ValidatedItem) throws(SQLiteError) {
         try begin()
+        var item = item
+        if item.isUpdate {
+            guard let existing = try existing(item.uniqueIdentifier),
+                  let merged = try? item.merged(intoAttributes: existing.attributes, domainIdentifier: existing.domain, expiration: existing.expires)
+            else {
+                counts.ignoredUpdates += 1
+                try operationDone()
+                return
+            }
+            item = merged
+        }
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
             insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
@@ -170,6 +186,37 @@ public final class StagedWrites {
         try fts.run()
         counts.put += 1
         try operationDone()
+    }
+
+    /// The item of `uid` that a partial update merges into, as this request sees it: for a
+    /// replacement, the one already put in the new generation, else the live one; for a live
+    /// staging, the staged one, else the live one unless the staging deleted it; for direct
+    /// writes, the live one.
+    private func existing(_ uid: String) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+        let select = try store.statement("SELECT domain, expires, attributes FROM items WHERE bundle = ?1 AND gen = ?2 AND uid = ?3")
+        func row(generation: Int64) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+            select.bind(1, bundleKey)
+            select.bind(2, generation)
+            select.bind(3, uid)
+            defer { select.reset() }
+            guard try select.step() else { return nil }
+            return (select.text(0), select.optionalDouble(1), select.bytes(2))
+        }
+        if let own = try row(generation: generation) { return own }
+        if case .direct = scope { return nil }
+        guard let live = try row(generation: try store.liveGeneration(bundle: bundleKey)) else { return nil }
+        if case .live = scope {
+            let deleted = try store.statement("""
+                SELECT 1 FROM staged_deletes d WHERE d.staging = ?1 AND (d.kind = 'all' OR (d.kind = 'uid' AND d.value = ?2)
+                    OR (d.kind = 'domain' AND (?3 = d.value OR (?3 >= d.value || '.' AND ?3 < d.value || '/'))))
+                """)
+            deleted.bind(1, stagingID)
+            deleted.bind(2, uid)
+            deleted.bind(3, live.domain)
+            defer { deleted.reset() }
+            if try deleted.step() { return nil }
+        }
+        return live
     }
 
     /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch:
@@ -341,6 +388,7 @@ public final class StagedWrites {
         }
         counts.put = countsAtCommit.put
         counts.deleted = countsAtCommit.deleted
+        counts.ignoredUpdates = countsAtCommit.ignoredUpdates
         pendingOperations = 0
     }
 }

@@ -210,7 +210,7 @@ public final class ExtensionSession {
         default:
             do {
                 let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
-                log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected)")
+                log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected), ignored updates \(counts.ignoredUpdates)")
                 return (counts, context.rejections, nil)
             } catch {
                 writes.rollback()
