@@ -403,9 +403,13 @@ public struct ValidatedItem: Sendable, Equatable {
 /// Checks items against protocol version 1, one at a time, so a bad item is rejected alone.
 public enum ItemValidator {
     public static let maximumIdentifierBytes = 1024
+    static let textContentColumn = AttributeSchema.searched.firstIndex(of: "textContent") ?? 4
 
-    /// Validates one item, or says exactly which field is wrong.
-    public static func validate(_ json: JSONValue, path: String = "item") throws(FieldError) -> ValidatedItem {
+    /// Validates one item, or says exactly which field is wrong. `declarations` are the bundle's
+    /// custom attributes: their values are type-checked too, and the text of those searchable
+    /// by default joins the `textContent` full-text column (unknown keys stay unchecked).
+    public static func validate(_ json: JSONValue, path: String = "item",
+                                declarations: [String: AttributeDeclaration] = [:]) throws(FieldError) -> ValidatedItem {
         // One pass over the members; key paths are built only when there is an error to report.
         guard case .object(let members) = json else {
             throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
@@ -463,10 +467,32 @@ public enum ItemValidator {
             }
             // The last occurrence of a key wins, as for every JSON object here.
             var searched = [JSONValue?](repeating: nil, count: AttributeSchema.searched.count)
+            var byDefault: [(String, JSONValue)] = []
             for (key, value) in attributeMembers {
-                guard let slot = AttributeSchema.slots[key] else { continue }
+                guard let slot = AttributeSchema.slots[key] else {
+                    if !declarations.isEmpty, let declaration = declarations[key] {
+                        try check(value, kind: declaration.attributeKind, path: { path + ".attributes." + key })
+                        if declaration.searchableByDefault { byDefault.append((key, value)) }
+                    }
+                    continue
+                }
                 try check(value, kind: slot.kind, path: { path + ".attributes." + key })
                 if let column = slot.searchColumn { searched[column] = value }
+            }
+            if !byDefault.isEmpty {
+                // Custom attributes searched by default share the textContent column (the last
+                // occurrence of a key wins, as above).
+                var seen = Set<String>()
+                var texts: [String] = []
+                if case .string(let text)? = searched[textContentColumn] { texts.append(text) }
+                for (key, value) in byDefault.reversed() where seen.insert(key).inserted {
+                    switch value {
+                    case .string(let text): texts.append(text)
+                    case .array(let list): texts.append(contentsOf: list.compactMap(\.stringValue))
+                    default: break
+                    }
+                }
+                searched[textContentColumn] = .string(texts.joined(separator: "\n"))
             }
             for (column, value) in searched.enumerated() {
                 let field = ValidatedItem.Field.searched[column]
@@ -483,7 +509,7 @@ public enum ItemValidator {
         return ValidatedItem(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate)
     }
 
-    private static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {
+    static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {
         if value.isNull { return }
         var path: String { makePath() }
         switch kind {

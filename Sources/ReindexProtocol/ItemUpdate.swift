@@ -9,7 +9,8 @@ extension ValidatedItem {
     /// `existingAttributes` is the existing item's attributes as stored (compact JSON, already
     /// validated when it was put).
     public func merged(intoAttributes existingAttributes: [UInt8], domainIdentifier existingDomain: String?,
-                       expiration existingExpiration: Double?) throws(FieldError) -> ValidatedItem {
+                       expiration existingExpiration: Double?,
+                       declarations: [String: AttributeDeclaration] = [:]) throws(FieldError) -> ValidatedItem {
         var members: [(String, JSONValue)] = []
         if let existing = try? JSONParser.parse(existingAttributes), case .object(let old) = existing { members = old }
         let update: JSONValue
@@ -29,7 +30,7 @@ extension ValidatedItem {
         var item: [(String, JSONValue)] = [("uniqueIdentifier", .string(uniqueIdentifier))]
         if let domain = domainIdentifier ?? existingDomain { item.append(("domainIdentifier", .string(domain))) }
         item.append(("attributes", .object(members)))
-        let merged = try ItemValidator.validate(.object(item))
+        let merged = try ItemValidator.validate(.object(item), declarations: declarations)
         return ValidatedItem(storage: merged.storage, expiration: expiration ?? existingExpiration)
     }
 }

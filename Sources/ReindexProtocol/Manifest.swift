@@ -40,6 +40,9 @@ public struct Manifest: Sendable, Equatable, Codable {
     public var retry: Retry
     public var refreshBeforeExpirySeconds: Double
     public var limits: Limits
+    // Custom attributes (queries2): see AttributeDeclaration.swift.
+    /// The custom attributes the bundle declares, by name (`"attributes"`); empty when none.
+    public var attributes: [String: AttributeDeclaration] = [:]
 
     public init(
         bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
@@ -116,7 +119,8 @@ public struct Manifest: Sendable, Equatable, Codable {
     /// ignored (later versions may add keys); one close to a known key draws a warning.
     public static let knownKeys: [String: [String]] = [
         "": ["manifestVersion", "bundleIdentifier", "displayName", "version", "executable", "arguments", "environment",
-             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits"],
+             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits",
+             "attributes"],
         "timeouts": ["startupSeconds", "idleSeconds", "requestSeconds"],
         "retry": ["maxAttempts"],
         "limits": ["addressSpaceMiB", "cpuSeconds"],
@@ -228,6 +232,8 @@ public struct Manifest: Sendable, Equatable, Codable {
             manifest.limits.addressSpaceMiB = try limits.positiveInteger("addressSpaceMiB")
             manifest.limits.cpuSeconds = try limits.positiveInteger("cpuSeconds")
         }
+        // Custom attributes (queries2).
+        manifest.attributes = try AttributeDeclaration.parseAll(value["attributes"])
         return manifest
     }
 
@@ -254,6 +260,8 @@ public struct Manifest: Sendable, Equatable, Codable {
         if let v = limits.addressSpaceMiB { limitMembers.append(("addressSpaceMiB", .integer(Int64(v)))) }
         if let v = limits.cpuSeconds { limitMembers.append(("cpuSeconds", .integer(Int64(v)))) }
         if !limitMembers.isEmpty { members.append(("limits", .object(limitMembers))) }
+        // Custom attributes (queries2).
+        if !attributes.isEmpty { members.append(("attributes", AttributeDeclaration.json(attributes))) }
         return .object(members)
     }
 }

@@ -21,7 +21,7 @@ extension Reindex {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)
-                    try writes.put(try ItemValidator.validate(value))
+                    try writes.put(try ItemValidator.validate(value, declarations: writes.declarations))
                 } catch let error as SQLiteError {
                     throw error
                 } catch {

@@ -62,6 +62,8 @@ enum TestSupport {
         /// The manifest's `limits`: address space in MiB and CPU time in seconds.
         var addressSpaceMiB: Int? = nil
         var cpuSeconds: Int? = nil
+        /// More top-level manifest keys (custom `attributes`, say).
+        var extraManifest: [(String, JSONValue)] = []
 
         init(_ identifier: String, executable: String) {
             self.identifier = identifier
@@ -101,6 +103,7 @@ enum TestSupport {
         if let v = spec.addressSpaceMiB { limits.append(("addressSpaceMiB", .integer(Int64(v)))) }
         if let v = spec.cpuSeconds { limits.append(("cpuSeconds", .integer(Int64(v)))) }
         if !limits.isEmpty { manifest.append(("limits", .object(limits))) }
+        manifest += spec.extraManifest
         try write(JSONWriter.string(.object(manifest)), to: "\(directory)/manifest.json")
         return directory
     }

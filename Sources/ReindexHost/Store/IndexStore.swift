@@ -128,6 +128,14 @@ public final class IndexStore {
         let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
         bind(fts)
         try fts.run()
+        if try hasAttributeText() {
+            let ids = try statement("SELECT id FROM items WHERE \(condition)")
+            bind(ids)
+            var rows: [Int64] = []
+            while try ids.step() { rows.append(ids.int64(0)) }
+            ids.reset()
+            for row in rows { try deleteAttributeText(item: row) }
+        }
         let items = try statement("DELETE FROM items WHERE \(condition)")
         bind(items)
         try items.run()

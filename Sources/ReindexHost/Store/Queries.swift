@@ -123,7 +123,7 @@ extension IndexStore {
         case "bundle", "bundleIdentifier": expression = "b.identifier"
         case "domain", "domainIdentifier": expression = "i.domain"
         default:
-            switch AttributeSchema.kinds[attribute] {
+            switch AttributeSchema.kinds[attribute] ?? prepared.plan.declared[attribute]?.attributeKind {
             case .string?: expression = QueryPlan.json(attribute)
             case .stringList?: expression = "v.value"; list = true
             default: throw ReindexError(.usage, "--facet \(attribute): expected a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …)")
@@ -172,12 +172,18 @@ extension IndexStore {
     func prepare(_ text: String, options: QueryOptions) throws(ReindexError) -> PreparedQuery {
         let now = options.now ?? Clock.now()
         let plan: QueryPlan
+        let declared: [String: AttributeDeclaration]
+        do throws(SQLiteError) {
+            if let bundle = options.bundle { declared = try declarations(bundle: bundle) } else { declared = try allDeclarations() }
+        } catch {
+            throw IndexStore.explain(error, index: path, doing: "search failed")
+        }
         do {
-            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: Self.localTimeZoneOffset()))
+            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: Self.localTimeZoneOffset()), declared: declared)
         } catch {
             throw error.reindexError
         }
-        for key in options.sort { _ = try Self.sortExpression(key.attribute) }
+        for key in options.sort { _ = try Self.sortExpression(key.attribute, declared: declared) }
         return PreparedQuery(plan: plan, options: options, now: now)
     }
 
@@ -361,14 +367,14 @@ extension IndexStore {
     }
 
     /// Sort expressions for an attribute a query may sort by.
-    static func sortExpression(_ attribute: String) throws(ReindexError) -> String {
+    static func sortExpression(_ attribute: String, declared: [String: AttributeDeclaration] = [:]) throws(ReindexError) -> String {
         switch attribute {
         case "bundleIdentifier": return "b.key"
         case "domainIdentifier": return "i.domain"
         case "uniqueIdentifier": return "i.uid"
         case "expirationDate": return "i.expires"
         default:
-            switch AttributeSchema.kinds[attribute] {
+            switch AttributeSchema.kinds[attribute] ?? declared[attribute]?.attributeKind {
             case .date?: return "reindex_seconds(\(QueryPlan.json(attribute)))"
             case .stringList?: return "json_extract(i.attributes, '$.\(attribute)[0]')"
             case .base64?, nil:
@@ -383,7 +389,7 @@ extension IndexStore {
     func sorted(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
         var keys: [(expression: String, descending: Bool)] = []
         for key in q.options.sort {
-            guard let expression = try? Self.sortExpression(key.attribute) else { continue }
+            guard let expression = try? Self.sortExpression(key.attribute, declared: q.plan.declared) else { continue }
             keys.append(("(\(expression) IS NULL)", false))
             keys.append((expression, key.descending))
         }

@@ -111,5 +111,17 @@ enum Schema {
         """
         ALTER TABLE requests ADD COLUMN progress TEXT;
         """,
+        // 5: custom attributes. The declarations in effect for each bundle (JSON, recorded when a
+        // reindexAll is acknowledged); the text of searchable custom attributes, one full-text
+        // row per item and attribute (row id = item id × 64 + the attribute's slot, so an item's
+        // rows are one range); and that text for committed rows kept aside by a replacement.
+        """
+        ALTER TABLE bundles ADD COLUMN attributes TEXT;
+        CREATE VIRTUAL TABLE attributes_fts USING fts5(
+            name UNINDEXED, value,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        ALTER TABLE staged_undo ADD COLUMN custom TEXT;
+        """,
     ]
 }

@@ -72,10 +72,21 @@ public final class StagedWrites {
     // The hot path's statements, held directly (no cache lookup per item).
     private var insertStatement: SQLiteStatement?
     private var ftsStatement: SQLiteStatement?
+    /// The custom attributes in effect for this request's writes: for a replacement, those it
+    /// was given (the manifest's, recorded for the bundle at its acknowledgement); otherwise
+    /// those recorded at the bundle's last acknowledged reindexAll. Items should be validated
+    /// with these.
+    public let declarations: [String: AttributeDeclaration]
+    /// The searchable ones, sorted by name: an attribute's position is its slot in
+    /// `attributes_fts` (row id = item id × 64 + slot).
+    private let searchableNames: [String]
 
     /// Prepares writes for `bundleIdentifier`; registers the bundle if the index has not seen it.
     /// A replacement first discards whatever an earlier attempt wrote after its last commit.
-    public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil) throws(SQLiteError) {
+    /// `declarations` are the bundle's custom attributes as its manifest declares them now; only
+    /// a replacement uses them (they take effect at its acknowledgement).
+    public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil,
+                declarations: [String: AttributeDeclaration] = [:]) throws(SQLiteError) {
         self.store = store
         self.bundleKey = bundleIdentifier.lowercased()
         self.scope = scope
@@ -84,6 +95,12 @@ public final class StagedWrites {
         register.bind(2, bundleIdentifier)
         register.bind(3, Clock.now())
         try register.run()
+        if case .replacement = scope {
+            self.declarations = declarations
+        } else {
+            self.declarations = try store.declarations(bundle: bundleKey)
+        }
+        searchableNames = self.declarations.filter { $0.value.searchable }.keys.sorted()
         switch scope {
         case .replacement(let g):
             generation = g
@@ -136,7 +153,8 @@ public final class StagedWrites {
         var item = item
         if item.isUpdate {
             guard let existing = try existing(item.uniqueIdentifier),
-                  let merged = try? item.merged(intoAttributes: existing.attributes, domainIdentifier: existing.domain, expiration: existing.expires)
+                  let merged = try? item.merged(intoAttributes: existing.attributes, domainIdentifier: existing.domain,
+                                              expiration: existing.expires, declarations: declarations)
             else {
                 counts.ignoredUpdates += 1
                 try operationDone()
@@ -173,6 +191,7 @@ public final class StagedWrites {
             let remove = try store.statement("DELETE FROM items_fts WHERE rowid = ?1")
             remove.bind(1, rowID)
             try remove.run()
+            try store.deleteAttributeText(item: rowID)
         }
         let fts: SQLiteStatement
         if let cached = ftsStatement { fts = cached } else {
@@ -184,8 +203,31 @@ public final class StagedWrites {
             item.withField(field) { fts.bindText(Int32(n + 2), $0) }
         }
         try fts.run()
+        if !searchableNames.isEmpty { try writeAttributeText(item, rowID: rowID) }
         counts.put += 1
         try operationDone()
+    }
+
+    /// One `attributes_fts` row per searchable custom attribute the item has.
+    private func writeAttributeText(_ item: ValidatedItem, rowID: Int64) throws(SQLiteError) {
+        guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return }
+        var values: [String: JSONValue] = [:]
+        for (key, value) in members where declarations[key]?.searchable == true { values[key] = value }
+        guard !values.isEmpty else { return }
+        let insert = try store.statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
+        for (slot, name) in searchableNames.enumerated() {
+            let text: String
+            switch values[name] {
+            case .string(let s)?: text = s
+            case .array(let list)?: text = list.compactMap(\.stringValue).joined(separator: "\n")
+            default: continue
+            }
+            insert.reset()
+            insert.bind(1, rowID << 6 | Int64(slot))
+            insert.bind(2, name)
+            insert.bind(3, text)
+            try insert.run()
+        }
     }
 
     /// The item of `uid` that a partial update merges into, as this request sees it: for a
@@ -296,9 +338,11 @@ public final class StagedWrites {
     private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors)
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom)
             SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
-                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors
+                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors,
+                (SELECT json_group_array(json_array(a.rowid & 63, a.name, a.value)) FROM attributes_fts a
+                 WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63)
             FROM items i JOIN items_fts f ON f.rowid = i.id
             WHERE i.id IN (SELECT id FROM items WHERE \(condition)) AND i.batch IS NOT ?7
             """)
@@ -342,6 +386,7 @@ public final class StagedWrites {
         var retired: Int64?
         switch scope {
         case .replacement(let newGeneration):
+            try store.recordDeclarations(declarations, bundle: bundleKey)
             let old = try store.liveGeneration(bundle: bundleKey)
             if old != newGeneration {
                 let gone = try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
