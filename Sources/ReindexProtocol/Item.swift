@@ -18,12 +18,19 @@ public enum AttributeSchema {
         "thumbnailData": .base64,
     ]
 
-    /// Each known attribute's type and, for searched ones, its full-text column.
-    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?)] = {
-        var result: [String: (kind: AttributeKind, searchColumn: Int?)] = [:]
-        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key)) }
+    /// Each known attribute's type and, for searched ones, its full-text column; for those the
+    /// store keeps in columns of their own (`filtered`), their position there.
+    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = {
+        var result: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = [:]
+        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key), filtered.firstIndex(of: key)) }
         return result
     }()
+
+    /// The attributes the store keeps in indexed columns of their own, for filters and sorting:
+    /// `contentType` (text), then numbers (dates as seconds since 1970), in `FilterValues` order.
+    public static let filtered: [String] = [
+        "contentType", "rating", "rankingHint", "startDate", "endDate", "contentCreationDate", "contentModificationDate",
+    ]
 
     /// The attributes that are full-text searched, in the order of the index's columns.
     public static let searched: [String] = [
@@ -292,6 +299,8 @@ public struct ValidatedItem: Sendable, Equatable {
         case uniqueIdentifier = 0, domainIdentifier
         case title, displayName, alternateNames, contentDescription, textContent, keywords, authors
         case attributes
+        /// `contentType`, kept apart for its indexed column.
+        case contentType
         /// The full-text fields in `AttributeSchema.searched` order.
         public static let searched: [Field] = [.title, .displayName, .alternateNames, .contentDescription, .textContent, .keywords, .authors]
     }
@@ -303,25 +312,30 @@ public struct ValidatedItem: Sendable, Equatable {
     let storage: [UInt8]
     /// Seconds since 1970, or nil for an item that does not expire.
     public let expiration: Double?
+    /// The numeric attributes the store keeps in indexed columns (`AttributeSchema.filtered`).
+    public let filters: FilterValues
     /// A partial update (`"isUpdate": true`): its attributes are to be merged into the existing
     /// item of its identifier (`null` removes one), see `merged(into:…)`. Its `attributesJSON`
     /// keeps the `null`s.
     public let isUpdate: Bool
 
     /// Builds an item from its parts.
-    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8], isUpdate: Bool = false) {
+    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8],
+                isUpdate: Bool = false, contentType: String? = nil, filters: FilterValues = FilterValues()) {
         var builder = Builder()
         builder.add(.uniqueIdentifier, uniqueIdentifier)
         builder.add(.domainIdentifier, domainIdentifier)
         for (field, text) in zip(Field.searched, searchText) { builder.add(field, text) }
         builder.addBytes(.attributes, attributesJSON)
-        self.init(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate)
+        builder.add(.contentType, contentType)
+        self.init(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate, filters: filters)
     }
 
-    init(storage: [UInt8], expiration: Double?, isUpdate: Bool = false) {
+    init(storage: [UInt8], expiration: Double?, isUpdate: Bool = false, filters: FilterValues = FilterValues()) {
         self.storage = storage
         self.expiration = expiration
         self.isUpdate = isUpdate
+        self.filters = filters
     }
 
     /// Calls `body` with the field's UTF-8 bytes, or nil when the field is absent.
@@ -459,6 +473,7 @@ public enum ItemValidator {
             expiration = seconds
         }
         var builder = ValidatedItem.Builder(capacity: 512)
+        var filters = FilterValues()
         builder.add(.uniqueIdentifier, uid)
         builder.add(.domainIdentifier, domain)
         if let attributes = attributesValue, !attributes.isNull {
@@ -468,6 +483,7 @@ public enum ItemValidator {
             // The last occurrence of a key wins, as for every JSON object here.
             var searched = [JSONValue?](repeating: nil, count: AttributeSchema.searched.count)
             var byDefault: [(String, JSONValue)] = []
+            var contentType: String? = nil
             for (key, value) in attributeMembers {
                 guard let slot = AttributeSchema.slots[key] else {
                     if !declarations.isEmpty, let declaration = declarations[key] {
@@ -478,7 +494,16 @@ public enum ItemValidator {
                 }
                 try check(value, kind: slot.kind, path: { path + ".attributes." + key })
                 if let column = slot.searchColumn { searched[column] = value }
+                if let column = slot.filterColumn {
+                    switch value {
+                    case .string(let text) where column == 0: contentType = text
+                    case .string(let text): filters[column - 1] = RFC3339.parse(text)
+                    case .null: if column == 0 { contentType = nil } else { filters[column - 1] = nil }
+                    default: filters[column - 1] = value.doubleValue
+                    }
+                }
             }
+            builder.add(.contentType, contentType)
             if !byDefault.isEmpty {
                 // Custom attributes searched by default share the textContent column (the last
                 // occurrence of a key wins, as above).
@@ -506,7 +531,7 @@ public enum ItemValidator {
         } else {
             builder.addBytes(.attributes, Array("{}".utf8))
         }
-        return ValidatedItem(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate)
+        return ValidatedItem(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate, filters: filters)
     }
 
     static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {

@@ -154,13 +154,22 @@ struct QueryPlan {
             guard isNumber else {
                 throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
             }
-            return "\(Self.json(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
+            return "\(Self.value(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
         case .comparison(let c):
             return try comparison(c)
         }
     }
 
     static func json(_ name: String) -> String { "json_extract(i.attributes, '$.\(name)')" }
+
+    /// The item's own indexed column for an attribute the store extracts (`contentType`,
+    /// `rating`, `rankingHint` and the dates, as seconds), or nil.
+    static func column(_ name: String) -> String? {
+        AttributeSchema.filtered.firstIndex(of: name).map { "i." + Schema.filterColumns[$0] }
+    }
+
+    /// How a query reads an attribute: its column when it has one, else from the item's JSON.
+    static func value(_ name: String) -> String { column(name) ?? json(name) }
 
     mutating func comparison(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
         let op = c.op.rawValue == "==" ? "=" : c.op.rawValue
@@ -187,8 +196,10 @@ struct QueryPlan {
         case .domain: column = "i.domain"; kind = .string
         case .uniqueIdentifier: column = "i.uid"; kind = .string
         case .bundle: column = "b.identifier"; kind = .string
-        case .item(let k): column = Self.json(c.attribute); kind = k
+        case .item(let k): column = Self.value(c.attribute); kind = k
         }
+        // An extracted date column holds seconds already.
+        let seconds = kind == .date && Self.column(c.attribute) != nil
         switch (kind, c.value) {
         case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
             if modifiers.contains(.wordBased) {
@@ -207,12 +218,12 @@ struct QueryPlan {
         case (.number, .number(let n)):
             return c.op == .notEqual ? "IFNULL(\(column) != \(bind(.double(n))), 1)" : "\(column) \(op) \(bind(.double(n)))"
         case (.date, .time(let t)):
-            return dateComparison(column, op: c.op, t)
+            return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
                 throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
             }
-            return dateComparison(column, op: c.op, t)
+            return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
         default:
@@ -228,8 +239,8 @@ struct QueryPlan {
         }
     }
 
-    mutating func dateComparison(_ column: String, op: QueryOperator, _ t: Double) -> String {
-        let seconds = "reindex_seconds(\(column))"
+    mutating func dateComparison(_ column: String, op: QueryOperator, _ t: Double, seconds isSeconds: Bool = false) -> String {
+        let seconds = isSeconds ? column : "reindex_seconds(\(column))"
         switch op {
         case .equal: return "\(seconds) = \(bind(.double(t)))"
         case .notEqual: return "IFNULL(\(seconds) != \(bind(.double(t))), 1)"

@@ -112,6 +112,7 @@ public final class IndexStore {
             if version > Schema.migrations.count {
                 throw SQLiteError(code: SQLITE_ERROR, message: "the index was written by a newer reindex (schema \(version))", context: path)
             }
+            if version < Schema.migrations.count { try prepareQueries() }   // functions the migrations use
             for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
             try connection.execute("PRAGMA user_version = \(Schema.migrations.count)")
             try connection.execute("COMMIT")

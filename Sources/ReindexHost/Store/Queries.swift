@@ -374,6 +374,7 @@ extension IndexStore {
         case "uniqueIdentifier": return "i.uid"
         case "expirationDate": return "i.expires"
         default:
+            if let column = QueryPlan.column(attribute) { return column }
             switch AttributeSchema.kinds[attribute] ?? declared[attribute]?.attributeKind {
             case .date?: return "reindex_seconds(\(QueryPlan.json(attribute)))"
             case .stringList?: return "json_extract(i.attributes, '$.\(attribute)[0]')"
@@ -413,31 +414,40 @@ extension IndexStore {
             after = " AND " + chain
         }
         let select = "b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, " + keys.map(\.expression).joined(separator: ", ")
-        let order = keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
-        let s = try matchStatement(q, select: select, tail: after + " ORDER BY \(order) LIMIT ?5")
-        for (n, value) in cursorValues.enumerated() {
-            let index = Int32(100 + n)
-            switch value {
-            case .string(let t): s.bind(index, t)
-            case .integer(let i): s.bind(index, i)
-            case .double(let d): s.bind(index, d)
-            default: s.bind(index, nil as String?)
-            }
+        // When the first sort key is an indexed column, the items that have it and those that do
+        // not are read apart, each in an order its index can give (`x` alone, where `(x IS NULL)`
+        // is constant): the first page walks the index instead of sorting every match.
+        var phases: [(condition: String, keys: ArraySlice<(expression: String, descending: Bool)>)] = [("", keys[...])]
+        if let first = q.options.sort.first, let column = QueryPlan.column(first.attribute), keys.count >= 2 {
+            phases = [(" AND \(column) IS NOT NULL", keys.dropFirst()), (" AND \(column) IS NULL", keys.dropFirst(2))]
         }
-        s.bind(5, limit + 1)
-        defer { s.reset() }
         var results: [SearchResult] = []
         var last: [JSONValue] = []
-        while try s.step() {
-            if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(values: last).encoded) }
-            results.append(result(s, score: nil))
-            last = (0..<keys.count).map { n in
-                let column = Int32(6 + n)
-                if s.isNull(column) { return .null }
-                switch s.columnType(column) {
-                case .integer: return .integer(s.int64(column))
-                case .double: return .double(s.double(column))
-                default: return .string(s.text(column) ?? "")
+        for phase in phases {
+            let order = phase.keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+            let s = try matchStatement(q, select: select, tail: phase.condition + after + " ORDER BY \(order) LIMIT ?5")
+            for (n, value) in cursorValues.enumerated() {
+                let index = Int32(100 + n)
+                switch value {
+                case .string(let t): s.bind(index, t)
+                case .integer(let i): s.bind(index, i)
+                case .double(let d): s.bind(index, d)
+                default: s.bind(index, nil as String?)
+                }
+            }
+            s.bind(5, limit + 1 - results.count)
+            defer { s.reset() }
+            while try s.step() {
+                if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(values: last).encoded) }
+                results.append(result(s, score: nil))
+                last = (0..<keys.count).map { n in
+                    let column = Int32(6 + n)
+                    if s.isNull(column) { return .null }
+                    switch s.columnType(column) {
+                    case .integer: return .integer(s.int64(column))
+                    case .double: return .double(s.double(column))
+                    default: return .string(s.text(column) ?? "")
+                    }
                 }
             }
         }

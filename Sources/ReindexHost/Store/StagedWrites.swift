@@ -164,7 +164,11 @@ public final class StagedWrites {
         }
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
-            insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+            insert = try store.connection.prepare("""
+                INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch,
+                    content_type, rating, ranking_hint, start_date, end_date, created_date, modified_date)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                """)
             insertStatement = insert
         }
         bindRow(insert, item)
@@ -183,7 +187,11 @@ public final class StagedWrites {
                 }
             }
             let update = try store.statement(
-                "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
+                """
+                UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7, content_type = ?8, rating = ?9, ranking_hint = ?10,
+                    start_date = ?11, end_date = ?12, created_date = ?13, modified_date = ?14
+                WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id
+                """)
             bindRow(update, item)
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
@@ -261,8 +269,9 @@ public final class StagedWrites {
         return live
     }
 
-    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch:
-    /// the parameters the insert and the update of an item share.
+    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch,
+    /// ?8 contentType, ?9… the filter values (`AttributeSchema.filtered`): the parameters the
+    /// insert and the update of an item share.
     private func bindRow(_ statement: SQLiteStatement, _ item: ValidatedItem) {
         statement.bind(1, bundleKey)
         statement.bind(2, generation)
@@ -271,6 +280,8 @@ public final class StagedWrites {
         statement.bind(5, item.expiration)
         item.withField(.attributes) { statement.bindText(6, $0) }
         if case .replacement = scope { statement.bind(7, batch) } else { statement.bind(7, nil as Int64?) }
+        item.withField(.contentType) { statement.bindText(8, $0) }
+        for n in 0..<FilterValues.count { statement.bind(Int32(9 + n), item.filters[n]) }
     }
 
     /// Notes an item that was rejected (counted, not stored).

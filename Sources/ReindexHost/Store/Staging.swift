@@ -116,6 +116,7 @@ extension IndexStore {
             for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
             try restoreAttributeText(row[10], item: restored)
+            try fillFilterColumns(item: restored)
         }
         try forgetKeptRows(request: id)
         return discarded
@@ -446,6 +447,24 @@ extension IndexStore {
         remove.bind(1, id << 6)
         remove.bind(2, id << 6 | 63)
         try remove.run()
+    }
+
+    /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
+    func fillFilterColumns(item id: Int64) throws(SQLiteError) {
+        try prepareQueries()
+        let fill = try statement("""
+            UPDATE items SET
+                content_type = json_extract(attributes, '$.contentType'),
+                rating = json_extract(attributes, '$.rating'),
+                ranking_hint = json_extract(attributes, '$.rankingHint'),
+                start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
+                end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
+                created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
+                modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
+            WHERE id = ?1
+            """)
+        fill.bind(1, id)
+        try fill.run()
     }
 
     /// Writes back the custom attribute text `keepCommittedRows` kept aside (a JSON array of
