@@ -127,6 +127,8 @@ enum Schema {
         // in columns of their own, written with every item (StagedWrites) and indexed, so a
         // selective filter or a sort by one of them reads an index range instead of every item's
         // JSON. Existing items are filled in from their JSON (reindex_seconds is registered first).
+        // rating's indexes carry the sort's tie-breakers (bundle, gen, uid), once per direction,
+        // since ratings have few distinct values: a first page of --sort rating then sorts nothing.
         """
         ALTER TABLE items ADD COLUMN content_type TEXT;
         ALTER TABLE items ADD COLUMN rating REAL;
@@ -145,7 +147,8 @@ enum Schema {
             modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
         WHERE attributes != '{}';
         CREATE INDEX items_content_type ON items(content_type) WHERE content_type IS NOT NULL;
-        CREATE INDEX items_rating ON items(rating) WHERE rating IS NOT NULL;
+        CREATE INDEX items_rating ON items(rating, bundle, gen, uid) WHERE rating IS NOT NULL;
+        CREATE INDEX items_rating_desc ON items(rating DESC, bundle, gen, uid) WHERE rating IS NOT NULL;
         CREATE INDEX items_start_date ON items(start_date) WHERE start_date IS NOT NULL;
         CREATE INDEX items_end_date ON items(end_date) WHERE end_date IS NOT NULL;
         CREATE INDEX items_created_date ON items(created_date) WHERE created_date IS NOT NULL;
