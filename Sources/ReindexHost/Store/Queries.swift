@@ -418,8 +418,11 @@ extension IndexStore {
         // not are read apart, each in an order its index can give (`x` alone, where `(x IS NULL)`
         // is constant): the first page walks the index instead of sorting every match.
         var phases: [(condition: String, keys: ArraySlice<(expression: String, descending: Bool)>)] = [("", keys[...])]
+        // The generation is left out of that order: every visible row of a bundle has its live
+        // generation, so it changes nothing, and the indexes do not hold it.
         if let first = q.options.sort.first, let column = QueryPlan.column(first.attribute), keys.count >= 2 {
-            phases = [(" AND \(column) IS NOT NULL", keys.dropFirst()), (" AND \(column) IS NULL", keys.dropFirst(2))]
+            let withoutGeneration = keys.filter { $0.expression != "i.gen" }
+            phases = [(" AND \(column) IS NOT NULL", withoutGeneration.dropFirst()), (" AND \(column) IS NULL", withoutGeneration.dropFirst(2))]
         }
         var results: [SearchResult] = []
         var last: [JSONValue] = []

@@ -127,8 +127,12 @@ enum Schema {
         // in columns of their own, written with every item (StagedWrites) and indexed, so a
         // selective filter or a sort by one of them reads an index range instead of every item's
         // JSON. Existing items are filled in from their JSON (reindex_seconds is registered first).
-        // rating's indexes carry the sort's tie-breakers (bundle, gen, uid), once per direction,
-        // since ratings have few distinct values: a first page of --sort rating then sorts nothing.
+        // rating's index carries the sort's tie-breakers (bundle, uid), since ratings have few
+        // distinct values: a first page of --sort rating sorts nothing; read backwards for
+        // rating:desc, it sorts only the top rating's ties (ties stay ascending). A second,
+        // descending index cost 1.6× the time of a 300k-item `put`; this one, 1.1×. No index here
+        // holds gen: publishing a staging moves its rows to the live gen, and an index on gen
+        // would be rewritten for every row (3.6× the time of that `put`).
         """
         ALTER TABLE items ADD COLUMN content_type TEXT;
         ALTER TABLE items ADD COLUMN rating REAL;
@@ -147,8 +151,7 @@ enum Schema {
             modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
         WHERE attributes != '{}';
         CREATE INDEX items_content_type ON items(content_type) WHERE content_type IS NOT NULL;
-        CREATE INDEX items_rating ON items(rating, bundle, gen, uid) WHERE rating IS NOT NULL;
-        CREATE INDEX items_rating_desc ON items(rating DESC, bundle, gen, uid) WHERE rating IS NOT NULL;
+        CREATE INDEX items_rating ON items(rating, bundle, uid) WHERE rating IS NOT NULL;
         CREATE INDEX items_start_date ON items(start_date) WHERE start_date IS NOT NULL;
         CREATE INDEX items_end_date ON items(end_date) WHERE end_date IS NOT NULL;
         CREATE INDEX items_created_date ON items(created_date) WHERE created_date IS NOT NULL;
