@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "ReindexProtocol", targets: ["ReindexProtocol"]),
         .library(name: "ReindexExtension", targets: ["ReindexExtension"]),
         .library(name: "ReindexHost", targets: ["ReindexHost"]),
+        // For applications that search an index: the query language over pages as an AsyncSequence.
+        .library(name: "ReindexQuery", targets: ["ReindexQuery"]),
         .executable(name: "ColleaguesIndexer", targets: ["ColleaguesIndexer"]),
         .executable(name: "ShowTimesIndexer", targets: ["ShowTimesIndexer"]),
         .plugin(name: "BundleExtension", targets: ["BundleExtension"]),
@@ -32,6 +34,10 @@ let package = Package(
 
         // The engine: discovery, store, supervisor, scheduler.
         .target(name: "ReindexHost", dependencies: ["ReindexProtocol", "CSQLite", "CReindexSystem"]),
+
+        // The application search API. The store still lives in ReindexHost, so this links it;
+        // its API names only ReindexQuery's and ReindexProtocol's types (see README).
+        .target(name: "ReindexQuery", dependencies: ["ReindexHost", "ReindexProtocol"]),
 
         // The command: thin, one file per command.
         .executableTarget(name: "reindex", dependencies: ["ReindexHost"]),
@@ -64,6 +70,6 @@ let package = Package(
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "CSQLite"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexQuery", "CSQLite"]),
     ]
 )

@@ -21,7 +21,9 @@ public enum BenchItems {
             contentDescription: "\(department) · \(titles[(n / 3) % titles.count]) · +1 555 \(n % 10000)",
             keywords: [skills[n % skills.count], skills[(n / 7) % skills.count], department],
             emailAddresses: ["person\(n)@example.com"],
-            phoneNumbers: ["+1 555 \(n % 10000)"])
+            phoneNumbers: ["+1 555 \(n % 10000)"],
+            // 0.0…4.8, and 5 for one item in 500: a filter `rating >= 4.9` selects 0.2%.
+            rating: n % 500 == 0 ? 5 : Double(n % 49) / 10)
         if large {
             var text: [String] = []
             text.reserveCapacity(40)

@@ -18,12 +18,19 @@ public enum AttributeSchema {
         "thumbnailData": .base64,
     ]
 
-    /// Each known attribute's type and, for searched ones, its full-text column.
-    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?)] = {
-        var result: [String: (kind: AttributeKind, searchColumn: Int?)] = [:]
-        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key)) }
+    /// Each known attribute's type and, for searched ones, its full-text column; for those the
+    /// store keeps in columns of their own (`filtered`), their position there.
+    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = {
+        var result: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = [:]
+        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key), filtered.firstIndex(of: key)) }
         return result
     }()
+
+    /// The attributes the store keeps in indexed columns of their own, for filters and sorting:
+    /// `contentType` (text), then numbers (dates as seconds since 1970), in `FilterValues` order.
+    public static let filtered: [String] = [
+        "contentType", "rating", "rankingHint", "startDate", "endDate", "contentCreationDate", "contentModificationDate",
+    ]
 
     /// The attributes that are full-text searched, in the order of the index's columns.
     public static let searched: [String] = [
@@ -121,7 +128,8 @@ public struct SearchableItemAttributes: Sendable, Equatable, Codable {
         d("contentCreationDate", contentCreationDate); d("contentModificationDate", contentModificationDate)
         if let thumbnailData { body("thumbnailData", .string(Base64.encode(thumbnailData))) }
         if !custom.isEmpty {
-            for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil {
+            // A known key appears here only as `null`: how a partial update removes it.
+            for key in custom.keys.sorted() where AttributeSchema.kinds[key] == nil || custom[key] == .null {
                 if let value = custom[key] { body(key, .other(value)) }
             }
         }
@@ -214,12 +222,19 @@ public struct SearchableItem: Sendable, Equatable, Codable {
     /// After this moment searches no longer return the item.
     public var expirationDate: Date?
     public var attributes: SearchableItemAttributes
+    /// A partial update: the attributes set here are merged into the item already indexed under
+    /// this identifier (an attribute set to `.null` in `attributes.custom`, a known one too, is
+    /// removed); when no such item exists the host ignores the update and counts it. Core
+    /// Spotlight's `isUpdate`.
+    public var isUpdate: Bool
 
-    public init(uniqueIdentifier: String, domainIdentifier: String? = nil, expirationDate: Date? = nil, attributes: SearchableItemAttributes = .init()) {
+    public init(uniqueIdentifier: String, domainIdentifier: String? = nil, expirationDate: Date? = nil,
+                attributes: SearchableItemAttributes = .init(), isUpdate: Bool = false) {
         self.uniqueIdentifier = uniqueIdentifier
         self.domainIdentifier = domainIdentifier
         self.expirationDate = expirationDate
         self.attributes = attributes
+        self.isUpdate = isUpdate
     }
 
     /// Appends the item's compact JSON to `output` directly (the same text as
@@ -235,6 +250,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
             output.append(contentsOf: #","expirationDate":"#.utf8)
             JSONWriter.writeString(RFC3339.format(expirationDate.timeIntervalSince1970), into: &output)
         }
+        if isUpdate { output.append(contentsOf: #","isUpdate":true"#.utf8) }
         output.append(contentsOf: #","attributes":"#.utf8)
         attributes.writeJSON(into: &output)
         output.append(UInt8(ascii: "}"))
@@ -245,6 +261,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         var members: [(String, JSONValue)] = [("uniqueIdentifier", .string(uniqueIdentifier))]
         if let domainIdentifier { members.append(("domainIdentifier", .string(domainIdentifier))) }
         if let expirationDate { members.append(("expirationDate", .string(RFC3339.format(expirationDate.timeIntervalSince1970)))) }
+        if isUpdate { members.append(("isUpdate", .bool(true))) }
         members.append(("attributes", attributes.json))
         return .object(members)
     }
@@ -255,6 +272,7 @@ public struct SearchableItem: Sendable, Equatable, Codable {
         uniqueIdentifier = validated.uniqueIdentifier
         domainIdentifier = validated.domainIdentifier
         expirationDate = validated.expiration.map { Date(timeIntervalSince1970: $0) }
+        isUpdate = validated.isUpdate
         let rawAttributes = json["attributes"].flatMap { $0.isNull ? nil : $0 } ?? .object([])
         attributes = try SearchableItemAttributes(json: rawAttributes, path: path + ".attributes")
     }
@@ -281,6 +299,8 @@ public struct ValidatedItem: Sendable, Equatable {
         case uniqueIdentifier = 0, domainIdentifier
         case title, displayName, alternateNames, contentDescription, textContent, keywords, authors
         case attributes
+        /// `contentType`, kept apart for its indexed column.
+        case contentType
         /// The full-text fields in `AttributeSchema.searched` order.
         public static let searched: [Field] = [.title, .displayName, .alternateNames, .contentDescription, .textContent, .keywords, .authors]
     }
@@ -292,20 +312,30 @@ public struct ValidatedItem: Sendable, Equatable {
     let storage: [UInt8]
     /// Seconds since 1970, or nil for an item that does not expire.
     public let expiration: Double?
+    /// The numeric attributes the store keeps in indexed columns (`AttributeSchema.filtered`).
+    public let filters: FilterValues
+    /// A partial update (`"isUpdate": true`): its attributes are to be merged into the existing
+    /// item of its identifier (`null` removes one), see `merged(into:…)`. Its `attributesJSON`
+    /// keeps the `null`s.
+    public let isUpdate: Bool
 
     /// Builds an item from its parts.
-    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8]) {
+    public init(uniqueIdentifier: String, domainIdentifier: String?, expiration: Double?, searchText: [String?], attributesJSON: [UInt8],
+                isUpdate: Bool = false, contentType: String? = nil, filters: FilterValues = FilterValues()) {
         var builder = Builder()
         builder.add(.uniqueIdentifier, uniqueIdentifier)
         builder.add(.domainIdentifier, domainIdentifier)
         for (field, text) in zip(Field.searched, searchText) { builder.add(field, text) }
         builder.addBytes(.attributes, attributesJSON)
-        self.init(storage: builder.finish(), expiration: expiration)
+        builder.add(.contentType, contentType)
+        self.init(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate, filters: filters)
     }
 
-    init(storage: [UInt8], expiration: Double?) {
+    init(storage: [UInt8], expiration: Double?, isUpdate: Bool = false, filters: FilterValues = FilterValues()) {
         self.storage = storage
         self.expiration = expiration
+        self.isUpdate = isUpdate
+        self.filters = filters
     }
 
     /// Calls `body` with the field's UTF-8 bytes, or nil when the field is absent.
@@ -387,20 +417,31 @@ public struct ValidatedItem: Sendable, Equatable {
 /// Checks items against protocol version 1, one at a time, so a bad item is rejected alone.
 public enum ItemValidator {
     public static let maximumIdentifierBytes = 1024
+    static let textContentColumn = AttributeSchema.searched.firstIndex(of: "textContent") ?? 4
 
-    /// Validates one item, or says exactly which field is wrong.
-    public static func validate(_ json: JSONValue, path: String = "item") throws(FieldError) -> ValidatedItem {
+    /// Validates one item, or says exactly which field is wrong. `declarations` are the bundle's
+    /// custom attributes: their values are type-checked too, and the text of those searchable
+    /// by default joins the `textContent` full-text column (unknown keys stay unchecked).
+    public static func validate(_ json: JSONValue, path: String = "item",
+                                declarations: [String: AttributeDeclaration] = [:]) throws(FieldError) -> ValidatedItem {
         // One pass over the members; key paths are built only when there is an error to report.
         guard case .object(let members) = json else {
             throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
         }
         var uidValue: JSONValue? = nil, domainValue: JSONValue? = nil, expirationValue: JSONValue? = nil, attributesValue: JSONValue? = nil
+        var isUpdate = false
         for (key, value) in members {
             switch key {
             case "uniqueIdentifier": uidValue = value
             case "domainIdentifier": domainValue = value
             case "expirationDate": expirationValue = value
             case "attributes": attributesValue = value
+            case "isUpdate":
+                switch value {
+                case .bool(let flag): isUpdate = flag
+                case .null: isUpdate = false
+                default: throw FieldError(path: path + ".isUpdate", expected: "true or false", got: FieldReader.describe(value))
+                }
             default: continue
             }
         }
@@ -432,6 +473,7 @@ public enum ItemValidator {
             expiration = seconds
         }
         var builder = ValidatedItem.Builder(capacity: 512)
+        var filters = FilterValues()
         builder.add(.uniqueIdentifier, uid)
         builder.add(.domainIdentifier, domain)
         if let attributes = attributesValue, !attributes.isNull {
@@ -440,10 +482,42 @@ public enum ItemValidator {
             }
             // The last occurrence of a key wins, as for every JSON object here.
             var searched = [JSONValue?](repeating: nil, count: AttributeSchema.searched.count)
+            var byDefault: [(String, JSONValue)] = []
+            var contentType: String? = nil
             for (key, value) in attributeMembers {
-                guard let slot = AttributeSchema.slots[key] else { continue }
+                guard let slot = AttributeSchema.slots[key] else {
+                    if !declarations.isEmpty, let declaration = declarations[key] {
+                        try check(value, kind: declaration.attributeKind, path: { path + ".attributes." + key })
+                        if declaration.searchableByDefault { byDefault.append((key, value)) }
+                    }
+                    continue
+                }
                 try check(value, kind: slot.kind, path: { path + ".attributes." + key })
                 if let column = slot.searchColumn { searched[column] = value }
+                if let column = slot.filterColumn {
+                    switch value {
+                    case .string(let text) where column == 0: contentType = text
+                    case .string(let text): filters[column - 1] = RFC3339.parse(text)
+                    case .null: if column == 0 { contentType = nil } else { filters[column - 1] = nil }
+                    default: filters[column - 1] = value.doubleValue
+                    }
+                }
+            }
+            builder.add(.contentType, contentType)
+            if !byDefault.isEmpty {
+                // Custom attributes searched by default share the textContent column (the last
+                // occurrence of a key wins, as above).
+                var seen = Set<String>()
+                var texts: [String] = []
+                if case .string(let text)? = searched[textContentColumn] { texts.append(text) }
+                for (key, value) in byDefault.reversed() where seen.insert(key).inserted {
+                    switch value {
+                    case .string(let text): texts.append(text)
+                    case .array(let list): texts.append(contentsOf: list.compactMap(\.stringValue))
+                    default: break
+                    }
+                }
+                searched[textContentColumn] = .string(texts.joined(separator: "\n"))
             }
             for (column, value) in searched.enumerated() {
                 let field = ValidatedItem.Field.searched[column]
@@ -457,10 +531,10 @@ public enum ItemValidator {
         } else {
             builder.addBytes(.attributes, Array("{}".utf8))
         }
-        return ValidatedItem(storage: builder.finish(), expiration: expiration)
+        return ValidatedItem(storage: builder.finish(), expiration: expiration, isUpdate: isUpdate, filters: filters)
     }
 
-    private static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {
+    static func check(_ value: JSONValue, kind: AttributeKind, path makePath: () -> String) throws(FieldError) {
         if value.isNull { return }
         var path: String { makePath() }
         switch kind {

@@ -80,6 +80,9 @@ public struct Manifest: Sendable, Equatable, Codable {
     public var limits: Limits
     public var sandbox: Sandbox
     public var priority: Priority
+    // Custom attributes (queries2): see AttributeDeclaration.swift.
+    /// The custom attributes the bundle declares, by name (`"attributes"`); empty when none.
+    public var attributes: [String: AttributeDeclaration] = [:]
 
     public init(
         bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
@@ -280,6 +283,8 @@ public struct Manifest: Sendable, Equatable, Codable {
             }
             manifest.priority = known
         }
+        // Custom attributes (queries2).
+        manifest.attributes = try AttributeDeclaration.parseAll(value["attributes"])
         return manifest
     }
 
@@ -336,6 +341,8 @@ public struct Manifest: Sendable, Equatable, Codable {
             members.append(("sandbox", .bool(false)))
         }
         members.append(("priority", .string(priority.rawValue)))
+        // Custom attributes (queries2).
+        if !attributes.isEmpty { members.append(("attributes", AttributeDeclaration.json(attributes))) }
         return .object(members)
     }
 }

@@ -21,7 +21,7 @@ extension Reindex {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)
-                    try writes.put(try ItemValidator.validate(value))
+                    try writes.put(try ItemValidator.validate(value, declarations: writes.declarations))
                 } catch let error as SQLiteError {
                     throw error
                 } catch {
@@ -32,9 +32,11 @@ extension Reindex {
             }
             let counts = try writes.acknowledge()
             if context.json {
-                Console.json(.object([("bundleIdentifier", .string(bundle)), ("put", .integer(Int64(counts.put))), ("rejected", .integer(Int64(rejected)))]))
+                Console.json(.object([("bundleIdentifier", .string(bundle)), ("put", .integer(Int64(counts.put))), ("rejected", .integer(Int64(rejected))),
+                                      ("ignoredUpdates", .integer(Int64(counts.ignoredUpdates)))]))
             } else {
-                Console.out("\(bundle): indexed \(counts.put) item(s)" + (rejected > 0 ? ", rejected \(rejected) line(s)" : ""))
+                Console.out("\(bundle): indexed \(counts.put) item(s)" + (rejected > 0 ? ", rejected \(rejected) line(s)" : "")
+                            + (counts.ignoredUpdates > 0 ? ", ignored \(counts.ignoredUpdates) update(s) of items that do not exist" : ""))
             }
         } catch {
             writes.rollback()

@@ -80,6 +80,8 @@ enum TestSupport {
         var writesItsDirectory: Bool
         /// The manifest's `priority`.
         var priority: String? = nil
+        /// More top-level manifest keys (custom `attributes`, say).
+        var extraManifest: [(String, JSONValue)] = []
 
         init(_ identifier: String, executable: String) {
             self.identifier = identifier
@@ -127,6 +129,7 @@ enum TestSupport {
             manifest.append(("sandbox", .object([("write", .array(writable.map(JSONValue.string)))])))
         }
         if let priority = spec.priority { manifest.append(("priority", .string(priority))) }
+        manifest += spec.extraManifest
         try write(JSONWriter.string(.object(manifest)), to: "\(directory)/manifest.json")
         return directory
     }

@@ -454,4 +454,51 @@ final class ItemWriterTests: XCTestCase {
             XCTAssertEqual(try SearchableItem(json: try JSONParser.parse(direct)), try SearchableItem(json: item.json))
         }
     }
+
+    func testPartialUpdatesAreReadWrittenAndMerged() throws {
+        var attributes = SearchableItemAttributes(rating: 5)
+        attributes.custom["title"] = .null
+        let update = SearchableItem(uniqueIdentifier: "a", attributes: attributes, isUpdate: true)
+        var direct: [UInt8] = []
+        update.writeJSON(into: &direct)
+        XCTAssertEqual(String(decoding: direct, as: UTF8.self), #"{"uniqueIdentifier":"a","isUpdate":true,"attributes":{"rating":5,"title":null}}"#)
+        XCTAssertEqual(JSONWriter.string(update.json), String(decoding: direct, as: UTF8.self))
+        let validated = try ItemValidator.validate(update.json)
+        XCTAssertTrue(validated.isUpdate)
+        XCTAssertEqual(try SearchableItem(json: update.json).isUpdate, true)
+
+        let merged = try validated.merged(intoAttributes: Array(#"{"title":"Old","keywords":["k"],"rating":1}"#.utf8),
+                                          domainIdentifier: "d", expiration: 42)
+        XCTAssertFalse(merged.isUpdate)
+        XCTAssertEqual(String(decoding: merged.attributesJSON, as: UTF8.self), #"{"keywords":["k"],"rating":5}"#)
+        XCTAssertEqual(merged.domainIdentifier, "d")
+        XCTAssertEqual(merged.expiration, 42)
+        XCTAssertNil(merged.text(.title), "the full-text fields follow the merged attributes")
+        XCTAssertEqual(merged.text(.keywords), "k")
+        XCTAssertEqual(merged.filters.rating, 5)
+
+        XCTAssertThrowsError(try ItemValidator.validate(["uniqueIdentifier": "a", "isUpdate": "yes"])) { error in
+            XCTAssertEqual((error as? FieldError)?.description.contains("item.isUpdate: expected true or false"), true, "\(error)")
+        }
+        XCTAssertFalse(try ItemValidator.validate(["uniqueIdentifier": "a", "isUpdate": .null]).isUpdate)
+    }
+
+    func testDeclaredAttributesAreCheckedAndSearchedByDefaultThroughTextContent() throws {
+        let declarations = try AttributeDeclaration.parseAll([
+            "pages": ["type": "number"], "blurb": ["type": "string", "searchableByDefault": true], "tags": ["type": "string", "multiValued": true],
+        ])
+        XCTAssertEqual(declarations["tags"]?.attributeKind, .stringList)
+        XCTAssertEqual(declarations["blurb"]?.searchable, true)
+        let item: JSONValue = ["uniqueIdentifier": "a", "attributes": ["textContent": "body", "blurb": "tide", "pages": 3, "tags": ["x"]]]
+        XCTAssertEqual(try ItemValidator.validate(item, declarations: declarations).text(.textContent), "body\ntide")
+        XCTAssertEqual(try ItemValidator.validate(item).text(.textContent), "body", "undeclared: not searched")
+        XCTAssertThrowsError(try ItemValidator.validate(["uniqueIdentifier": "a", "attributes": ["tags": "x"]], declarations: declarations)) { error in
+            XCTAssertEqual((error as? FieldError)?.path, "item.attributes.tags")
+        }
+        var manifest = try Manifest.parse(["manifestVersion": 1, "bundleIdentifier": "com.example.a", "executable": "x", "attributes": ["pages": ["type": "number"]]])
+        XCTAssertEqual(manifest.attributes["pages"]?.kind, .number)
+        manifest = try Manifest.parse(manifest.json)
+        XCTAssertEqual(manifest.attributes["pages"]?.kind, .number, "the manifest's JSON keeps its declarations")
+        XCTAssertTrue(Manifest.warnings(["attribute": [:]]).contains { $0.contains("did you mean 'attributes'") })
+    }
 }

@@ -128,6 +128,7 @@ public enum ForcedRun {
                 ("deleted", .integer(Int64(result.counts.deleted))),
                 ("rejected", .integer(Int64(result.counts.rejected))),
                 ("removedNotPut", .integer(Int64(result.counts.removed))),
+                ("ignoredUpdates", .integer(Int64(result.counts.ignoredUpdates))),
                 ("durationSeconds", .double(seconds)),
                 ("requestId", .integer(result.request.id)),
                 ("reason", .string(result.request.reason.rawValue)),
@@ -140,7 +141,8 @@ public enum ForcedRun {
             }
             Console.json(.object(members))
         } else if result.failure == nil {
-            let removed = result.counts.removed > 0 ? "; removed \(result.counts.removed) item(s) that this run did not put" : ""
+            var removed = result.counts.removed > 0 ? "; removed \(result.counts.removed) item(s) that this run did not put" : ""
+            if result.counts.ignoredUpdates > 0 { removed += "; ignored \(result.counts.ignoredUpdates) update(s) of items that do not exist" }
             Console.out("\(bundle.identifier): \(result.request.kind.rawValue) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted - result.counts.removed), rejected \(result.counts.rejected)\(removed) in \(seconds) s")
         }
         if let failure = result.failure {

@@ -24,6 +24,8 @@ struct RankingUnit: Equatable {
 /// The kinds of the attributes a query can name.
 enum QueryAttribute {
     case item(AttributeKind)
+    /// A custom attribute a bundle declares.
+    case custom(AttributeDeclaration)
     case domain, uniqueIdentifier, bundle
 }
 
@@ -34,12 +36,15 @@ struct QueryPlan {
     /// SQL condition (empty: none), its parameters numbered from `firstParameter`.
     var condition = ""
     var bindings: [SQLValue] = []
+    /// The custom attributes the query may name (the bundles' declarations in effect).
+    var declared: [String: AttributeDeclaration] = [:]
     static let firstParameter = 20
     static let allColumns: UInt8 = 0x7F
 
     /// Compiles `expression`; errors name the position of the comparison at fault.
-    static func compile(_ expression: QueryExpression?) throws(QuerySyntaxError) -> QueryPlan {
+    static func compile(_ expression: QueryExpression?, declared: [String: AttributeDeclaration] = [:]) throws(QuerySyntaxError) -> QueryPlan {
         var plan = QueryPlan()
+        plan.declared = declared
         guard let expression else { return plan }
         var conditions: [String] = []
         // Top-level conjuncts made of words drive the search; the rest are conditions.
@@ -54,7 +59,7 @@ struct QueryPlan {
                     plan.units.append(unit)
                 }
                 lastWords = plan.units.count - 1
-            case .comparison(let c) where c.op == .equal:
+            case .comparison(let c) where c.op == .equal && plan.declared[c.attribute] == nil:
                 if case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
                     let columns = try searchedColumns(c)
                     guard var unit = unit(text, columns: columns) else { continue }
@@ -102,13 +107,14 @@ struct QueryPlan {
         return 1 << UInt8(column)
     }
 
-    static func attribute(_ name: String, at position: Int) throws(QuerySyntaxError) -> QueryAttribute {
+    func attribute(_ name: String, at position: Int) throws(QuerySyntaxError) -> QueryAttribute {
         switch name {
         case "domainIdentifier": return .domain
         case "uniqueIdentifier": return .uniqueIdentifier
         case "bundleIdentifier": return .bundle
         default:
             if let kind = AttributeSchema.kinds[name] { return .item(kind) }
+            if let declaration = declared[name] { return .custom(declaration) }
             throw QuerySyntaxError(position: position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *", got: "'\(name)'")
         }
     }
@@ -138,16 +144,32 @@ struct QueryPlan {
             let p = bind(.text(domain))
             return "(i.domain = \(p) OR (i.domain >= \(p) || '.' AND i.domain < \(p) || '/'))"
         case .inRange(let name, let low, let high):
-            guard case .item(.number) = try Self.attribute(name, at: 0) else {
+            let attribute = try attribute(name, at: 0)
+            let isNumber: Bool
+            switch attribute {
+            case .item(.number): isNumber = true
+            case .custom(let declaration): isNumber = declaration.kind == .number
+            default: isNumber = false
+            }
+            guard isNumber else {
                 throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
             }
-            return "\(Self.json(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
+            return "\(Self.value(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
         case .comparison(let c):
             return try comparison(c)
         }
     }
 
     static func json(_ name: String) -> String { "json_extract(i.attributes, '$.\(name)')" }
+
+    /// The item's own indexed column for an attribute the store extracts (`contentType`,
+    /// `rating`, `rankingHint` and the dates, as seconds), or nil.
+    static func column(_ name: String) -> String? {
+        AttributeSchema.filtered.firstIndex(of: name).map { "i." + Schema.filterColumns[$0] }
+    }
+
+    /// How a query reads an attribute: its column when it has one, else from the item's JSON.
+    static func value(_ name: String) -> String { column(name) ?? json(name) }
 
     mutating func comparison(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
         let op = c.op.rawValue == "==" ? "=" : c.op.rawValue
@@ -163,15 +185,21 @@ struct QueryPlan {
             }.joined(separator: " OR ")
             return c.op == .equal ? "(\(any))" : "NOT (\(any))"
         }
-        let attribute = try Self.attribute(c.attribute, at: c.position)
+        let attribute = try attribute(c.attribute, at: c.position)
         let column: String
         let kind: AttributeKind
+        if case .custom(let declaration) = attribute, case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
+            return try customWordCondition(c, text: text, declaration)
+        }
         switch attribute {
+        case .custom(let declaration): column = Self.json(c.attribute); kind = declaration.attributeKind
         case .domain: column = "i.domain"; kind = .string
         case .uniqueIdentifier: column = "i.uid"; kind = .string
         case .bundle: column = "b.identifier"; kind = .string
-        case .item(let k): column = Self.json(c.attribute); kind = k
+        case .item(let k): column = Self.value(c.attribute); kind = k
         }
+        // An extracted date column holds seconds already.
+        let seconds = kind == .date && Self.column(c.attribute) != nil
         switch (kind, c.value) {
         case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
             if modifiers.contains(.wordBased) {
@@ -190,12 +218,12 @@ struct QueryPlan {
         case (.number, .number(let n)):
             return c.op == .notEqual ? "IFNULL(\(column) != \(bind(.double(n))), 1)" : "\(column) \(op) \(bind(.double(n)))"
         case (.date, .time(let t)):
-            return dateComparison(column, op: c.op, t)
+            return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
                 throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
             }
-            return dateComparison(column, op: c.op, t)
+            return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
         default:
@@ -211,8 +239,8 @@ struct QueryPlan {
         }
     }
 
-    mutating func dateComparison(_ column: String, op: QueryOperator, _ t: Double) -> String {
-        let seconds = "reindex_seconds(\(column))"
+    mutating func dateComparison(_ column: String, op: QueryOperator, _ t: Double, seconds isSeconds: Bool = false) -> String {
+        let seconds = isSeconds ? column : "reindex_seconds(\(column))"
         switch op {
         case .equal: return "\(seconds) = \(bind(.double(t)))"
         case .notEqual: return "IFNULL(\(seconds) != \(bind(.double(t))), 1)"
@@ -226,6 +254,21 @@ struct QueryPlan {
         }
         guard let unit = Self.unit(text, columns: columns) else { return c.op == .equal ? "0" : "1" }
         let test = "i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH \(bind(.text(FullText.phrase(unit, prefix: false)))))"
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// A `w` comparison on a searchable custom attribute: its words, in order, in that
+    /// attribute's full-text row (`attributes_fts`; row id = item id × 64 + slot).
+    mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
+        guard declaration.searchable else {
+            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
+        }
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+        guard let unit = Self.unit(text, columns: Self.allColumns) else { return c.op == .equal ? "0" : "1" }
+        let phrase = FullText.quoted(unit.text) + (unit.starred ? "*" : "")
+        let test = "i.id IN (SELECT rowid >> 6 FROM attributes_fts WHERE attributes_fts MATCH \(bind(.text("value : " + phrase))) AND name = \(bind(.text(c.attribute))))"
         return c.op == .equal ? test : "NOT \(test)"
     }
 

@@ -112,6 +112,7 @@ public final class IndexStore {
             if version > Schema.migrations.count {
                 throw SQLiteError(code: SQLITE_ERROR, message: "the index was written by a newer reindex (schema \(version))", context: path)
             }
+            if version < Schema.migrations.count { try prepareQueries() }   // functions the migrations use
             for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
             try connection.execute("PRAGMA user_version = \(Schema.migrations.count)")
             try connection.execute("COMMIT")
@@ -128,6 +129,14 @@ public final class IndexStore {
         let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
         bind(fts)
         try fts.run()
+        if try hasAttributeText() {
+            let ids = try statement("SELECT id FROM items WHERE \(condition)")
+            bind(ids)
+            var rows: [Int64] = []
+            while try ids.step() { rows.append(ids.int64(0)) }
+            ids.reset()
+            for row in rows { try deleteAttributeText(item: row) }
+        }
         let items = try statement("DELETE FROM items WHERE \(condition)")
         bind(items)
         try items.run()

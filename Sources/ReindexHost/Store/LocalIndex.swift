@@ -41,14 +41,19 @@ public final class LocalIndex {
         }
     }
 
-    /// Adds or replaces items. Every item is validated first; if any is invalid nothing is written.
+    /// Adds or replaces items. Every item is validated first (custom attributes against the
+    /// declarations in effect for the bundle); if any is invalid nothing is written.
     @discardableResult
     public func indexSearchableItems(_ items: [SearchableItem]) throws(ReindexError) -> WriteCounts {
         var validated: [ValidatedItem] = []
         validated.reserveCapacity(items.count)
+        let declarations: [String: AttributeDeclaration]
+        do { declarations = try store.declarations(bundle: bundleIdentifier) } catch {
+            throw IndexStore.explain(error, index: store.path, doing: bundleIdentifier)
+        }
         for (n, item) in items.enumerated() {
             do {
-                validated.append(try ItemValidator.validate(item.json, path: "items[\(n)]"))
+                validated.append(try ItemValidator.validate(item.json, path: "items[\(n)]", declarations: declarations))
             } catch {
                 throw ReindexError(.invalidData, "\(bundleIdentifier): \(error)")
             }

@@ -123,7 +123,7 @@ extension IndexStore {
         case "bundle", "bundleIdentifier": expression = "b.identifier"
         case "domain", "domainIdentifier": expression = "i.domain"
         default:
-            switch AttributeSchema.kinds[attribute] {
+            switch AttributeSchema.kinds[attribute] ?? prepared.plan.declared[attribute]?.attributeKind {
             case .string?: expression = QueryPlan.json(attribute)
             case .stringList?: expression = "v.value"; list = true
             default: throw ReindexError(.usage, "--facet \(attribute): expected a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …)")
@@ -172,12 +172,18 @@ extension IndexStore {
     func prepare(_ text: String, options: QueryOptions) throws(ReindexError) -> PreparedQuery {
         let now = options.now ?? Clock.now()
         let plan: QueryPlan
+        let declared: [String: AttributeDeclaration]
+        do throws(SQLiteError) {
+            if let bundle = options.bundle { declared = try declarations(bundle: bundle) } else { declared = try allDeclarations() }
+        } catch {
+            throw IndexStore.explain(error, index: path, doing: "search failed")
+        }
         do {
-            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: Self.localTimeZoneOffset()))
+            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: Self.localTimeZoneOffset()), declared: declared)
         } catch {
             throw error.reindexError
         }
-        for key in options.sort { _ = try Self.sortExpression(key.attribute) }
+        for key in options.sort { _ = try Self.sortExpression(key.attribute, declared: declared) }
         return PreparedQuery(plan: plan, options: options, now: now)
     }
 
@@ -361,14 +367,15 @@ extension IndexStore {
     }
 
     /// Sort expressions for an attribute a query may sort by.
-    static func sortExpression(_ attribute: String) throws(ReindexError) -> String {
+    static func sortExpression(_ attribute: String, declared: [String: AttributeDeclaration] = [:]) throws(ReindexError) -> String {
         switch attribute {
         case "bundleIdentifier": return "b.key"
         case "domainIdentifier": return "i.domain"
         case "uniqueIdentifier": return "i.uid"
         case "expirationDate": return "i.expires"
         default:
-            switch AttributeSchema.kinds[attribute] {
+            if let column = QueryPlan.column(attribute) { return column }
+            switch AttributeSchema.kinds[attribute] ?? declared[attribute]?.attributeKind {
             case .date?: return "reindex_seconds(\(QueryPlan.json(attribute)))"
             case .stringList?: return "json_extract(i.attributes, '$.\(attribute)[0]')"
             case .base64?, nil:
@@ -383,7 +390,7 @@ extension IndexStore {
     func sorted(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
         var keys: [(expression: String, descending: Bool)] = []
         for key in q.options.sort {
-            guard let expression = try? Self.sortExpression(key.attribute) else { continue }
+            guard let expression = try? Self.sortExpression(key.attribute, declared: q.plan.declared) else { continue }
             keys.append(("(\(expression) IS NULL)", false))
             keys.append((expression, key.descending))
         }
@@ -407,31 +414,43 @@ extension IndexStore {
             after = " AND " + chain
         }
         let select = "b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, " + keys.map(\.expression).joined(separator: ", ")
-        let order = keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
-        let s = try matchStatement(q, select: select, tail: after + " ORDER BY \(order) LIMIT ?5")
-        for (n, value) in cursorValues.enumerated() {
-            let index = Int32(100 + n)
-            switch value {
-            case .string(let t): s.bind(index, t)
-            case .integer(let i): s.bind(index, i)
-            case .double(let d): s.bind(index, d)
-            default: s.bind(index, nil as String?)
-            }
+        // When the first sort key is an indexed column, the items that have it and those that do
+        // not are read apart, each in an order its index can give (`x` alone, where `(x IS NULL)`
+        // is constant): the first page walks the index instead of sorting every match.
+        var phases: [(condition: String, keys: ArraySlice<(expression: String, descending: Bool)>)] = [("", keys[...])]
+        // The generation is left out of that order: every visible row of a bundle has its live
+        // generation, so it changes nothing, and the indexes do not hold it.
+        if let first = q.options.sort.first, let column = QueryPlan.column(first.attribute), keys.count >= 2 {
+            let withoutGeneration = keys.filter { $0.expression != "i.gen" }
+            phases = [(" AND \(column) IS NOT NULL", withoutGeneration.dropFirst()), (" AND \(column) IS NULL", withoutGeneration.dropFirst(2))]
         }
-        s.bind(5, limit + 1)
-        defer { s.reset() }
         var results: [SearchResult] = []
         var last: [JSONValue] = []
-        while try s.step() {
-            if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(values: last).encoded) }
-            results.append(result(s, score: nil))
-            last = (0..<keys.count).map { n in
-                let column = Int32(6 + n)
-                if s.isNull(column) { return .null }
-                switch s.columnType(column) {
-                case .integer: return .integer(s.int64(column))
-                case .double: return .double(s.double(column))
-                default: return .string(s.text(column) ?? "")
+        for phase in phases {
+            let order = phase.keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+            let s = try matchStatement(q, select: select, tail: phase.condition + after + " ORDER BY \(order) LIMIT ?5")
+            for (n, value) in cursorValues.enumerated() {
+                let index = Int32(100 + n)
+                switch value {
+                case .string(let t): s.bind(index, t)
+                case .integer(let i): s.bind(index, i)
+                case .double(let d): s.bind(index, d)
+                default: s.bind(index, nil as String?)
+                }
+            }
+            s.bind(5, limit + 1 - results.count)
+            defer { s.reset() }
+            while try s.step() {
+                if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(values: last).encoded) }
+                results.append(result(s, score: nil))
+                last = (0..<keys.count).map { n in
+                    let column = Int32(6 + n)
+                    if s.isNull(column) { return .null }
+                    switch s.columnType(column) {
+                    case .integer: return .integer(s.int64(column))
+                    case .double: return .double(s.double(column))
+                    default: return .string(s.text(column) ?? "")
+                    }
                 }
             }
         }

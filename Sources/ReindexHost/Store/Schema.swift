@@ -111,5 +111,54 @@ enum Schema {
         """
         ALTER TABLE requests ADD COLUMN progress TEXT;
         """,
+        // 5: custom attributes. The declarations in effect for each bundle (JSON, recorded when a
+        // reindexAll is acknowledged); the text of searchable custom attributes, one full-text
+        // row per item and attribute (row id = item id × 64 + the attribute's slot, so an item's
+        // rows are one range); and that text for committed rows kept aside by a replacement.
+        """
+        ALTER TABLE bundles ADD COLUMN attributes TEXT;
+        CREATE VIRTUAL TABLE attributes_fts USING fts5(
+            name UNINDEXED, value,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        ALTER TABLE staged_undo ADD COLUMN custom TEXT;
+        """,
+        // 6: indexes for filters. contentType, rating, rankingHint and the four dates (as seconds)
+        // in columns of their own, written with every item (StagedWrites) and indexed, so a
+        // selective filter or a sort by one of them reads an index range instead of every item's
+        // JSON. Existing items are filled in from their JSON (reindex_seconds is registered first).
+        // rating's index carries the sort's tie-breakers (bundle, uid), since ratings have few
+        // distinct values: a first page of --sort rating sorts nothing; read backwards for
+        // rating:desc, it sorts only the top rating's ties (ties stay ascending). A second,
+        // descending index cost 1.6× the time of a 300k-item `put`; this one, 1.1×. No index here
+        // holds gen: publishing a staging moves its rows to the live gen, and an index on gen
+        // would be rewritten for every row (3.6× the time of that `put`).
+        """
+        ALTER TABLE items ADD COLUMN content_type TEXT;
+        ALTER TABLE items ADD COLUMN rating REAL;
+        ALTER TABLE items ADD COLUMN ranking_hint REAL;
+        ALTER TABLE items ADD COLUMN start_date REAL;
+        ALTER TABLE items ADD COLUMN end_date REAL;
+        ALTER TABLE items ADD COLUMN created_date REAL;
+        ALTER TABLE items ADD COLUMN modified_date REAL;
+        UPDATE items SET
+            content_type = json_extract(attributes, '$.contentType'),
+            rating = json_extract(attributes, '$.rating'),
+            ranking_hint = json_extract(attributes, '$.rankingHint'),
+            start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
+            end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
+            created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
+            modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
+        WHERE attributes != '{}';
+        CREATE INDEX items_content_type ON items(content_type) WHERE content_type IS NOT NULL;
+        CREATE INDEX items_rating ON items(rating, bundle, uid) WHERE rating IS NOT NULL;
+        CREATE INDEX items_start_date ON items(start_date) WHERE start_date IS NOT NULL;
+        CREATE INDEX items_end_date ON items(end_date) WHERE end_date IS NOT NULL;
+        CREATE INDEX items_created_date ON items(created_date) WHERE created_date IS NOT NULL;
+        CREATE INDEX items_modified_date ON items(modified_date) WHERE modified_date IS NOT NULL;
+        """,
     ]
+
+    /// The items' columns for `AttributeSchema.filtered`, in that order.
+    static let filterColumns = ["content_type", "rating", "ranking_hint", "start_date", "end_date", "created_date", "modified_date"]
 }

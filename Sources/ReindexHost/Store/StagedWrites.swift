@@ -10,11 +10,14 @@ public struct WriteCounts: Sendable, Equatable {
     /// Of `deleted`, the items a reindexAll removed at its acknowledgement because it did not put
     /// them.
     public var removed = 0
-    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0, removed: Int = 0) {
+    /// Partial updates (`isUpdate`) whose item did not exist, so nothing was written.
+    public var ignoredUpdates = 0
+    public init(put: Int = 0, deleted: Int = 0, rejected: Int = 0, removed: Int = 0, ignoredUpdates: Int = 0) {
         self.put = put
         self.deleted = deleted
         self.rejected = rejected
         self.removed = removed
+        self.ignoredUpdates = ignoredUpdates
     }
 }
 
@@ -69,10 +72,21 @@ public final class StagedWrites {
     // The hot path's statements, held directly (no cache lookup per item).
     private var insertStatement: SQLiteStatement?
     private var ftsStatement: SQLiteStatement?
+    /// The custom attributes in effect for this request's writes: for a replacement, those it
+    /// was given (the manifest's, recorded for the bundle at its acknowledgement); otherwise
+    /// those recorded at the bundle's last acknowledged reindexAll. Items should be validated
+    /// with these.
+    public let declarations: [String: AttributeDeclaration]
+    /// The searchable ones, sorted by name: an attribute's position is its slot in
+    /// `attributes_fts` (row id = item id × 64 + slot).
+    private let searchableNames: [String]
 
     /// Prepares writes for `bundleIdentifier`; registers the bundle if the index has not seen it.
     /// A replacement first discards whatever an earlier attempt wrote after its last commit.
-    public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil) throws(SQLiteError) {
+    /// `declarations` are the bundle's custom attributes as its manifest declares them now; only
+    /// a replacement uses them (they take effect at its acknowledgement).
+    public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil,
+                declarations: [String: AttributeDeclaration] = [:]) throws(SQLiteError) {
         self.store = store
         self.bundleKey = bundleIdentifier.lowercased()
         self.scope = scope
@@ -81,6 +95,12 @@ public final class StagedWrites {
         register.bind(2, bundleIdentifier)
         register.bind(3, Clock.now())
         try register.run()
+        if case .replacement = scope {
+            self.declarations = declarations
+        } else {
+            self.declarations = try store.declarations(bundle: bundleKey)
+        }
+        searchableNames = self.declarations.filter { $0.value.searchable }.keys.sorted()
         switch scope {
         case .replacement(let g):
             generation = g
@@ -123,12 +143,30 @@ public final class StagedWrites {
         groupOpen = false
     }
 
-    /// Adds or replaces one item.
+    /// Adds or replaces one item. A partial update (`item.isUpdate`) is merged into the existing
+    /// item of its identifier as this request sees it (see `existing(_:)`) and written whole; with
+    /// no such item it is ignored and counted in `ignoredUpdates`.
     public func put(_ item: ValidatedItem) throws(SQLiteError) {
         try begin()
+        var item = item
+        if item.isUpdate {
+            guard let existing = try existing(item.uniqueIdentifier),
+                  let merged = try? item.merged(intoAttributes: existing.attributes, domainIdentifier: existing.domain,
+                                              expiration: existing.expires, declarations: declarations)
+            else {
+                counts.ignoredUpdates += 1
+                try operationDone()
+                return
+            }
+            item = merged
+        }
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
-            insert = try store.connection.prepare("INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+            insert = try store.connection.prepare("""
+                INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch,
+                    content_type, rating, ranking_hint, start_date, end_date, created_date, modified_date)
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                """)
             insertStatement = insert
         }
         bindRow(insert, item)
@@ -147,7 +185,11 @@ public final class StagedWrites {
                 }
             }
             let update = try store.statement(
-                "UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id")
+                """
+                UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7, content_type = ?8, rating = ?9, ranking_hint = ?10,
+                    start_date = ?11, end_date = ?12, created_date = ?13, modified_date = ?14
+                WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id
+                """)
             bindRow(update, item)
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
@@ -155,6 +197,7 @@ public final class StagedWrites {
             let remove = try store.statement("DELETE FROM items_fts WHERE rowid = ?1")
             remove.bind(1, rowID)
             try remove.run()
+            try store.deleteAttributeText(item: rowID)
         }
         let fts: SQLiteStatement
         if let cached = ftsStatement { fts = cached } else {
@@ -166,12 +209,67 @@ public final class StagedWrites {
             item.withField(field) { fts.bindText(Int32(n + 2), $0) }
         }
         try fts.run()
+        if !searchableNames.isEmpty { try writeAttributeText(item, rowID: rowID) }
         counts.put += 1
         try operationDone()
     }
 
-    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch:
-    /// the parameters the insert and the update of an item share.
+    /// One `attributes_fts` row per searchable custom attribute the item has.
+    private func writeAttributeText(_ item: ValidatedItem, rowID: Int64) throws(SQLiteError) {
+        guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return }
+        var values: [String: JSONValue] = [:]
+        for (key, value) in members where declarations[key]?.searchable == true { values[key] = value }
+        guard !values.isEmpty else { return }
+        let insert = try store.statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
+        for (slot, name) in searchableNames.enumerated() {
+            let text: String
+            switch values[name] {
+            case .string(let s)?: text = s
+            case .array(let list)?: text = list.compactMap(\.stringValue).joined(separator: "\n")
+            default: continue
+            }
+            insert.reset()
+            insert.bind(1, rowID << 6 | Int64(slot))
+            insert.bind(2, name)
+            insert.bind(3, text)
+            try insert.run()
+        }
+    }
+
+    /// The item of `uid` that a partial update merges into, as this request sees it: for a
+    /// replacement, the one already put in the new generation, else the live one; for a live
+    /// staging, the staged one, else the live one unless the staging deleted it; for direct
+    /// writes, the live one.
+    private func existing(_ uid: String) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+        let select = try store.statement("SELECT domain, expires, attributes FROM items WHERE bundle = ?1 AND gen = ?2 AND uid = ?3")
+        func row(generation: Int64) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+            select.bind(1, bundleKey)
+            select.bind(2, generation)
+            select.bind(3, uid)
+            defer { select.reset() }
+            guard try select.step() else { return nil }
+            return (select.text(0), select.optionalDouble(1), select.bytes(2))
+        }
+        if let own = try row(generation: generation) { return own }
+        if case .direct = scope { return nil }
+        guard let live = try row(generation: try store.liveGeneration(bundle: bundleKey)) else { return nil }
+        if case .live = scope {
+            let deleted = try store.statement("""
+                SELECT 1 FROM staged_deletes d WHERE d.staging = ?1 AND (d.kind = 'all' OR (d.kind = 'uid' AND d.value = ?2)
+                    OR (d.kind = 'domain' AND (?3 = d.value OR (?3 >= d.value || '.' AND ?3 < d.value || '/'))))
+                """)
+            deleted.bind(1, stagingID)
+            deleted.bind(2, uid)
+            deleted.bind(3, live.domain)
+            defer { deleted.reset() }
+            if try deleted.step() { return nil }
+        }
+        return live
+    }
+
+    /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch,
+    /// ?8 contentType, ?9… the filter values (`AttributeSchema.filtered`): the parameters the
+    /// insert and the update of an item share.
     private func bindRow(_ statement: SQLiteStatement, _ item: ValidatedItem) {
         statement.bind(1, bundleKey)
         statement.bind(2, generation)
@@ -180,6 +278,8 @@ public final class StagedWrites {
         statement.bind(5, item.expiration)
         item.withField(.attributes) { statement.bindText(6, $0) }
         if case .replacement = scope { statement.bind(7, batch) } else { statement.bind(7, nil as Int64?) }
+        item.withField(.contentType) { statement.bindText(8, $0) }
+        for n in 0..<FilterValues.count { statement.bind(Int32(9 + n), item.filters[n]) }
     }
 
     /// Notes an item that was rejected (counted, not stored).
@@ -247,9 +347,11 @@ public final class StagedWrites {
     private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors)
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom)
             SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
-                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors
+                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors,
+                (SELECT json_group_array(json_array(a.rowid & 63, a.name, a.value)) FROM attributes_fts a
+                 WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63)
             FROM items i JOIN items_fts f ON f.rowid = i.id
             WHERE i.id IN (SELECT id FROM items WHERE \(condition)) AND i.batch IS NOT ?7
             """)
@@ -293,6 +395,7 @@ public final class StagedWrites {
         var retired: Int64?
         switch scope {
         case .replacement(let newGeneration):
+            try store.recordDeclarations(declarations, bundle: bundleKey)
             let old = try store.liveGeneration(bundle: bundleKey)
             if old != newGeneration {
                 let gone = try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
@@ -339,6 +442,7 @@ public final class StagedWrites {
         }
         counts.put = countsAtCommit.put
         counts.deleted = countsAtCommit.deleted
+        counts.ignoredUpdates = countsAtCommit.ignoredUpdates
         pendingOperations = 0
     }
 }

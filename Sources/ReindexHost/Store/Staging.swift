@@ -96,14 +96,14 @@ extension IndexStore {
     private func restoreKeptRows(bundle key: String, request id: Int64) throws(SQLiteError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom
             FROM staged_undo WHERE request = ?1
             """)
         kept.bind(1, id)
         var rows: [[String?]] = []
         var numbers: [(expires: Double?, refresh: Double?, batch: Int64?)] = []
         while try kept.step() {
-            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...12).map { kept.text(Int32($0)) })
+            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...13).map { kept.text(Int32($0)) })
             numbers.append((kept.optionalDouble(2), kept.optionalDouble(4), kept.isNull(5) ? nil : kept.int64(5)))
         }
         kept.reset()
@@ -127,10 +127,13 @@ extension IndexStore {
             restore.bind(8, number.batch)
             try restore.run()
             guard connection.changes == 1 else { continue }
+            let restored = connection.lastInsertRowID
             fts.reset()
-            fts.bind(1, connection.lastInsertRowID)
+            fts.bind(1, restored)
             for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
+            try restoreAttributeText(row[10], item: restored)
+            try fillFilterColumns(item: restored)
         }
         try forgetKeptRows(request: id)
     }
@@ -406,5 +409,90 @@ extension IndexStore {
             discarded = rows
         }
         return discarded
+    }
+}
+
+// MARK: Custom attributes
+
+extension IndexStore {
+    /// The custom attributes in effect for a bundle: those its last acknowledged reindexAll was
+    /// run with (none before the first). A record this version cannot read counts as none.
+    public func declarations(bundle key: String) throws(SQLiteError) -> [String: AttributeDeclaration] {
+        let select = try statement("SELECT attributes FROM bundles WHERE key = ?1")
+        select.bind(1, key.lowercased())
+        defer { select.reset() }
+        guard try select.step(), !select.isNull(0) else { return [:] }
+        guard let json = try? JSONParser.parse(select.bytes(0)) else { return [:] }
+        return (try? AttributeDeclaration.parseAll(json)) ?? [:]
+    }
+
+    /// Every bundle's custom attributes in effect (for queries over all bundles); a name two
+    /// bundles declare differently takes the first bundle's declaration, by bundle key.
+    func allDeclarations() throws(SQLiteError) -> [String: AttributeDeclaration] {
+        let select = try statement("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key")
+        defer { select.reset() }
+        var result: [String: AttributeDeclaration] = [:]
+        while try select.step() {
+            guard let json = try? JSONParser.parse(select.bytes(0)), let declared = try? AttributeDeclaration.parseAll(json) else { continue }
+            result.merge(declared) { first, _ in first }
+        }
+        return result
+    }
+
+    /// Records the custom attributes a bundle's items were written with (at a reindexAll's
+    /// acknowledgement, in its transaction).
+    func recordDeclarations(_ declarations: [String: AttributeDeclaration], bundle key: String) throws(SQLiteError) {
+        let update = try statement("UPDATE bundles SET attributes = ?2 WHERE key = ?1")
+        update.bind(1, key)
+        update.bind(2, declarations.isEmpty ? nil : String(decoding: JSONWriter.bytes(AttributeDeclaration.json(declarations)), as: UTF8.self))
+        try update.run()
+    }
+
+    /// Whether any item has searchable custom attribute text (else deletions skip that table).
+    func hasAttributeText() throws(SQLiteError) -> Bool {
+        let any = try statement("SELECT 1 FROM attributes_fts LIMIT 1")
+        defer { any.reset() }
+        return try any.step()
+    }
+
+    /// Removes an item's searchable custom attribute text.
+    func deleteAttributeText(item id: Int64) throws(SQLiteError) {
+        let remove = try statement("DELETE FROM attributes_fts WHERE rowid BETWEEN ?1 AND ?2")
+        remove.bind(1, id << 6)
+        remove.bind(2, id << 6 | 63)
+        try remove.run()
+    }
+
+    /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
+    func fillFilterColumns(item id: Int64) throws(SQLiteError) {
+        try prepareQueries()
+        let fill = try statement("""
+            UPDATE items SET
+                content_type = json_extract(attributes, '$.contentType'),
+                rating = json_extract(attributes, '$.rating'),
+                ranking_hint = json_extract(attributes, '$.rankingHint'),
+                start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
+                end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
+                created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
+                modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
+            WHERE id = ?1
+            """)
+        fill.bind(1, id)
+        try fill.run()
+    }
+
+    /// Writes back the custom attribute text `keepCommittedRows` kept aside (a JSON array of
+    /// [slot, name, value]) for the restored item `id`.
+    func restoreAttributeText(_ kept: String?, item id: Int64) throws(SQLiteError) {
+        guard let kept, let json = try? JSONParser.parse(text: kept), case .array(let rows) = json, !rows.isEmpty else { return }
+        let insert = try statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
+        for case .array(let row) in rows where row.count == 3 {
+            guard let slot = row[0].integerValue, let name = row[1].stringValue, let value = row[2].stringValue else { continue }
+            insert.reset()
+            insert.bind(1, id << 6 | (slot & 63))
+            insert.bind(2, name)
+            insert.bind(3, value)
+            try insert.run()
+        }
     }
 }

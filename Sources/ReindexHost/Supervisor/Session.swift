@@ -175,13 +175,14 @@ public final class ExtensionSession {
         do {
             writes = try StagedWrites(store: store, bundleIdentifier: bundle.identifier,
                                       scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
-                                      requestID: request.id)
+                                      requestID: request.id, declarations: bundle.manifest.attributes)
         } catch {
             return (WriteCounts(), [], fail(.storeFailure, "cannot prepare the index: \(error)"))
         }
         let requestID = RequestID.number(nextRequestID)
         nextRequestID += 1
         let context = RequestContext(id: requestID, request: request, writes: writes)
+        decoder?.validate(with: writes.declarations)
         current = context
         defer { current = nil; deadlines.requestEnded() }
         let method: String
@@ -216,7 +217,7 @@ public final class ExtensionSession {
         default:
             do {
                 let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
-                log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected)")
+                log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected), ignored updates \(counts.ignoredUpdates)")
                 return (counts, context.rejections, nil)
             } catch {
                 writes.rollback()
@@ -657,7 +658,7 @@ public final class ExtensionSession {
                     try violation("index/put needs params.items (an array of items)")
                     return
                 }
-                try putValidated(StdoutDecoder.validate(items), context)
+                try putValidated(StdoutDecoder.validate(items, declarations: writes.declarations), context)
             case Method.delete:
                 do { try writes.delete(identifiers: try DeleteParams(json: params).identifiers) } catch let error as FieldError {
                     try violation("index/delete: \(error)")

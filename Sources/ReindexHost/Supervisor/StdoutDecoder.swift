@@ -44,6 +44,8 @@ final class StdoutDecoder: @unchecked Sendable {
     private var notFull = pthread_cond_t()
     private var finished = pthread_cond_t()
     private var running = true
+    /// The custom attributes `index/put` items are validated with (the current request's).
+    private var declarations: [String: AttributeDeclaration] = [:]
     private var stopping = false
     private var closed = false
 
@@ -144,10 +146,13 @@ final class StdoutDecoder: @unchecked Sendable {
                 return
             }
             var events: [Event] = []
+            pthread_mutex_lock(&mutex)
+            let declared = declarations
+            pthread_mutex_unlock(&mutex)
             do {
                 try buffer.withUnsafeBytes { raw in
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
-                        events.append(Self.decode(line, offset: offset))
+                        events.append(Self.decode(line, offset: offset, declarations: declared))
                     }
                 }
             } catch let error as LineFramingError {
@@ -161,7 +166,15 @@ final class StdoutDecoder: @unchecked Sendable {
         }
     }
 
-    static func decode(_ line: UnsafeRawBufferPointer, offset: Int) -> Event {
+    /// Sets the custom attributes to validate items with, before the request they belong to is
+    /// sent (nothing of a request arrives before it is sent).
+    func validate(with declarations: [String: AttributeDeclaration]) {
+        pthread_mutex_lock(&mutex)
+        self.declarations = declarations
+        pthread_mutex_unlock(&mutex)
+    }
+
+    static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration] = [:]) -> Event {
         let message: Message
         do {
             message = try Message.decode(line: line)
@@ -172,16 +185,16 @@ final class StdoutDecoder: @unchecked Sendable {
             return .message(message, offset: offset, items: nil)
         }
         // The items live on only as validated rows; drop the tree before it crosses threads.
-        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items))
+        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items, declarations: declarations))
     }
 
     /// Validates the items of one `index/put`, each on its own.
-    static func validate(_ items: [JSONValue]) -> [ItemOutcome] {
+    static func validate(_ items: [JSONValue], declarations: [String: AttributeDeclaration] = [:]) -> [ItemOutcome] {
         var outcomes: [ItemOutcome] = []
         outcomes.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
             do {
-                outcomes.append(.valid(try ItemValidator.validate(item, path: "items[\(n)]")))
+                outcomes.append(.valid(try ItemValidator.validate(item, path: "items[\(n)]", declarations: declarations)))
             } catch {
                 outcomes.append(.invalid(uniqueIdentifier: item["uniqueIdentifier"]?.stringValue, reason: error.description))
             }

@@ -1,0 +1,138 @@
+import Foundation
+import ReindexHost
+import ReindexProtocol
+import XCTest
+
+/// Custom attributes declared in the manifest, end to end through a real extension
+/// (Tests/Fixtures/extensions/catalogue.py): validated on index/put, filtered, sorted and searched.
+final class CustomAttributeTests: XCTestCase {
+    typealias T = TestSupport
+    var scratch = ""
+    let bundle = "com.example.catalogue"
+
+    static let declarations: JSONValue = [
+        "isbn": ["type": "string"],
+        "pages": ["type": "number"],
+        "published": ["type": "date"],
+        "inPrint": ["type": "bool"],
+        "genres": ["type": "strings", "searchable": true],
+        "blurb": ["type": "string", "searchableByDefault": true],
+    ]
+
+    override func setUpWithError() throws {
+        scratch = try T.makeScratchDirectory(for: self)
+        try makeBundle(Self.declarations)
+    }
+
+    func makeBundle(_ declarations: JSONValue) throws {
+        var spec = T.BundleSpec(bundle, executable: "catalogue.py")
+        spec.extraManifest = [("attributes", declarations)]
+        try T.makeBundle(spec, in: scratch + "/extensions")
+    }
+
+    func reindex(_ more: [String], stdin: String? = nil) throws -> T.CommandResult {
+        try T.runReindex(["--index", scratch + "/index.sqlite", "--extensions-path", scratch + "/extensions"] + more, scratch: scratch, stdin: stdin)
+    }
+
+    func json(_ more: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let result = try reindex(["--json"] + more)
+        XCTAssertEqual(result.status, 0, result.description, file: file, line: line)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.description, file: file, line: line)
+    }
+
+    func found(_ query: String, _ extra: [String] = [], sorted: Bool = true, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        let document = try json(["search", query, "--limit", "100"] + extra, file: file, line: line)
+        let ids = (document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String }
+        return sorted ? ids.sorted() : ids
+    }
+
+    func testDeclaredAttributesAreValidatedFilteredSortedAndSearched() throws {
+        let run = try reindex(["--json", "run", bundle])
+        XCTAssertEqual(run.status, 0, run.description)
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(summary["put"] as? Int, 3)
+        XCTAssertEqual(summary["rejected"] as? Int, 1)
+        XCTAssertTrue(run.stderr.contains("items[3].attributes.pages: expected a number, got \"many\""), run.stderr)
+
+        // Filters by each type.
+        XCTAssertEqual(try found("pages >= 300"), ["b.1", "b.3"])
+        XCTAssertEqual(try found("InRange(pages, 100, 400)"), ["b.1", "b.2"])
+        XCTAssertEqual(try found("published > $time.iso(2020-01-01T00:00:00Z)"), ["b.2"])
+        XCTAssertEqual(try found("inPrint == true"), ["b.1"])
+        XCTAssertEqual(try found("inPrint != true"), ["b.2", "b.3"])
+        XCTAssertEqual(try found(#"genres == "mystery""#), ["b.2"])
+        XCTAssertEqual(try found(#"isbn == "978-2""#), ["b.2"])
+        XCTAssertEqual(try found(#"isbn == "978-*" && pages < 500"#), ["b.1", "b.2"])
+        // Sorted by a declared attribute, items without it last.
+        XCTAssertEqual(try found("isbn == \"978-*\"", ["--sort", "pages:desc"], sorted: false), ["b.3", "b.1", "b.2"])
+        XCTAssertEqual(try found("isbn == \"978-*\"", ["--sort", "published"], sorted: false), ["b.1", "b.2", "b.3"])
+        // A searchable attribute is searched when named; one searchable by default also by words.
+        XCTAssertEqual(try found(#"genres == "fiction"w"#), ["b.1"])
+        XCTAssertEqual(try found(#"genres == "science fiction"w"#), ["b.1"])
+        XCTAssertEqual(try found(#"genres != "fiction"w"#), ["b.2", "b.3"])
+        XCTAssertEqual(try found("mystery"), [], "genres is searchable only when named")
+        XCTAssertEqual(try found("lighthouse"), ["b.2"], "blurb is searchable by default")
+        XCTAssertEqual(try found("lighthouse && pages < 200"), ["b.2"])
+        XCTAssertEqual(try json(["search", "pages > 100", "--count"])["count"] as? Int, 3)
+        // Not searchable: a clear error. Undeclared: as before (unknown attribute).
+        let isbn = try reindex(["search", #"isbn == "978"w"#])
+        XCTAssertEqual(isbn.status, 65, isbn.description)
+        XCTAssertTrue(isbn.stderr.contains("isbn is declared without \"searchable\": true"), isbn.stderr)
+        let shelf = try reindex(["search", #"shelf == "A""#])
+        XCTAssertEqual(shelf.status, 65, shelf.description)
+        XCTAssertTrue(shelf.stderr.contains("expected a known attribute"), shelf.stderr)
+        let shown = try json(["show", bundle, "b.1"])
+        XCTAssertEqual((shown["attributes"] as? [String: Any])?["shelf"] as? String, "A", "undeclared keys are kept and returned")
+
+        // reindexItems writes under the declarations in effect.
+        XCTAssertEqual(try reindex(["run", bundle, "--ids", "b.4"]).status, 0)
+        XCTAssertEqual(try found("tide"), ["b.4"])
+        XCTAssertEqual(try found(#"genres == "poetry"w"#), ["b.4"])
+
+        // A partial update of a declared attribute keeps its side full-text row in step.
+        let put = try reindex(["put", bundle], stdin: #"{"uniqueIdentifier":"b.4","isUpdate":true,"attributes":{"genres":["drama"],"blurb":null}}"# + "\n")
+        XCTAssertEqual(put.status, 0, put.description)
+        XCTAssertEqual(try found(#"genres == "poetry"w"#), [])
+        XCTAssertEqual(try found(#"genres == "drama"w"#), ["b.4"])
+        XCTAssertEqual(try found("tide"), [])
+        let wrong = try reindex(["put", bundle], stdin: #"{"uniqueIdentifier":"b.5","attributes":{"pages":"ten"}}"# + "\n")
+        XCTAssertEqual(wrong.status, 65, wrong.description)
+        XCTAssertTrue(wrong.stderr.contains("item.attributes.pages: expected a number"), wrong.stderr)
+        XCTAssertEqual(try json(["check"])["healthy"] as? Bool, true)
+    }
+
+    func testAChangedDeclarationTakesEffectAtTheNextReindexAll() throws {
+        XCTAssertEqual(try reindex(["run", bundle]).status, 0)
+        XCTAssertEqual(try found("lighthouse"), ["b.2"])
+        var changed = Self.declarations.objectValue ?? []
+        changed.removeAll { $0.0 == "blurb" || $0.0 == "pages" }
+        changed.append(("blurb", ["type": "string"]))
+        changed.append(("pages", ["type": "string"]))
+        try makeBundle(.object(changed))
+        // Until a reindexAll, the index answers with what its items were written under.
+        XCTAssertEqual(try found("lighthouse"), ["b.2"])
+        XCTAssertEqual(try found("pages >= 300"), ["b.1", "b.3"])
+        let run = try json(["run", bundle])
+        XCTAssertEqual(run["rejected"] as? Int, 3, "pages is a string now: the books' numbers are wrong")
+        XCTAssertEqual(try found("lighthouse"), [])
+        XCTAssertEqual(try found(#"pages == "many""#), ["b.bad"])
+    }
+
+    func testBadDeclarationsAreRefusedWithTheirKeyPath() throws {
+        let cases: [(JSONValue, String)] = [
+            (["title": ["type": "string"]], "attributes.title: expected a name that is not a built-in attribute"),
+            (["pages": ["type": "integer"]], "attributes.pages.type: expected string, number, date, bool or strings, got \"integer\""),
+            (["pages": ["type": "number", "searchable": true]], "attributes.pages.searchable: expected false for a number attribute"),
+            (["pages": ["searchable": true]], "attributes.pages.type: is required"),
+            (["9lives": ["type": "string"]], "attributes.9lives: expected an attribute name"),
+            (["blurb": ["type": "string", "searchable": "yes"]], "attributes.blurb.searchable: expected"),
+            (.array([]), "attributes: expected an object of attribute declarations"),
+        ]
+        for (declarations, message) in cases {
+            try makeBundle(declarations)
+            let list = try json(["list"])
+            let problems = (list["problems"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
+            XCTAssertTrue(problems.contains { $0.contains(message) }, "\(declarations): \(problems)")
+        }
+    }
+}
