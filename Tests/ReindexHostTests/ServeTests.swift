@@ -28,13 +28,17 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
 
     override func setUpWithError() throws {
         scratch = try T.makeScratchDirectory(for: self)
+        // Teardown blocks run last-in first-out, and before tearDown(): stopping every serve here
+        // makes sure none is still running when the scratch directory's own block deletes its
+        // index (serve would see the index lost and exit 74).
+        addTeardownBlock { [weak self] in self?.stopServers() }
         for directory in [extensionsDirectory, indexDirectory, "\(scratch)/staging"] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         signal(SIGPIPE, SIG_IGN)
     }
 
-    override func tearDown() {
+    private func stopServers() {
         for server in servers {
             let result = stop(server)
             // Every serve shuts down cleanly on SIGTERM, whatever the test did to it.
@@ -42,6 +46,10 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
             XCTAssertTrue(result.status == 0 && !result.signaled, "serve did not exit cleanly: \(result)")
         }
         servers = []
+    }
+
+    override func tearDown() {
+        stopServers()
         // The scratch directory's own teardown block may have run already; serve is stopped now,
         // so nothing can recreate files in it after this.
         if !scratch.isEmpty { try? FileManager.default.removeItem(atPath: scratch) }
