@@ -168,9 +168,15 @@ public final class IndexStore {
     /// index, so a commit by another process in between never shows half. Inside a transaction
     /// already open, it just runs.
     public func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try within("BEGIN", body)
+    }
+
+    /// Runs `body` between `begin` and COMMIT (ROLLBACK on error), or just runs it inside a
+    /// transaction already open: the one mechanism under `read` and `writeTransaction`.
+    func within<T>(_ begin: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         if connection.isInTransaction { return try body() }
-        try connection.execute("BEGIN")
-        do {
+        try connection.execute(begin)
+        do throws(SQLiteError) {
             let result = try body()
             try connection.execute("COMMIT")
             return result

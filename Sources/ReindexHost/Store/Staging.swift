@@ -13,15 +13,7 @@ extension IndexStore {
     /// Runs `body` in one short write transaction (BEGIN IMMEDIATE … COMMIT), or inside the one
     /// already open.
     func writeTransaction(_ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        if connection.isInTransaction { try body(); return }
-        try connection.execute("BEGIN IMMEDIATE")
-        do throws(SQLiteError) {
-            try body()
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
+        try within("BEGIN IMMEDIATE", body)
     }
 
     /// The generation searches see for a bundle (0 before its first reindexAll).
