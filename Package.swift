@@ -24,6 +24,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(name: "CReindexSystem"),
 
         // Wire types and framing, shared by the host and the SDK. Foundation only.
@@ -33,7 +38,7 @@ let package = Package(
         .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "CReindexSystem"]),
 
         // The engine: discovery, store, supervisor, scheduler.
-        .target(name: "ReindexHost", dependencies: ["ReindexProtocol", "CSQLite", "CReindexSystem"]),
+        .target(name: "ReindexHost", dependencies: ["ReindexProtocol", "CSQLite", "CLibPQ", "CReindexSystem"]),
 
         // The application search API. The store still lives in ReindexHost, so this links it;
         // its API names only ReindexQuery's and ReindexProtocol's types (see README).
@@ -70,6 +75,6 @@ let package = Package(
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexQuery", "CSQLite"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexQuery", "CSQLite", "CLibPQ"]),
     ]
 )
