@@ -5,7 +5,7 @@ extension Reindex {
     static func run(_ context: CommandContext) throws -> Int32 {
         let bundle = try context.findBundle(context.arguments.positional[0])
         let selection = try RequestSelection(context)
-        let store = try context.openStore()
+        let store = try context.openIndex()
         if context.arguments.flag("queue") {
             let request = try store.enqueue(bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                                             reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts)

@@ -22,6 +22,13 @@ extension Reindex {
         } else if !context.json {
             options.snippetMarkers = ("", "")
         }
+        if context.paths.isPostgreSQL {
+            // The PostgreSQL index searches words (the last also as a prefix); the query
+            // language's filters, sorting and facets are the SQLite index's for now.
+            let results = try context.openIndex().search(query, bundle: options.bundle, domain: options.domain, limit: options.limit, now: Clock.now())
+            printResults(results, context: context, empty: "No items match '\(query)'.")
+            return 0
+        }
         let store = try context.openStore()
         if arguments.flag("count") {
             let n = try store.count(query, options: options)
@@ -85,8 +92,8 @@ extension Reindex {
     static func items(_ context: CommandContext) throws -> Int32 {
         let bundle = context.arguments.positional[0]
         let limit = try context.positiveInteger("limit", default: 100)
-        let store = try context.openStore()
-        let results = try store.items(bundle: bundle, domain: context.arguments.value("domain"), limit: limit)
+        let store = try context.openIndex()
+        let results = try store.items(bundle: bundle, domain: context.arguments.value("domain"), limit: limit, now: Clock.now())
         printResults(results, context: context, empty: "No items are indexed for \(bundle).")
         return 0
     }

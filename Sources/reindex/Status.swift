@@ -3,6 +3,7 @@ import ReindexProtocol
 
 extension Reindex {
     static func status(_ context: CommandContext) throws -> Int32 {
+        if context.paths.isPostgreSQL { return try fleetStatus(context) }
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.

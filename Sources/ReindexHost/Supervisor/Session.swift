@@ -56,7 +56,7 @@ public struct SessionOptions {
 /// reading are all handled without extra threads, and memory stays bounded by one line.
 public final class ExtensionSession {
     public let bundle: DiscoveredBundle
-    public let store: IndexStore
+    public let store: any IndexBackend
     public let log: ExtensionLog
     public private(set) var process: ExtensionProcess?
     public private(set) var initializeResult: InitializeResult?
@@ -94,23 +94,22 @@ public final class ExtensionSession {
     final class RequestContext {
         let id: RequestID
         let request: QueuedRequest
-        let writes: StagedWrites
+        let writes: any IndexWriting
         var reply: Result<JSONValue, RPCError>?
         var rejections: [String] = []
         var cancelSentAt: Double?
         var progressSavedAt = -Double.infinity
-        init(id: RequestID, request: QueuedRequest, writes: StagedWrites) {
+        init(id: RequestID, request: QueuedRequest, writes: any IndexWriting) {
             self.id = id
             self.request = request
             self.writes = writes
         }
     }
 
-    public init(bundle: DiscoveredBundle, store: IndexStore, logPath: String?, options: SessionOptions) {
+    public init(bundle: DiscoveredBundle, store: any IndexBackend, logPath: String?, options: SessionOptions) {
         self.bundle = bundle
         self.store = store
-        // Wait as long as it takes for another writer, unless this request is cancelled.
-        store.connection.setBusyWait(seconds: 3600, cancelFD: options.cancelFD)
+        store.prepareForSession(cancelFD: options.cancelFD)
         self.options = options
         self.log = ExtensionLog(path: logPath)
         self.deadlines = Deadlines(timeouts: options.debug ? nil : bundle.manifest.timeouts)
@@ -139,7 +138,7 @@ public final class ExtensionSession {
         let spawned: ExtensionProcess
         do {
             let launch = try SandboxLaunch(bundle: bundle, options: options.sandbox, environment: environment,
-                                           hostEnvironment: options.environment, indexPath: store.path)
+                                           hostEnvironment: options.environment, indexPath: store.displayLocation)
             log.note(launch.summary)
             spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
                                            waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch)
@@ -169,13 +168,13 @@ public final class ExtensionSession {
     /// failure what was not committed is rolled back and the failure returned.
     public func perform(
         _ request: QueuedRequest,
-        onAcknowledge: (IndexStore, WriteCounts) throws(SQLiteError) -> Void
+        onAcknowledge: (any IndexBackend, WriteCounts) throws -> Void
     ) -> (counts: WriteCounts, rejections: [String], failure: RequestFailure?) {
-        let writes: StagedWrites
+        let writes: any IndexWriting
         do {
-            writes = try StagedWrites(store: store, bundleIdentifier: bundle.identifier,
-                                      scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
-                                      requestID: request.id, declarations: bundle.manifest.attributes)
+            writes = try store.makeWriter(bundleIdentifier: bundle.identifier,
+                                          scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
+                                          requestID: request.id, declarations: bundle.manifest.attributes)
         } catch {
             return (WriteCounts(), [], fail(.storeFailure, "cannot prepare the index: \(error)"))
         }
@@ -216,7 +215,7 @@ public final class ExtensionSession {
             return (writes.counts, context.rejections, failure)
         default:
             do {
-                let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
+                let counts = try writes.acknowledge { store in try onAcknowledge(store, writes.counts) }
                 log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected), ignored updates \(counts.ignoredUpdates)")
                 return (counts, context.rejections, nil)
             } catch {
@@ -312,7 +311,7 @@ public final class ExtensionSession {
         guard ready == 0 else { return }
         do { try writes.flush() } catch {
             var failure = fail(.storeFailure, "cannot write to the index: \(error)")
-            failure.hostSide = error.isBusy
+            failure.hostSide = isBusyStoreError(error)
             self.failure = failure
             throw failure
         }
@@ -691,9 +690,9 @@ public final class ExtensionSession {
             }
         } catch let error as RequestFailure {
             throw error
-        } catch let error as SQLiteError {
+        } catch let error where error is SQLiteError || error is PostgresError {
             var failure = fail(.storeFailure, "cannot write to the index: \(error)")
-            failure.hostSide = error.isBusy
+            failure.hostSide = isBusyStoreError(error)
             self.failure = failure
             throw failure
         } catch {
@@ -731,7 +730,7 @@ public final class ExtensionSession {
                 case .valid(let validated):
                     try context.writes.put(validated)
                 case let .invalid(uid, reason):
-                    context.writes.reject()
+                    context.writes.reject(count: 1)
                     if context.rejections.count < 10 {
                         context.rejections.append("item rejected\(uid.map { " (\($0.prefix(80)))" } ?? ""): \(reason)")
                     }
@@ -739,7 +738,7 @@ public final class ExtensionSession {
             }
         } catch {
             var failure = fail(.storeFailure, "cannot write to the index: \(error)")
-            failure.hostSide = error.isBusy
+            failure.hostSide = isBusyStoreError(error)
             self.failure = failure
             throw failure
         }
@@ -772,14 +771,14 @@ public final class ExtensionSession {
         }
         let requestRowID = context.request.id
         do {
-            let committed = try context.writes.commitBatch { (store) throws(SQLiteError) in
+            let committed = try context.writes.commitBatch { store in
                 try store.saveClientState(requestRowID, commit.clientState)
             }
             send(.response(id: requestID, result: .success(BatchCommitResult(committed: Int64(committed)).json)))
             commitsAccepted += 1
         } catch {
             var failure = fail(.storeFailure, "cannot commit a batch: \(error)")
-            failure.hostSide = error.isBusy
+            failure.hostSide = isBusyStoreError(error)
             self.failure = failure
             throw failure
         }

@@ -23,6 +23,9 @@ public final class PostgresStore {
     /// This process's identity in the fleet (`workers.id`).
     public let workerID: String
     public let hostName: String
+    /// This open created the schema (a new index): the caller queues the rebuilds, and only one
+    /// host of a fleet ever sees it, since migrations run under a lock.
+    public private(set) var created = false
     private var reconnectDelay = 0.1
     private var nextReconnect = 0.0
 
@@ -80,6 +83,7 @@ public final class PostgresStore {
                 throw PostgresError(sqlState: nil, message: "the index was written by a newer reindex (schema \(version))", context: location.schema)
             }
             if version == 0 {
+                created = true
                 var unaccentSchema = try connection.query("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'").text(0, 0)
                 if unaccentSchema == nil {
                     try connection.execute("CREATE EXTENSION unaccent SCHEMA \(schema)")
@@ -100,6 +104,28 @@ public final class PostgresStore {
     }
 
     // MARK: Connection
+
+    private func bundleLockKey(_ key: String) -> String { "reindex bundle \(location.schema) \(key)" }
+
+    /// Takes the fleet-wide lock of a bundle on this connection (a session advisory lock: the
+    /// server drops it when the connection ends, so a dead worker never leaves it behind).
+    public func lockBundle(_ bundle: DiscoveredBundle) throws(ReindexError) {
+        let taken: Bool
+        do { taken = try query("SELECT pg_try_advisory_lock(hashtext($1))", [bundleLockKey(bundle.key)]).bool(0, 0) } catch {
+            throw ReindexError(.requestFailed, "\(bundle.identifier): cannot take the bundle's lock in \(location.displayName): \(error)")
+        }
+        guard taken else {
+            let holder = try? query("""
+                SELECT r.lease_worker FROM requests r WHERE r.bundle = $1 AND r.state = 'running' AND r.lease_expires >= $2 LIMIT 1
+                """, [bundle.key, String(Clock.now())]).text(0, 0)
+            throw ReindexError(.requestFailed, "\(bundle.identifier): \((holder ?? nil).map { "worker \($0)" } ?? "another host of the fleet") is already running a request for this bundle; try again when it has finished")
+        }
+    }
+
+    public func unlockBundle(_ key: String) {
+        guard connection.isHealthy else { return }
+        _ = try? query("SELECT pg_advisory_unlock(hashtext($1))", [bundleLockKey(key)])
+    }
 
     /// Re-opens a lost connection (with backoff between attempts: 0.1 s doubling to 5 s).
     func ensureConnected() throws(PostgresError) {
