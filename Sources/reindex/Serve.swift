@@ -9,6 +9,7 @@ extension Reindex {
         options.rescanSeconds = try context.seconds("rescan", default: 5)
         options.backoff.baseSeconds = try context.seconds("retry-base", default: 5)
         options.sandbox = try SandboxReport.options(context)
+        if context.paths.isPostgreSQL { return try FleetServer(paths: context.paths, options: options).run() }
         let server = try Server(paths: context.paths, options: options)
         return server.run()
     }

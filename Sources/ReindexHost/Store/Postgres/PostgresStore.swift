@@ -21,7 +21,7 @@ public final class PostgresStore {
     /// The quoted schema name, for the statements that name it.
     let schema: String
     /// This process's identity in the fleet (`workers.id`).
-    public let workerID: String
+    public private(set) var workerID: String
     public let hostName: String
     /// This open created the schema (a new index): the caller queues the rebuilds, and only one
     /// host of a fleet ever sees it, since migrations run under a lock.
@@ -62,6 +62,14 @@ public final class PostgresStore {
         workerID = "\(hostName):\(getpid()):\(UInt32.random(in: 0...UInt32.max))"
     }
 
+    /// Takes the identity of the worker process this connection works for (its leases, its
+    /// sessions' `application_name`).
+    public func adoptWorkerID(_ id: String) {
+        guard id != workerID else { return }
+        workerID = id
+        _ = try? connection.query("SELECT set_config('application_name', $1, false)", [String(id.prefix(63))])
+    }
+
     /// Points the connection at the deployment's schema.
     private func useSchema() throws(PostgresError) {
         try connection.execute("SET search_path TO \(schema); SET statement_timeout = 0")
@@ -73,6 +81,12 @@ public final class PostgresStore {
     /// already) and the text-search configuration, and applies the migrations, under an
     /// advisory lock so hosts opening a new index at once wait for each other.
     private func migrate() throws {
+        // The common case, an index already at this version, takes no lock.
+        let known = try connection.query("SELECT to_regclass($1) IS NOT NULL", ["\(schema).schema_version"])
+        if known.bool(0, 0), try connection.query("SELECT max(version) FROM \(schema).schema_version").int(0, 0) == PostgresSchema.migrations.count {
+            try useSchema()
+            return
+        }
         try connection.transaction { () throws in
             try connection.query("SELECT pg_advisory_xact_lock(hashtext('reindex migrate'))")
             try connection.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
