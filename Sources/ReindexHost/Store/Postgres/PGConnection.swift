@@ -236,7 +236,9 @@ public final class PGConnection {
     deinit { PQfinish(handle) }
 
     /// Whether the connection is still usable.
-    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+    public var isHealthy: Bool { !lost && PQstatus(handle) == CONNECTION_OK }
+    /// The server ended this connection (it may take libpq a moment to notice by itself).
+    private var lost = false
     /// The server process serving this connection (`pg_backend_pid()`).
     public var backendPID: Int32 { PQbackendPID(handle) }
     /// The connection's socket, for poll(2) while waiting for notifications.
@@ -254,7 +256,10 @@ public final class PGConnection {
                 ?? String(cString: PQerrorMessage(handle)).trimmingCharacters(in: "\n ")
             if message.isEmpty { message = "the server did not answer" }
             let lost = PQstatus(handle) != CONNECTION_OK || state?.hasPrefix("08") == true || state == "57P01" || state == "57P02" || state == "57P03"
-            if lost { inTransaction = false }
+            if lost {
+                inTransaction = false
+                self.lost = true
+            }
             let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
             throw PostgresError(sqlState: state, message: lost ? "the connection to PostgreSQL at \(hostDescription) was lost: \(message)" : message,
                                 context: statement.count > 120 ? String(statement.prefix(120)) + "…" : statement, connectionLost: lost)

@@ -167,12 +167,18 @@ public final class PostgresStore {
         if connection.inTransaction { return try body() }
         try ensureConnected()
         var attempt = 0
+        var reconnected = false
         while true {
             do {
                 return try connection.transaction(body)
             } catch let error as PostgresError where error.isRetryable && attempt < 8 {
                 attempt += 1
                 usleep(useconds_t(1_000 * (1 << attempt)) + useconds_t.random(in: 0...5_000))
+            } catch let error as PostgresError where error.connectionLost && !reconnected {
+                // A connection found dead (the server ended it while idle) rolled back whatever
+                // the transaction did: open a new one and run it again, once.
+                reconnected = true
+                try ensureConnected()
             }
         }
     }
@@ -180,8 +186,15 @@ public final class PostgresStore {
     /// One statement outside any explicit transaction (or inside the open one).
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
-        if !connection.inTransaction { try ensureConnected() }
-        return try connection.query(sql, parameters)
+        guard !connection.inTransaction else { return try connection.query(sql, parameters) }
+        try ensureConnected()
+        do {
+            return try connection.query(sql, parameters)
+        } catch where error.connectionLost {
+            // Found dead on first use after idling: the statement did not run; once more on a new one.
+            try ensureConnected()
+            return try connection.query(sql, parameters)
+        }
     }
 
     static func text(_ value: Double?) -> String? { value.map { String($0) } }
