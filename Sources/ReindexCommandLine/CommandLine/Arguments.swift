@@ -123,6 +123,8 @@ public struct ParsedArguments: Sendable {
     /// Every occurrence of each option, by long name; flags hold "" per occurrence.
     fileprivate var options: [String: [String]] = [:]
 
+    /// How many positional arguments the command got.
+    public var argumentCount: Int { positional.count }
     /// Nothing at all was given.
     public var isEmpty: Bool { command == nil && positional.isEmpty && options.isEmpty }
 
