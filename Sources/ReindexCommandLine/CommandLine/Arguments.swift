@@ -195,8 +195,9 @@ extension Arguments where Command: ReindexCommand {
     public func occurrences<Value>(_ option: Option<Global, Value>) -> [String] { occurrences(option.spec) }
 }
 
-/// A small argument parser in the spirit of swift-argument-parser: each option is declared once
-/// in a `CommandSpec`, and both parsing and `--help` text derive from those declarations.
+/// A small argument parser in the spirit of swift-argument-parser: each option is declared once,
+/// as a typed constant of its command (`Declarations.swift`), whose `CommandSpec` both parsing and
+/// `--help` text derive from.
 public struct ArgumentParser: Sendable {
     public var toolName: String
     public var summary: String
