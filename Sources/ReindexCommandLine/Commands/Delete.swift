@@ -42,9 +42,9 @@ public struct DeleteCommand: ReindexCommand {
         let index = LocalIndex(store: store, bundleIdentifier: bundle)
         let deleted: Int
         switch what {
-        case .ids(let ids): deleted = try index.deleteSearchableItems(withIdentifiers: ids)
-        case .domains(let domains): deleted = try index.deleteSearchableItems(withDomainIdentifiers: domains)
-        case .all: deleted = try index.deleteAllSearchableItems()
+        case .ids(let ids): deleted = try index.delete(identifiers: ids)
+        case .domains(let domains): deleted = try index.delete(domainIdentifiers: domains)
+        case .all: deleted = try index.deleteAll()
         case nil: throw ReindexError(.usage, "delete needs --ids, --domains or --all")
         }
         if context.json {
