@@ -3,6 +3,7 @@ import ReindexHost
 import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
+import ReindexTestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
