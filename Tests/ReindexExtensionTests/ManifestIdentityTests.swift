@@ -5,13 +5,6 @@ import ReindexSystem
 import ReindexStore
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A handler that declares no name or version: the SDK must report the manifest's.
 struct UnnamedProbe: IndexRequestHandler {

@@ -5,13 +5,6 @@ import ReindexSystem
 import ReindexStore
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The SDK's pieces that need no process: the items an extension builds and their wire form,
 /// base64 as the SDK uses it for client states, its errors, and the wait-for-debugger gate.

@@ -5,13 +5,6 @@ import ReindexSystem
 import ReindexStore
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A tiny SDK extension for what the examples do not exercise. `SearchableIndex` cannot be made
 /// outside the SDK, so the probe runs as a real process: this test executable started again

@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The crash-consistency loop (`Scripts/crash-consistency.py`) at chosen points: a real `reindex
 /// run` (the built command) is killed with SIGKILL while its real extension

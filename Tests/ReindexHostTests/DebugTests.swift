@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `reindex debug` as a developer uses it: the built command as a real process, the example
 /// extensions (the Swift Colleagues indexer built beside these tests, the Python bookshelf) in a

@@ -5,13 +5,6 @@ import ReindexSystem
 @testable import ReindexStore
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The fault-injection matrix: every way an extension can misbehave, each run end to end through
 /// the built `reindex run` command (the real host, with the contract's shutdown graces) against

@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The sandbox (issue #19) through the built `reindex` command, with real extensions and the
 /// real kernel: what a sandboxed extension cannot reach and what it still can, interpreters

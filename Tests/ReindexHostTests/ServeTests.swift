@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `reindex serve` as a real process: the built command, fixture extensions in bundles on a
 /// search path in a scratch directory, and a real index file. Each test starts serve, changes

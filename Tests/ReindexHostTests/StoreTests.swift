@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The index store against a real SQLite file in a scratch directory: staged writes, the
 /// replacement of `reindexAll`, crash consistency, damaged files, the request queue, search and

@@ -6,13 +6,6 @@ import ReindexSystem
 import ReindexProtocol
 import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The supervisor against real extension processes (the fixtures in `Tests/Fixtures/extensions`),
 /// driven through `RequestRunner` and through the built `reindex run` command. For every way an
