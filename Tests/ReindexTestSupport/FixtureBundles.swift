@@ -122,7 +122,7 @@ extension TestSupport {
 
     /// Puts items straight into a bundle's live items (one transaction).
     public static func seed(_ store: IndexStore, bundle: String, _ items: [ValidatedItem]) throws {
-        try LocalIndex(store: store, bundleIdentifier: bundle).indexValidatedItems(items)
+        try LocalIndex(store: store, bundleIdentifier: bundle).put(validated: items)
     }
 
     /// The identifiers of a bundle's live items, sorted.
