@@ -1,6 +1,10 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The extension author's kit, through the built `reindex`: `new` projects that pass

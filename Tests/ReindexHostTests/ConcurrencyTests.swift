@@ -1,6 +1,10 @@
 import Foundation
+import ReindexTestSupport
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// The store under ordinary concurrency, through the real command and real extensions: an open

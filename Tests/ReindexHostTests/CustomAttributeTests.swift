@@ -1,6 +1,10 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// Custom attributes declared in the manifest, end to end through a real extension

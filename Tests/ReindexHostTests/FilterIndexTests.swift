@@ -1,6 +1,10 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The filter columns (contentType, rating, rankingHint, dates) through `reindex put` and

@@ -1,5 +1,7 @@
 import Foundation
-@testable import ReindexHost
+import ReindexHost
+@testable import ReindexStore
+import ReindexTestSupport
 import ReindexProtocol
 import XCTest
 #if canImport(Glibc)

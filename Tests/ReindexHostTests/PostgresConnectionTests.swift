@@ -1,5 +1,7 @@
 import Foundation
-@testable import ReindexHost
+import ReindexHost
+@testable import ReindexStore
+import ReindexTestSupport
 import XCTest
 
 /// The libpq wrapper against the real server the tests start (`PostgresServer`).

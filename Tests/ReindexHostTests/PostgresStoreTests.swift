@@ -1,5 +1,7 @@
 import Foundation
-@testable import ReindexHost
+import ReindexHost
+@testable import ReindexStore
+import ReindexTestSupport
 import ReindexProtocol
 import XCTest
 
@@ -171,9 +173,9 @@ final class PostgresStoreTests: XCTestCase {
         let store = stores[0]
         let schema = store.location.schema
         let generations = [("alpha", 300), ("beta", 200)]
-        let stop = Atomic(false)
-        let seen = Locked<Set<Int>>([])
-        let failures = Locked<[String]>([])
+        let stop = SharedFlag(false)
+        let seen = SharedValue<Set<Int>>([])
+        let failures = SharedValue<[String]>([])
         let reader = Thread {
             do {
                 let reading = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
@@ -267,7 +269,7 @@ final class PostgresStoreTests: XCTestCase {
 }
 
 /// A value shared with a thread, behind a lock.
-final class Locked<Value>: @unchecked Sendable {
+final class SharedValue<Value>: @unchecked Sendable {
     private var stored: Value
     private let lock = NSLock()
     init(_ value: Value) { stored = value }
@@ -275,7 +277,7 @@ final class Locked<Value>: @unchecked Sendable {
     func update(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
 }
 
-final class Atomic: @unchecked Sendable {
+final class SharedFlag: @unchecked Sendable {
     private var stored: Bool
     private let lock = NSLock()
     init(_ value: Bool) { stored = value }

@@ -1,6 +1,8 @@
 import CReindexSystem
 import class Foundation.Thread
 import ReindexProtocol
+import ReindexStore
+import ReindexSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -118,7 +120,7 @@ public final class FleetServer {
             } else if records[bundle.key]?.fingerprint == nil {
                 try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
             }
-            try store.recordSeen(bundle, now: now)
+            try store.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version, fingerprint: bundle.executableFingerprint, now: now)
         }
         for old in discovered where !installed.contains(old.key) { try store.markMissing(old.key, now: now) }
         discovered = result.bundles
@@ -241,7 +243,7 @@ public final class FleetServer {
                 if let failure = result.failure {
                     ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — request \(result.request.id) is \(result.stateAfter.rawValue)")
                 } else {
-                    ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(format3(result.durationSeconds)) s")
+                    ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(DurationText.milliseconds(result.durationSeconds)) s")
                 }
             }
         }
@@ -255,7 +257,7 @@ final class Heartbeat: @unchecked Sendable {
     let environment: [String: String]
     let workerID: String
     let leaseSeconds: Double
-    private let lock = NSLockLike()
+    private let lock = Lock()
     private var stopped = false
 
     init(index: String, environment: [String: String], workerID: String, leaseSeconds: Double) {

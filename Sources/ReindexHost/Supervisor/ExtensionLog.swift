@@ -1,11 +1,6 @@
+import ReindexStore
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// An extension's stderr: appended to its log file (rotated, so a flood stays bounded), and its
 /// last lines kept for error messages.
@@ -93,12 +88,7 @@ public final class ExtensionLog {
             size = 0
             guard fd >= 0 else { return }
         }
-        var offset = 0
-        while offset < raw.count, let base = raw.baseAddress {
-            let n = write(fd, base + offset, raw.count - offset)
-            if n < 0 { if errno == EINTR { continue }; return }
-            offset += n
-        }
+        guard writeAll(fd, raw) else { return }
         size += raw.count
     }
 }

@@ -1,12 +1,7 @@
+import ReindexSystem
+import ReindexStore
 import CReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How an extension process ended.
 public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
@@ -143,10 +138,7 @@ public final class ExtensionProcess {
     public func checkExec(bundle: DiscoveredBundle) throws(ReindexError) {
         guard statusFD >= 0 else { return }
         var payload: (Int32, Int32) = (0, 0)
-        var n: Int
-        repeat {
-            n = withUnsafeMutableBytes(of: &payload) { read(statusFD, $0.baseAddress, $0.count) }
-        } while n < 0 && errno == EINTR
+        let n = withUnsafeMutableBytes(of: &payload) { buffer in retryingOnInterrupt { read(statusFD, buffer.baseAddress, buffer.count) } }
         close(statusFD)
         statusFD = -1
         guard n == MemoryLayout<(Int32, Int32)>.size else { return }
@@ -267,7 +259,7 @@ public final class ExtensionProcess {
                     guard !spawned.contains(child) else { return }
                     if group == child { kill(-child, SIGKILL) }  // it made a group of its own: all of it
                     kill(child, SIGKILL)
-                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+                    _ = retryingOnInterrupt { waitpid(child, &status, 0) }
                     stopped.append(child)
                     stoppedThisPass = true
                 }
@@ -309,79 +301,11 @@ public final class ExtensionProcess {
     }
 }
 
-#if os(Linux)
-/// What `/proc/<pid>/stat` says of a process: its state, parent and process group.
-struct ProcessStat {
-    var isZombie: Bool
-    var parent: Int32
-    var group: Int32
-    /// When the process started, in clock ticks since boot (with the pid, it names one process).
-    var startTime: UInt64
-
-    init?(_ pid: String) {
-        guard let bytes = FileSystem.readPrefix("/proc/\(pid)/stat", count: 512),
-              // pid (comm) state ppid pgrp …; comm may hold spaces, so read after the last ')'.
-              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-        guard fields.count >= 20, let parent = Int32(String(decoding: fields[1], as: UTF8.self)),
-              let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { return nil }
-        self.isZombie = fields[0].first == UInt8(ascii: "Z")
-        self.parent = parent
-        self.group = group
-        self.startTime = UInt64(String(decoding: fields[19], as: UTF8.self)) ?? 0
-    }
-}
-#endif
-
-/// Names one process across pid reuse: its pid and, where the system tells, its start time.
-public struct ProcessIdentity: Sendable, Equatable {
-    public var pid: Int32
-    public var startTime: Int64
-
-    /// This process.
-    public static var current: ProcessIdentity { ProcessIdentity(pid: getpid()) ?? ProcessIdentity(pid: getpid(), startTime: 0) }
-
-    public init(pid: Int32, startTime: Int64) {
-        self.pid = pid
-        self.startTime = startTime
-    }
-
-    /// The process with this pid now, or nil when there is none.
-    public init?(pid: Int32) {
-        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return nil }
-        #if os(Linux)
-        guard let stat = ProcessStat(String(pid)), !stat.isZombie else { return nil }
-        self.init(pid: pid, startTime: Int64(stat.startTime))
-        #else
-        self.init(pid: pid, startTime: 0)
-        #endif
-    }
-
-    /// Whether this process still runs (the pid is alive and was not reused since).
-    public var isAlive: Bool {
-        guard let now = ProcessIdentity(pid: pid) else { return false }
-        return startTime == 0 || now.startTime == 0 || now.startTime == startTime
-    }
-}
-
 /// The extension processes this host spawned and has not reaped yet: their owners wait for them,
 /// so the sweep of adopted orphans (`stopEscapedProcesses`) must never reap one. Spawning and
 /// the sweep's reaping happen under its lock, so a new child is registered before any sweep can
 /// see it. (A pid freed by its owner's reap is forgotten just after; Linux hands pids out in
 /// order, so it is not reused in that moment.)
-final class SpawnedChildren: @unchecked Sendable {
-    static let shared = SpawnedChildren()
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var pids = Set<pid_t>()
-
-    private init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    func withLock<T>(_ body: (inout Set<pid_t>) -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body(&pids)
-    }
+enum SpawnedChildren {
+    static let shared = Locked(Set<pid_t>())
 }

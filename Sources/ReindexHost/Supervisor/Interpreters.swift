@@ -1,10 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexStore
+import ReindexSystem
 
 /// What an executable needs beyond itself to run: the interpreter of a script (through `env` and
 /// the PATH the extension gets, and through an interpreter that is itself a script), the dynamic
@@ -242,6 +237,9 @@ struct ELFFile {
 extension String {
     /// The string without `set`'s characters at either end.
     func trimming(_ set: String) -> String {
-        Substring(self).trimmingCharacters(in: set)
+        var s = Substring(self)
+        while let first = s.first, set.contains(first) { s.removeFirst() }
+        while let last = s.last, set.contains(last) { s.removeLast() }
+        return String(s)
     }
 }

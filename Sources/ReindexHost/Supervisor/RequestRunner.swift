@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 
 /// Runs queued requests of one bundle through one extension session and keeps the queue's books:
@@ -27,7 +29,7 @@ public struct RequestRunner {
     /// what releases it.
     public func hold(_ bundle: DiscoveredBundle, store: any IndexBackend) throws(ReindexError) -> () -> Void {
         if let fleet = store as? PostgresStore {
-            try fleet.lockBundle(bundle)
+            try fleet.lockBundle(key: bundle.key, identifier: bundle.identifier)
             return { fleet.unlockBundle(bundle.key) }
         }
         let lock = try lock(bundle)
@@ -62,7 +64,7 @@ public struct RequestRunner {
             }
             let outcome = session.perform(request) { (store, counts) throws in
                 try store.markDone(request.id)
-                try store.recordSeen(bundle, now: Clock.now())
+                try store.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version, fingerprint: bundle.executableFingerprint, now: Clock.now())
                 try store.recordRun(RunRecord(
                     requestID: request.id, bundleIdentifier: bundle.identifier, kind: request.kind, reason: request.reason,
                     started: begin, ended: Clock.now(), outcome: "acknowledged", counts: counts, error: nil))

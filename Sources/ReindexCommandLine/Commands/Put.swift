@@ -1,0 +1,68 @@
+import ReindexStore
+import ReindexSystem
+import ReindexHost
+import ReindexProtocol
+
+/// `reindex put BUNDLE_ID`: indexes the items read from stdin, one JSON item per line.
+public struct PutCommand: ReindexCommand {
+    public static let name = "put"
+    public static let summary = "index items read from stdin (one JSON item per line) for a bundle"
+    public static let discussion = """
+            A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
+            skipped; the rest is applied together in one short transaction at the end of input (nothing is visible
+            before). No more than one line is held in memory.
+            Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
+            """
+
+    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle the items belong to")
+    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
+
+    public let bundle: String
+
+    public init(_ arguments: Arguments<Self>) {
+        bundle = arguments[Self.bundle]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let bundle = self.bundle
+        guard Manifest.isValidBundleIdentifier(bundle) else {
+            throw ReindexError(.usage, "\(bundle): not a valid bundle identifier")
+        }
+        let store = try context.openStore()
+        let writes = try StagedWrites(store: store, bundleIdentifier: bundle, scope: .live)
+        var rejected = 0
+        do {
+            // Staged writes are committed whenever input pauses: no write lock is held while
+            // waiting for the producer.
+            try StandardInputLines.forEach(beforeWaiting: { try writes.flush() }, onOverlong: { number, length in
+                rejected += 1
+                writes.reject()
+                Console.err("error: \(bundle): stdin line \(number): longer than \(LineReader.defaultMaximumLineLength) bytes (\(length) bytes); line skipped")
+            }) { line, number in
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+                do {
+                    let value = try JSONParser.parse(line)
+                    try writes.put(try ItemValidator.validate(value, declarations: writes.declarations))
+                } catch let error as SQLiteError {
+                    throw error
+                } catch {
+                    rejected += 1
+                    writes.reject()
+                    Console.err("error: \(bundle): stdin line \(number): \(error); line skipped")
+                }
+            }
+            let counts = try writes.acknowledge()
+            if context.json {
+                Console.json(.object([("bundleIdentifier", .string(bundle)), ("put", .integer(Int64(counts.put))), ("rejected", .integer(Int64(rejected))),
+                                      ("ignoredUpdates", .integer(Int64(counts.ignoredUpdates)))]))
+            } else {
+                Console.out("\(bundle): indexed \(counts.put) item(s)" + (rejected > 0 ? ", rejected \(rejected) line(s)" : "")
+                            + (counts.ignoredUpdates > 0 ? ", ignored \(counts.ignoredUpdates) update(s) of items that do not exist" : ""))
+            }
+        } catch {
+            writes.rollback()
+            throw error
+        }
+        return rejected > 0 ? ReindexError.Code.invalidData.exitCode : 0
+    }
+}
