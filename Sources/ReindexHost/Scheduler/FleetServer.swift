@@ -139,20 +139,18 @@ public final class FleetServer {
 
     private func dispatch(now: Double) throws {
         cooldown = cooldown.filter { $0.value > now }
-        var skipped = Set(workers.keys).union(cooldown.keys)
-        while workers.count < options.concurrency {
-            let mine = Set(discovered.map(\.key)).subtracting(skipped)
-            guard !mine.isEmpty, let request = try store.nextDueRequest(now: now, excludingBundles: skipped),
-                  let bundle = discovered.first(where: { $0.key == request.bundleKey })
-            else {
-                // Requests of bundles this host does not have are left to hosts that do.
-                if let other = try store.nextDueRequest(now: now, excludingBundles: skipped), !mine.contains(other.bundleKey) {
-                    skipped.insert(other.bundleKey)
-                    continue
-                }
-                return
-            }
-            skipped.insert(bundle.key)
+        guard workers.count < options.concurrency else { return }
+        let mine = Dictionary(discovered.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        let busy = Set(workers.keys).union(cooldown.keys)
+        // Requests of bundles this host does not have are left to hosts that do. Workers that
+        // look at once would all pick the oldest request and all but one would find it taken: each
+        // picks among the oldest few at random instead, so they mostly claim different ones.
+        var candidates = try store.dueCandidates(now: now).filter { mine[$0.bundleKey] != nil && !busy.contains($0.bundleKey) }
+        var started = Set<String>()
+        while workers.count < options.concurrency, !candidates.isEmpty {
+            let window = min(candidates.count, 8)
+            let request = candidates.remove(at: Int.random(in: 0..<window))
+            guard started.insert(request.bundleKey).inserted, let bundle = mine[request.bundleKey] else { continue }
             start(bundle: bundle, request: request)
         }
     }

@@ -320,7 +320,9 @@ public final class PostgresStore {
         return nil
     }
 
-    private func dueCandidates(now: Double) throws -> [QueuedRequest] {
+    /// Due requests (pending and due, or under an expired lease) of bundles no one in the fleet
+    /// is running, oldest first, at most 64.
+    public func dueCandidates(now: Double) throws -> [QueuedRequest] {
         // A bundle with a request running under a live lease is busy fleet-wide.
         try requests("""
             ((state = 'pending' AND next_attempt <= $1) OR (state = 'running' AND lease_expires < $1))
