@@ -22,10 +22,12 @@ measure() {
     export XDG_STATE_HOME="$work/state" XDG_DATA_HOME="$work/data"
     start=$(date +%s.%N)
     for _ in $(seq 1 "$workers"); do "$BIN" serve --concurrency 1 --rescan 3600 2>>"$work/serve.log" & pids+=($!); done
-    until [ "$("$BIN" status --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); b=d["bundles"]; print(int(len(b) == '"$N"' and all(x["items"] == 2 and x["pending"] == 0 for x in b)))')" = 1 ]; do sleep 0.1; done
+    # Polled with psql, not `reindex status`, so the measurement does not compete for the CPU.
+    local conn; conn="$(python3 -c 'import sys; print(sys.argv[1])' "$INDEX")"
+    until [ "$(psql -X -q -t -A -d "$conn" -c "SELECT count(*) FILTER (WHERE state = 'done') = $N AND count(*) = $N FROM \"$schema\".requests" 2>/dev/null)" = t ]; do sleep 0.1; done
     end=$(date +%s.%N)
     kill -TERM "${pids[@]}"; wait "${pids[@]}" || true
-    twice=$(psql -X -q -t -A -d "$(python3 -c 'import sys; print(sys.argv[1])' "$INDEX")" -c "SELECT count(*) FROM (SELECT request_id FROM \"$schema\".runs WHERE outcome = 'acknowledged' GROUP BY request_id HAVING count(*) > 1) t" 2>/dev/null || echo "?")
+    twice=$(psql -X -q -t -A -d "$conn" -c "SELECT count(*) FROM (SELECT request_id FROM \"$schema\".runs WHERE outcome = 'acknowledged' GROUP BY request_id HAVING count(*) > 1) t" 2>/dev/null || echo "?")
     echo "$workers worker(s): $N requests in $(python3 -c "print(round($end - $start, 2))") s; requests run twice: $twice"
     python3 -c "print($end - $start)" > "$work/t$workers"
 }
