@@ -248,6 +248,31 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try store.itemCount(bundle: "com.example.one"), 1, "the store reconnected")
     }
 
+    func testAServerRestartFailsWhatWasInFlightAndTheStoreReconnectsWithBackoff() throws {
+        // A private server, since this one is stopped and started again.
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let store = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": "restart"]))
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("kept", title: "Kept"))
+        _ = try writes.commitBatch()
+        try writes.put(Self.item("lost", title: "Lost"))
+        try writes.flush()
+        try server.stop()
+        XCTAssertThrowsError(try writes.commitBatch()) { error in
+            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+        }
+        writes.rollback()
+        XCTAssertThrowsError(try store.itemCount(bundle: "com.example.one"), "the server is down")
+        try server.start()
+        var count: Int?
+        for _ in 0..<200 where count == nil {
+            count = try? store.itemCount(bundle: "com.example.one")
+            if count == nil { usleep(50_000) }
+        }
+        XCTAssertEqual(count, 1, "after the restart the store reconnected; only the committed batch is there")
+    }
+
     func testFleetDutiesAreDoneOnceAndQueueingNotifiesListeners() throws {
         let (_, stores) = try makeStores(2)
         let (first, second) = (stores[0], stores[1])
