@@ -97,6 +97,8 @@ final class QueryState {
     var registered = false
     var ftsVersion: [UInt8] = []
     var termColumns: [String: UInt8] = [:]
+    /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
+    var explained: [String]? = nil
 }
 
 extension IndexStore {
