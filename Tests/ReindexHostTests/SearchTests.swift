@@ -166,22 +166,25 @@ final class RankingHintTests: XCTestCase {
         XCTAssertEqual(try paged(store, "river && rankingHint != 1", limit: 2), ["titled", "high", "none", "zero", "sunk"])
     }
 
-    func testALargeGroupIsOrderedByHintThenNewestAndPagesThroughEveryItemOnce() throws {
+    func testALargeGroupOrdersItsNewest200ByHintThenTheRestNewestFirstAndPagesThroughEveryItemOnce() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
-        // More matches in one score group than are ordered in memory, so the hinted items are
-        // found through the hint index.
+        // 300 matches in one score group: the newest 200 (i100…i299) are ordered by hint, the
+        // older ones follow newest first, their hints (i5) not lifting them.
         var items: [SearchableItem] = []
         let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
         for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
         items.append(item("other", title: "unrelated", hint: 50))
         try index.indexSearchableItems(items)
-        let unhinted = (0..<300).reversed().filter { hints[$0] == nil }.map { "i\($0)" }
-        let expected = ["i100", "i260", "i5"] + unhinted + ["i250"]
+        let window = (100..<300).reversed().filter { hints[$0] == nil }.map { "i\($0)" }
+        let older = (0..<100).reversed().map { "i\($0)" }
+        let expected = ["i100", "i260"] + window + ["i250"] + older
         XCTAssertEqual(try store.search("lantern", limit: 400).map(\.uniqueIdentifier), expected)
-        for limit in [1, 7, 20] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
-        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i5"])
+        for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
+        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i299"])
+        // A filter applies after the window is chosen: what passes keeps the window's order.
+        XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i250", "i5"])
     }
 
     func testAPartialUpdateOfTheHintReordersTheResults() throws {

@@ -320,14 +320,14 @@ extension IndexStore {
             guard let start, start.pass == pass else { return false }
             return score > start.score || (score == start.score && (hint > start.hint || (hint == start.hint && row >= start.row)))
         }
-        /// Adds the row if visible and passing the filters (and, with `unhinted`, only when its
-        /// hint is 0); true when the page is full and one more match exists.
-        func take(_ row: Int64, score: Double, pass: Int, unhinted: Bool = false) throws(SQLiteError) -> Bool {
+        /// Adds the row if visible and passing the filters; true when the page is full and one
+        /// more match exists. `order` is the row's place in its group when it is not its own
+        /// hint (`Self.beyondWindow` for a match older than its group's window).
+        func take(_ row: Int64, score: Double, pass: Int, order: Double? = nil) throws(SQLiteError) -> Bool {
             check.bind(1, row)
             defer { sqlite3Reset(check) }
             guard try check.step() else { return false }
-            let hint = check.double(6)
-            if unhinted && hint != 0 { return false }
+            let hint = order ?? check.double(6)
             if seen(pass, score, hint, row) { return false }
             if results.count == limit { return true }
             results.append(result(check, score: score))
@@ -347,7 +347,9 @@ extension IndexStore {
                     if let start, start.pass == pass, group.score > start.score { continue }
                     let expression = "(" + group.expression + ")" + exclusion
                     if hinted {
-                        if try hintedGroup(expression, score: group.score, pass: pass, take: take) {
+                        var resume: (hint: Double, row: Int64)? = nil
+                        if let start, start.pass == pass, group.score == start.score { resume = (start.hint, start.row) }
+                        if try hintedGroup(expression, score: group.score, pass: pass, resume: resume, take: take) {
                             return QueryPage(results: results, nextCursor: last?.encoded)
                         }
                         continue
@@ -386,9 +388,12 @@ extension IndexStore {
         return QueryPage(results: results, nextCursor: nil)
     }
 
-    /// A score group of at most this many matches is ordered in memory; a larger one walks the
-    /// items with a hint (from `items_ranking_hint`) and probes each for membership.
-    static let smallGroup = 200
+    /// With hints in the index, the newest this many matches of a score group are ordered by
+    /// hint; the group's older matches follow, newest first (docs/QUERIES.md, "Relevance").
+    static let hintWindow = 200
+    /// The place in its group of a match older than the group's window: after every match of
+    /// the window, whatever its hint (hints are finite JSON numbers), and among these by row.
+    static let beyondWindow = -Double.greatestFiniteMagnitude
 
     /// Whether any item has a nonzero rankingHint (one lookup in `items_ranking_hint`); when
     /// none has, groups are read newest first straight from the full-text index.
@@ -398,60 +403,46 @@ extension IndexStore {
         return try any.step()
     }
 
-    /// One score group in (rankingHint desc, newest first) order, when the index holds hints:
-    /// a small group is read whole and ordered; a large one is walked in three parts — the items
-    /// with a positive hint, highest first, each probed against the group's full-text query;
-    /// the group newest first, skipping the items with a hint; then those with a negative hint.
-    /// Returns true when the page is full.
-    private func hintedGroup(_ expression: String, score: Double, pass: Int,
-                             take: (Int64, Double, Int, Bool) throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
+    /// One score group when the index holds hints: its newest `hintWindow` matches (before
+    /// the filters) ordered by hint, highest first, then newest first; then its older matches,
+    /// newest first. A cursor past the window (`resume` with `beyondWindow`) goes straight to
+    /// the rows below it, so a deep page does not read the window again. True when the page
+    /// is full.
+    private func hintedGroup(_ expression: String, score: Double, pass: Int, resume: (hint: Double, row: Int64)?,
+                             take: (Int64, Double, Int, Double?) throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
         let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
-        stream.reset()
-        stream.bind(1, expression)
-        stream.bind(2, Int64.max)
-        var rows: [Int64] = []
-        while try stream.step(), rows.count <= Self.smallGroup { rows.append(stream.int64(0)) }
-        stream.reset()
-        if rows.count <= Self.smallGroup {
+        defer { stream.reset() }
+        var below = Int64.max
+        if let resume, resume.hint == Self.beyondWindow {
+            below = resume.row
+        } else {
+            stream.reset()
+            stream.bind(1, expression)
+            stream.bind(2, Int64.max)
+            var window: [Int64] = []
+            while window.count < Self.hintWindow, try stream.step() { window.append(stream.int64(0)) }
+            stream.reset()
             let hintOf = try statement("SELECT IFNULL(ranking_hint, 0) FROM items WHERE id = ?1")
             var ordered: [(row: Int64, hint: Double)] = []
-            for row in rows {
+            ordered.reserveCapacity(window.count)
+            for row in window {
                 hintOf.reset()
                 hintOf.bind(1, row)
                 ordered.append((row, try hintOf.step() ? hintOf.double(0) : 0))
             }
             hintOf.reset()
             ordered.sort { $0.hint != $1.hint ? $0.hint > $1.hint : $0.row > $1.row }
-            for entry in ordered where try take(entry.row, score, pass, false) { return true }
-            return false
+            for entry in ordered where try take(entry.row, score, pass, entry.hint) { return true }
+            guard window.count == Self.hintWindow, let oldest = window.last else { return false }
+            below = oldest
         }
-        let probe = try statement("SELECT 1 FROM items_fts WHERE items_fts MATCH ?1 AND rowid = ?2")
-        func walkHinted(_ sql: String) throws(SQLiteError) -> Bool {
-            let list = try statement(sql)
-            defer { list.reset() }
-            while try list.step() {
-                let row = list.int64(0)
-                probe.reset()
-                probe.bind(1, expression)
-                probe.bind(2, row)
-                let member = try probe.step()
-                probe.reset()
-                if member, try take(row, score, pass, false) { return true }
-            }
-            return false
-        }
-        if try walkHinted("SELECT id FROM items WHERE ranking_hint != 0 AND ranking_hint > 0 ORDER BY ranking_hint DESC, id DESC") { return true }
         stream.reset()
         stream.bind(1, expression)
-        stream.bind(2, Int64.max)
+        stream.bind(2, below)
         while try stream.step() {
-            if try take(stream.int64(0), score, pass, true) {
-                stream.reset()
-                return true
-            }
+            if try take(stream.int64(0), score, pass, Self.beyondWindow) { return true }
         }
-        stream.reset()
-        return try walkHinted("SELECT id FROM items WHERE ranking_hint != 0 AND ranking_hint < 0 ORDER BY ranking_hint DESC, id DESC")
+        return false
     }
 
     private func sqlite3Reset(_ s: SQLiteStatement) {
