@@ -150,7 +150,7 @@ final class RankingHintTests: XCTestCase {
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
         // Written oldest first: without hints the described items would come newest first.
-        try index.indexSearchableItems([
+        try index.put([
             item("high", description: "river", hint: 5),
             item("low", description: "river", hint: 1),
             item("sunk", description: "river", hint: -2),
@@ -177,7 +177,7 @@ final class RankingHintTests: XCTestCase {
         let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
         for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
         items.append(item("other", title: "unrelated", hint: 50))
-        try index.indexSearchableItems(items)
+        try index.put(items)
         let window = (100..<300).reversed().filter { hints[$0] == nil }.map { "i\($0)" }
         let older = (0..<100).reversed().map { "i\($0)" }
         let expected = ["i100", "i260"] + window + ["i250"] + older

@@ -247,7 +247,19 @@ struct QueryPlan {
     /// The items with a value of the declared attribute `name` that passes `test` (SQL over
     /// `num` and `text`), through the `item_attributes` indexes on (name, value, item).
     mutating func typed(_ name: String, _ test: String) -> String {
-        "i.id IN (SELECT item FROM item_attributes WHERE name = \(bind(.text(name))) AND \(test))"
+        "\(Self.typedSet)name = \(bind(.text(name))) AND \(test))"
+    }
+
+    /// How `typed` begins: the set of items whose value passes, built once per statement — what
+    /// a filter over many items wants (the index drives the walk).
+    static let typedSet = "i.id IN (SELECT item FROM item_attributes WHERE "
+    /// The same test for one item (`forOneItem`): a lookup of that item's values, for a
+    /// statement run once per candidate, which would otherwise build the whole set every time.
+    static let typedRow = "EXISTS (SELECT 1 FROM item_attributes WHERE item = i.id AND "
+
+    /// `condition` for a statement that tests one item at a time (the relevance walk's check).
+    static func forOneItem(_ condition: String) -> String {
+        condition.replacing(typedSet, with: typedRow)
     }
 
     /// The sort expression of a declared attribute with a single value: its value from

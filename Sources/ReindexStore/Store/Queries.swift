@@ -306,7 +306,7 @@ extension IndexStore {
         let check = try statement("""
             SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, IFNULL(i.ranking_hint, 0)
             FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE i.id = ?1 AND \(filterSQL(q))
+            WHERE i.id = ?1 AND \(QueryPlan.forOneItem(filterSQL(q)))
             """)
         bindFilters(check, q)
         defer { check.reset() }
