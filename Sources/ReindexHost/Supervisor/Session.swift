@@ -62,7 +62,6 @@ public final class ExtensionSession {
     public private(set) var initializeResult: InitializeResult?
     var options: SessionOptions
 
-    private var reader = LineReader()
     private var outgoing: [UInt8] = []
     private var deadlines: Deadlines
     private var failure: RequestFailure?
@@ -85,11 +84,10 @@ public final class ExtensionSession {
     public private(set) var commitsRefused: [String] = []
     /// The failure that ended the last request, for the log's account of why the session ended.
     private var endedBy: RequestFailure?
-    /// Decodes stdout on its own thread (not in debug tracing or lint mode, which want each line
-    /// as it is read).
+    /// Reads and decodes stdout on its own thread, from spawn to teardown (with each raw line too
+    /// when tracing).
     private var decoder: StdoutDecoder?
     private var isShutDown = false
-    private var readBuffer = [UInt8](repeating: 0, count: 256 << 10)
 
     final class RequestContext {
         let id: RequestID
@@ -147,14 +145,12 @@ public final class ExtensionSession {
             throw RequestFailure(.cannotStart, error.message)
         }
         process = spawned
+        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil)
         options.onSpawn?(spawned)
         if spawned.waitsBeforeExec {
             do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
         }
         deadlines.processStarted(now: Clock.monotonic())
-        if options.onTrace == nil && options.onRecoverableViolation == nil {
-            decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD)
-        }
         let params = InitializeParams(protocolVersions: options.offeredProtocolVersions ?? ReindexVersion.protocolVersions, hostVersion: ReindexVersion.string,
                                       bundleIdentifier: bundle.identifier, debug: options.debug)
         send(.request(id: .number(0), method: Method.initialize, params: params.json))
@@ -274,11 +270,7 @@ public final class ExtensionSession {
                 wait = min(wait, sent + options.cancelGraceSeconds - now)
             }
             var fds: [pollfd] = []
-            if let decoder {
-                if !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
-            } else if !stdoutClosed && process.stdoutFD >= 0 {
-                fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0))
-            }
+            if let decoder, !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
             if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
             if !outgoing.isEmpty && process.stdinFD >= 0 { fds.append(pollfd(fd: process.stdinFD, events: Int16(POLLOUT), revents: 0)) }
             if let cancel = options.cancelFD, current?.cancelSentAt == nil { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
@@ -290,7 +282,6 @@ public final class ExtensionSession {
             for entry in fds where entry.revents != 0 {
                 if entry.fd == process.stderrFD { drainStderr() }
                 else if let decoder, entry.fd == decoder.wakeFD { try processDecoderEvents(decoder) }
-                else if entry.fd == process.stdoutFD { try drainStdout() }
                 else if entry.fd == process.stdinFD { flushOutgoing() }
                 else if entry.fd == options.cancelFD { requestCancel() }
                 if failure != nil { break }
@@ -369,51 +360,14 @@ public final class ExtensionSession {
     }
 
     private func drainStdout() throws(RequestFailure) {
-        if let decoder {
-            // Let the decoder reach what the extension left in the pipe before judging its end.
-            let until = Clock.monotonic() + 0.5
-            while !stdoutClosed && failure == nil {
-                try processDecoderEvents(decoder)
-                if stdoutClosed || Clock.monotonic() >= until { return }
-                var fds = [pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&fds, 1, 50)
-            }
-            return
-        }
-        guard let process, process.stdoutFD >= 0, !stdoutClosed else { return }
-        // Read what is there now, a bounded number of chunks per wake-up so stderr and
-        // deadlines get their turn.
-        for _ in 0..<64 {
-            let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return  // EAGAIN: nothing more for now
-            }
-            if n == 0 {
-                stdoutClosed = true
-                if let tail = reader.unterminatedTail {
-                    try violation("the last line on stdout (byte \(tail.offset)) has no newline at its end")
-                }
-                return
-            }
-            do {
-                try readBuffer.withUnsafeBytes { raw in
-                    try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
-                        try handleLine(line, offset: offset)
-                        if let failure { throw failure }
-                        // Time spent waiting for the index is not the extension's idleness.
-                        deadlines.messageReceived(now: Clock.monotonic())
-                    }
-                }
-            } catch let error as LineFramingError {
-                try violation("stdout: \(error)", fatal: true)
-            } catch let error as RequestFailure {
-                throw error
-            } catch {
-                try violation("\(error)")
-            }
-            if failure != nil { return }
-            if n < readBuffer.count { return }
+        guard let decoder else { return }
+        // Let the decoder reach what the extension left in the pipe before judging its end.
+        let until = Clock.monotonic() + 0.5
+        while !stdoutClosed && failure == nil {
+            try processDecoderEvents(decoder)
+            if stdoutClosed || Clock.monotonic() >= until { return }
+            var fds = [pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 1, 50)
         }
     }
 
@@ -476,21 +430,6 @@ public final class ExtensionSession {
 
     // MARK: Messages
 
-    private func handleLine(_ line: UnsafeRawBufferPointer, offset: Int) throws(RequestFailure) {
-        options.onTrace?(.fromExtension, line)
-        deadlines.messageReceived(now: Clock.monotonic())
-        // Lines of only white space count as empty.
-        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
-        let message: Message
-        do {
-            message = try Message.decode(line: line)
-        } catch {
-            try undecodable(line, offset: offset, error: error)
-            return
-        }
-        try handleMessage(message, offset: offset, items: nil)
-    }
-
     /// A line that is not a valid message (white space only counts as empty).
     private func undecodable(_ line: UnsafeRawBufferPointer, offset: Int, error: MessageDecodingError) throws(RequestFailure) {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
@@ -524,16 +463,18 @@ public final class ExtensionSession {
         return line.contains("\":") && (line.hasSuffix(",") || line.hasSuffix("{") || line.hasSuffix("[") || !line.hasSuffix("}"))
     }
 
-    /// Events from the decoder thread, in order, handled as `handleLine` would.
+    /// Events from the decoder thread, in order.
     private func processDecoderEvents(_ decoder: StdoutDecoder) throws(RequestFailure) {
         for event in decoder.take() {
             if failure != nil { return }
             switch event {
-            case let .message(message, offset, items):
+            case let .message(message, offset, items, line):
+                if let line, let onTrace = options.onTrace { line.withUnsafeBytes { onTrace(.fromExtension, $0) } }
                 deadlines.messageReceived(now: Clock.monotonic())
                 try handleMessage(message, offset: offset, items: items)
                 deadlines.messageReceived(now: Clock.monotonic())
             case let .undecodable(line, offset, error):
+                if let onTrace = options.onTrace { line.withUnsafeBytes { onTrace(.fromExtension, $0) } }
                 let outcome: Result<Void, RequestFailure> = line.withUnsafeBytes { raw in
                     do throws(RequestFailure) { try undecodable(raw, offset: offset, error: error); return .success(()) } catch { return .failure(error) }
                 }
@@ -561,13 +502,13 @@ public final class ExtensionSession {
             return
         }
         guard let context = current else {
-            try violation("\(describe(message)) arrived while no request was outstanding")
+            try violation("\(Self.describe(message)) arrived while no request was outstanding")
             return
         }
         if context.reply != nil {
             // Read in the same chunk as the acknowledgement: the request stands; the message is
             // a violation of the session, reported before the next request (or in the log).
-            let text = "\(describe(message)) (stdout byte \(offset)) arrived after request \(context.id) was acknowledged"
+            let text = "\(Self.describe(message)) (stdout byte \(offset)) arrived after request \(context.id) was acknowledged"
             if let report = options.onRecoverableViolation {
                 report("protocol violation: \(text)")
             } else if deferredViolation == nil {
@@ -578,11 +519,7 @@ public final class ExtensionSession {
         }
         switch message {
         case let .notification(method, params):
-            if method == Method.put, let items {
-                try putValidated(items, context)
-                return
-            }
-            try handleNotification(method, params, context)
+            try handleNotification(method, params, items: items, context)
         case let .request(requestID, method, params):
             if method == Method.batchCommit {
                 try handleBatchCommit(requestID, params, context)
@@ -604,7 +541,18 @@ public final class ExtensionSession {
         }
     }
 
-    private func describe(_ message: Message) -> String {
+    /// What lint mode says of an event read after the last request ended (nil: nothing).
+    private static func afterLastRequest(_ event: StdoutDecoder.Event) -> String? {
+        let what: String
+        switch event {
+        case let .message(message, offset, _, _): what = "\(Self.describe(message)) (stdout byte \(offset))"
+        case let .undecodable(_, offset, _): what = "a line (stdout byte \(offset))"
+        case .framing, .end: return nil
+        }
+        return "protocol violation: \(what) arrived after the last request ended"
+    }
+
+    private static func describe(_ message: Message) -> String {
         switch message {
         case .request(let id, let method, _): return "a '\(method)' request (id \(id))"
         case .notification(let method, _): return "a '\(method)' notification"
@@ -615,7 +563,7 @@ public final class ExtensionSession {
 
     private func handleInitializeReply(_ message: Message) throws(RequestFailure) {
         guard case let .response(replyID, result) = message, replyID == .number(0) else {
-            try violation("\(describe(message)) arrived before the reply to initialize; nothing else may come on stdout before it")
+            try violation("\(Self.describe(message)) arrived before the reply to initialize; nothing else may come on stdout before it")
             return
         }
         switch result {
@@ -649,16 +597,17 @@ public final class ExtensionSession {
         }
     }
 
-    private func handleNotification(_ method: String, _ params: JSONValue?, _ context: RequestContext) throws(RequestFailure) {
+    private func handleNotification(_ method: String, _ params: JSONValue?, items: [StdoutDecoder.ItemOutcome]?, _ context: RequestContext) throws(RequestFailure) {
         let writes = context.writes
         do {
             switch method {
             case Method.put:
-                guard let items = params?["items"]?.arrayValue else {
+                // The decoder leaves `items` nil only when the message has no array of items.
+                guard let items else {
                     try violation("index/put needs params.items (an array of items)")
                     return
                 }
-                try putValidated(StdoutDecoder.validate(items, declarations: writes.declarations), context)
+                try putValidated(items, context)
             case Method.delete:
                 do { try writes.delete(identifiers: try DeleteParams(json: params).identifiers) } catch let error as FieldError {
                     try violation("index/delete: \(error)")
@@ -797,9 +746,6 @@ public final class ExtensionSession {
         defer { isShutDown = true }
         // Why the session ends, in one line, before what ending it takes.
         log.note("session ended: " + ((failure ?? endedBy).map { "\($0.kind.rawValue): \($0.message)" } ?? (graceful ? "no more requests" : "stopped by the host")))
-        // From here on only this thread reads stdout.
-        decoder?.stop()
-        decoder = nil
         if process.exit != nil && !process.groupIsAlive {
             finishPipes(process)
             return process.exit
@@ -844,6 +790,9 @@ public final class ExtensionSession {
     }
 
     private func finishPipes(_ process: ExtensionProcess) {
+        // The decoder stops reading before the pipes close.
+        decoder?.stop()
+        decoder = nil
         let escaped = process.stopEscapedProcesses(bundleIdentifier: bundle.identifier)
         leftBehind += escaped.count
         if !escaped.isEmpty {
@@ -861,7 +810,7 @@ public final class ExtensionSession {
         var cancelled = false
         var fds: [pollfd] = []
         if let cancel = options.cancelFD { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
-        if process.stdoutFD >= 0 && !stdoutClosed { fds.append(pollfd(fd: process.stdoutFD, events: Int16(POLLIN), revents: 0)) }
+        if let decoder, !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
         if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         for entry in fds where entry.revents != 0 {
@@ -871,17 +820,11 @@ public final class ExtensionSession {
                 cancelled = true
             } else if entry.fd == process.stderrFD {
                 drainStderr()
-            } else {
-                let n = readBuffer.withUnsafeMutableBytes { read(process.stdoutFD, $0.baseAddress, $0.count) }
-                if n == 0 { stdoutClosed = true }
-                // In lint mode, messages after the last request are problems worth naming.
-                if n > 0, let report = options.onRecoverableViolation {
-                    readBuffer.withUnsafeBytes { raw in
-                        try? reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
-                            let what = (try? Message.decode(line: line)).map(describe) ?? "a line"
-                            report("protocol violation: \(what) (stdout byte \(offset)) arrived after the last request ended")
-                        }
-                    }
+            } else if let decoder {
+                for event in decoder.take() {
+                    if case .end = event { stdoutClosed = true }
+                    // In lint mode, messages after the last request are problems worth naming.
+                    if let report = options.onRecoverableViolation, let text = Self.afterLastRequest(event) { report(text) }
                 }
             }
         }

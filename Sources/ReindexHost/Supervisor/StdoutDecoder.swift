@@ -15,16 +15,20 @@ import Musl
 /// It hands over decoded messages in order through a small bounded queue: when the session falls
 /// behind, the decoder stops reading, the pipe fills, and the extension blocks — backpressure,
 /// never unbounded buffering. The session sees a readable `wakeFD` whenever events are waiting.
+///
+/// It is the only reader of stdout from spawn to teardown: when the session traces the protocol,
+/// each message also carries the line it was read from, so the trace shows the bytes as sent.
 final class StdoutDecoder: @unchecked Sendable {
     /// What an `index/put` item became.
-    enum ItemOutcome {
+    enum ItemOutcome: Equatable {
         case valid(ValidatedItem)
         case invalid(uniqueIdentifier: String?, reason: String)
     }
 
     enum Event {
-        /// A decoded message; for `index/put`, its items already validated.
-        case message(Message, offset: Int, items: [ItemOutcome]?)
+        /// A decoded message; for `index/put`, its items already validated (nil only when it has
+        /// no array of items). `line` is the raw line when the decoder keeps lines (tracing).
+        case message(Message, offset: Int, items: [ItemOutcome]?, line: [UInt8]?)
         /// A line that is not a valid message (the session decides what that means).
         case undecodable(line: [UInt8], offset: Int, error: MessageDecodingError)
         /// A line over the limit.
@@ -38,6 +42,7 @@ final class StdoutDecoder: @unchecked Sendable {
     private let stopRead: Int32
     private let stopWrite: Int32
     private let stdoutFD: Int32
+    private let keepsLines: Bool
     private let capacity = 8
     private var queue: [Event] = []
     private var mutex = pthread_mutex_t()
@@ -49,8 +54,10 @@ final class StdoutDecoder: @unchecked Sendable {
     private var stopping = false
     private var closed = false
 
-    init(stdoutFD: Int32) {
+    /// `keepsLines`: every message carries its raw line too (for a trace of the protocol).
+    init(stdoutFD: Int32, keepsLines: Bool = false) {
         self.stdoutFD = stdoutFD
+        self.keepsLines = keepsLines
         var wake: [Int32] = [-1, -1], stop: [Int32] = [-1, -1]
         _ = reindex_pipe_cloexec(&wake)
         _ = reindex_pipe_cloexec(&stop)
@@ -130,6 +137,9 @@ final class StdoutDecoder: @unchecked Sendable {
         }
         var reader = LineReader()
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        // After a line over the limit nothing more is decoded, but stdout is still read (and
+        // dropped) until its end, so an extension blocked on a full pipe can exit.
+        var discarding = false
         while true {
             var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0), pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
             let rc = poll(&fds, 2, -1)
@@ -138,13 +148,14 @@ final class StdoutDecoder: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { read(stdoutFD, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                _ = push([.end(tail: reader.unterminatedTail)])
+                _ = push([.end(tail: discarding ? nil : reader.unterminatedTail)])
                 return
             }
             if n == 0 {
-                _ = push([.end(tail: reader.unterminatedTail)])
+                _ = push([.end(tail: discarding ? nil : reader.unterminatedTail)])
                 return
             }
+            if discarding { continue }
             var events: [Event] = []
             pthread_mutex_lock(&mutex)
             let declared = declarations
@@ -152,13 +163,14 @@ final class StdoutDecoder: @unchecked Sendable {
             do {
                 try buffer.withUnsafeBytes { raw in
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
-                        events.append(Self.decode(line, offset: offset, declarations: declared))
+                        events.append(Self.decode(line, offset: offset, declarations: declared, keepingLine: keepsLines))
                     }
                 }
             } catch let error as LineFramingError {
                 events.append(.framing(error))
-                _ = push(events)
-                return
+                if !push(events) { return }
+                discarding = true
+                continue
             } catch {
                 return
             }
@@ -174,18 +186,20 @@ final class StdoutDecoder: @unchecked Sendable {
         pthread_mutex_unlock(&mutex)
     }
 
-    static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration] = [:]) -> Event {
+    static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration] = [:],
+                       keepingLine: Bool = false) -> Event {
         let message: Message
         do {
             message = try Message.decode(line: line)
         } catch {
             return .undecodable(line: Array(line), offset: offset, error: error)
         }
+        let raw = keepingLine ? Array(line) : nil
         guard case .notification(Method.put, let params) = message, let items = params?["items"]?.arrayValue else {
-            return .message(message, offset: offset, items: nil)
+            return .message(message, offset: offset, items: nil, line: raw)
         }
         // The items live on only as validated rows; drop the tree before it crosses threads.
-        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items, declarations: declarations))
+        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items, declarations: declarations), line: raw)
     }
 
     /// Validates the items of one `index/put`, each on its own.
