@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "ReindexHost",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "reindex", targets: ["reindex"]),
         .library(name: "ReindexProtocol", targets: ["ReindexProtocol"]),
@@ -26,21 +26,31 @@ let package = Package(
         ),
         .target(name: "CReindexSystem"),
 
+        // System primitives, each written once (package access only): the C library import, the
+        // EINTR retry, the wake pipe, the lock, the clocks, the file-system calls.
+        .target(name: "ReindexSystem", dependencies: ["CReindexSystem"]),
+
         // Wire types and framing, shared by the host and the SDK. Foundation only.
-        .target(name: "ReindexProtocol"),
+        .target(name: "ReindexProtocol", dependencies: ["ReindexSystem"]),
 
         // The SDK extension authors import.
-        .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "CReindexSystem"]),
+        .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
 
-        // The engine: discovery, store, supervisor, scheduler.
-        .target(name: "ReindexHost", dependencies: ["ReindexProtocol", "CSQLite", "CReindexSystem"]),
+        // The index: SQLite store, staged writes, the request queue, the query language.
+        .target(name: "ReindexStore", dependencies: ["ReindexProtocol", "ReindexSystem", "CSQLite"]),
 
-        // The application search API. The store still lives in ReindexHost, so this links it;
-        // its API names only ReindexQuery's and ReindexProtocol's types (see README).
-        .target(name: "ReindexQuery", dependencies: ["ReindexHost", "ReindexProtocol"]),
+        // The engine: discovery, supervisor, scheduler (and the store, re-exported).
+        .target(name: "ReindexHost", dependencies: ["ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
 
-        // The command: thin, one file per command.
-        .executableTarget(name: "reindex", dependencies: ["ReindexHost"]),
+        // The application search API: the store and the query language, nothing of the
+        // supervisor or the command line.
+        .target(name: "ReindexQuery", dependencies: ["ReindexStore", "ReindexProtocol"]),
+
+        // The command line: the argument parser, the terminal, one file per command, `reindex new`.
+        .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
+
+        // The executable: `main.swift` only.
+        .executableTarget(name: "reindex", dependencies: ["ReindexCommandLine"]),
 
         // Examples (also used by the README, the tests and the benchmark).
         .executableTarget(
@@ -59,7 +69,7 @@ let package = Package(
         // The benchmark (`swift run -c release reindex-bench`) and its extension.
         .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer"),
-        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "CSQLite", "BenchSupport"], path: "Benchmarks/ReindexBench"),
+        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "BenchSupport"], path: "Benchmarks/ReindexBench"),
 
         .plugin(
             name: "BundleExtension",
@@ -69,7 +79,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
-        .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexQuery", "CSQLite"]),
+        .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexSystem", "CSQLite"]),
     ]
 )

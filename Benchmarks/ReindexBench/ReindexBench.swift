@@ -2,6 +2,8 @@ import BenchSupport
 import CSQLite
 import Foundation
 import ReindexHost
+import ReindexSystem
+import ReindexStore
 import ReindexProtocol
 
 /// `swift run -c release reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE]

@@ -1,3 +1,4 @@
+import ReindexSystem
 import Foundation
 
 /// The attribute keys protocol version 1 defines, with the type each must have.

@@ -1,3 +1,4 @@
+import ReindexSystem
 /// Partial updates (`"isUpdate": true` on an item of `index/put`).
 extension ValidatedItem {
     /// The whole item this update makes of an existing one: the existing attributes with the

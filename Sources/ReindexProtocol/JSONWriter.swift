@@ -1,3 +1,4 @@
+import ReindexSystem
 /// Writes JSON values as compact UTF-8 text.
 ///
 /// The output never contains a raw newline or any other C0 control character (below U+0020;

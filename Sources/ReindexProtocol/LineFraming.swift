@@ -110,13 +110,7 @@ public struct LineReader: Sendable {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// Frames outgoing messages: each value becomes its compact JSON text followed by one `\n`.
 public enum LineWriter {

@@ -1,6 +1,6 @@
 import Foundation
 @_exported import ReindexProtocol
-import ReindexHost
+import ReindexStore
 
 /// Read access to a reindex index for applications: queries in the language of docs/QUERIES.md,
 /// delivered page by page as an `AsyncSequence`.

@@ -1,5 +1,7 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+import ReindexStore
 import ReindexProtocol
 import XCTest
 

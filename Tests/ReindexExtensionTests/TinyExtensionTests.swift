@@ -1,6 +1,8 @@
 import Foundation
 import ReindexExtension
 import ReindexHost
+import ReindexSystem
+import ReindexStore
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// The usage error `body` throws, or nil (and a failure) when it does not throw one.

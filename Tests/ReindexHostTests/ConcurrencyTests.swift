@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// The store under ordinary concurrency, through the real command and real extensions: an open

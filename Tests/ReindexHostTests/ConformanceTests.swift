@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// `reindex validate --run`, the conformance suite: the examples pass every check, and each

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// Builds bundles in a real temporary directory: manifests, and executables that are real shell

@@ -1,5 +1,8 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,8 @@
 import Foundation
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 import XCTest
 

@@ -1,4 +1,7 @@
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import XCTest
 
 /// The query language's parser on its own: every operator, and the position and expectation of

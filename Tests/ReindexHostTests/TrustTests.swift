@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 import ReindexHost
+import ReindexSystem
+@testable import ReindexCommandLine
+@testable import ReindexStore
 import ReindexProtocol
 
 /// What an author's typo or a hostile message must not do: lose items, crash the host, resume

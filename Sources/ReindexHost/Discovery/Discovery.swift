@@ -1,11 +1,6 @@
+import ReindexStore
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// A bundle found on the search path with a valid manifest and a runnable executable.
 public struct DiscoveredBundle: Sendable, Equatable {
@@ -152,5 +147,13 @@ public enum Discovery {
             return "refused: owned by uid \(st.owner), not by root or the current user (uid \(me))"
         }
         return nil
+    }
+}
+
+extension IndexStore {
+    /// Records that a bundle was seen on the search path with this version and executable.
+    public func recordSeen(_ bundle: DiscoveredBundle, now: Double = Clock.now()) throws(SQLiteError) {
+        try recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version,
+                       fingerprint: bundle.executableFingerprint, now: now)
     }
 }

@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 /// Where the host looks for bundles, keeps its index and writes logs — resolved once from the
 /// options and the environment, in the order of the contract.
 public struct HostPaths: Sendable, Equatable {

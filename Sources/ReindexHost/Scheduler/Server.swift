@@ -1,13 +1,8 @@
+import ReindexStore
 import CReindexSystem
 import class Foundation.Thread
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// How `reindex serve` behaves.
 public struct ServeOptions: Sendable {
@@ -35,7 +30,7 @@ public struct ServeOptions: Sendable {
 /// Plain, greppable log lines on stderr: `TIME serve LEVEL: message`.
 enum ServeLog {
     static func line(_ level: String, _ message: String) {
-        Console.err("\(RFC3339.format(Clock.now())) serve \(level): \(message)")
+        writeErrorLine("\(RFC3339.format(Clock.now())) serve \(level): \(message)")
     }
     static func info(_ message: String) { line("info", message) }
     static func warning(_ message: String) { line("warning", message) }

@@ -1,12 +1,7 @@
+import ReindexStore
 import CReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// Notices changes on the search path: inotify on Linux (the search-path directories, each
 /// bundle directory and the directory of its executable), with periodic rescans as the fallback

@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 
 /// Why a request ended without a success acknowledgement. Every kind rolls back what was not

@@ -1,11 +1,6 @@
+import ReindexStore
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// An exclusive, process-wide lock on one bundle (or on `serve` itself), held with `flock` on a
 /// file beside the index, so two hosts never run requests of the same bundle at once. The kernel
@@ -56,7 +51,7 @@ public final class BundleLock {
 }
 
 extension String {
-    var trimmingWhitespace: String {
+    package var trimmingWhitespace: String {
         var s = Substring(self)
         while let first = s.first, first.isWhitespace { s.removeFirst() }
         while let last = s.last, last.isWhitespace { s.removeLast() }

@@ -1,12 +1,7 @@
+import ReindexStore
 import Dispatch
 import CReindexSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// Turns SIGINT/SIGTERM/SIGHUP into a readable descriptor, so a poll loop can notice a cancellation
 /// between two messages instead of being killed in the middle of a transaction.

@@ -1,12 +1,7 @@
+import ReindexStore
 import CReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// What debug mode needs to know about a process and its debugger.
 public enum Debugging {

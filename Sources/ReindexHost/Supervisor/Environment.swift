@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 
 /// The environment an extension gets: an allowlist of the host's variables, then the manifest's

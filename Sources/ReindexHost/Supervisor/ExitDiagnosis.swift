@@ -1,3 +1,4 @@
+import ReindexSystem
 import ReindexProtocol
 #if canImport(Glibc)
 import Glibc

@@ -1,11 +1,6 @@
+import ReindexStore
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// An extension's stderr: appended to its log file (rotated, so a flood stays bounded), and its
 /// last lines kept for error messages.

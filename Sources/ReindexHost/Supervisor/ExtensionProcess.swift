@@ -1,12 +1,7 @@
+import ReindexSystem
+import ReindexStore
 import CReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How an extension process ended.
 public enum ProcessExit: Sendable, Equatable, CustomStringConvertible {
@@ -306,61 +301,6 @@ public final class ExtensionProcess {
             _ = waitForExit(blocking: true)
         }
         removePrivateTemporaryDirectory()
-    }
-}
-
-#if os(Linux)
-/// What `/proc/<pid>/stat` says of a process: its state, parent and process group.
-struct ProcessStat {
-    var isZombie: Bool
-    var parent: Int32
-    var group: Int32
-    /// When the process started, in clock ticks since boot (with the pid, it names one process).
-    var startTime: UInt64
-
-    init?(_ pid: String) {
-        guard let bytes = FileSystem.readPrefix("/proc/\(pid)/stat", count: 512),
-              // pid (comm) state ppid pgrp …; comm may hold spaces, so read after the last ')'.
-              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-        guard fields.count >= 20, let parent = Int32(String(decoding: fields[1], as: UTF8.self)),
-              let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { return nil }
-        self.isZombie = fields[0].first == UInt8(ascii: "Z")
-        self.parent = parent
-        self.group = group
-        self.startTime = UInt64(String(decoding: fields[19], as: UTF8.self)) ?? 0
-    }
-}
-#endif
-
-/// Names one process across pid reuse: its pid and, where the system tells, its start time.
-public struct ProcessIdentity: Sendable, Equatable {
-    public var pid: Int32
-    public var startTime: Int64
-
-    /// This process.
-    public static var current: ProcessIdentity { ProcessIdentity(pid: getpid()) ?? ProcessIdentity(pid: getpid(), startTime: 0) }
-
-    public init(pid: Int32, startTime: Int64) {
-        self.pid = pid
-        self.startTime = startTime
-    }
-
-    /// The process with this pid now, or nil when there is none.
-    public init?(pid: Int32) {
-        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return nil }
-        #if os(Linux)
-        guard let stat = ProcessStat(String(pid)), !stat.isZombie else { return nil }
-        self.init(pid: pid, startTime: Int64(stat.startTime))
-        #else
-        self.init(pid: pid, startTime: 0)
-        #endif
-    }
-
-    /// Whether this process still runs (the pid is alive and was not reused since).
-    public var isAlive: Bool {
-        guard let now = ProcessIdentity(pid: pid) else { return false }
-        return startTime == 0 || now.startTime == 0 || now.startTime == startTime
     }
 }
 

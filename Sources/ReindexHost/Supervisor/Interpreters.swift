@@ -1,10 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexStore
+import ReindexSystem
 
 /// What an executable needs beyond itself to run: the interpreter of a script (through `env` and
 /// the PATH the extension gets, and through an interpreter that is itself a script), the dynamic

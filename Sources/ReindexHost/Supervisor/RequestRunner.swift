@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 
 /// Runs queued requests of one bundle through one extension session and keeps the queue's books:

@@ -1,12 +1,7 @@
+import ReindexStore
 import CReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// Whether this system can sandbox extensions: Landlock (Linux 5.13 and later, when enabled), or
 /// why not. Detected once per process.
@@ -208,7 +203,7 @@ public struct SandboxLaunch: Sendable {
     }
 
     /// The host's temporary directory: `TMPDIR` when it is an existing directory, else `/tmp`.
-    static func temporaryRoot(_ environment: [String: String]) -> String {
+    package static func temporaryRoot(_ environment: [String: String]) -> String {
         let value = environment["TMPDIR"] ?? ""
         return value.hasPrefix("/") && FileSystem.isDirectory(value) ? FileSystem.absolute(value) : "/tmp"
     }

@@ -1,11 +1,6 @@
+import ReindexStore
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// What one sandboxed extension may reach, worked out before it starts. Everything else on the
 /// file system is denied.

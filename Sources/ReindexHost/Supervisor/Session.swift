@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import CReindexSystem
 import ReindexProtocol
 import class Foundation.Thread

@@ -1,3 +1,5 @@
+import ReindexStore
+import ReindexSystem
 import ReindexProtocol
 
 /// The manifest's three timeouts as deadlines on the monotonic clock. In debug mode every

@@ -1,0 +1,391 @@
+import ReindexProtocol
+import ReindexHost
+import ReindexStore
+import ReindexSystem
+/// The files `reindex new` writes, as string resources (no resource bundle to find at run time).
+///
+/// Placeholders are replaced by `NewExtension`: `{{NAME}}` the project name, `{{ID}}` the bundle
+/// identifier, `{{LOWER}}` the name in lower case, `{{SDK_DEPENDENCY}}` (Swift) the
+/// `.package(…)` line, `{{ENVIRONMENT}}` (Python, TypeScript) the manifest's environment object,
+/// `{{SANDBOX}}` the sandbox grant that lets the extension read the SDK outside its bundle.
+/// Every template indexes five sample records in batches of two, committing each batch with a
+/// client state (the index of the next record) and resuming from it, so the batch loop is
+/// exercised from the first run. Raw string literals keep the templates' own `\(` and `{` as
+/// they are.
+enum ExtensionTemplates {
+    // MARK: Swift
+
+    static let swiftPackage = #"""
+        // swift-tools-version: 6.1
+        import PackageDescription
+
+        let package = Package(
+            name: "{{NAME}}",
+            platforms: [.macOS(.v13)],
+            dependencies: [
+        {{SDK_DEPENDENCY}}
+            ],
+            targets: [
+                .executableTarget(
+                    name: "{{NAME}}",
+                    dependencies: [.product(name: "ReindexExtension", package: "ReindexHost")]
+                ),
+            ]
+        )
+
+        """#
+
+    static let swiftSource = #"""
+        import ReindexExtension
+
+        /// {{NAME}}: a reindexing extension for the `reindex` host.
+        ///
+        /// The host starts it in the bundle directory and asks for `reindexAll` (index everything)
+        /// or `reindexItems` (re-index these identifiers). Returning acknowledges a request; throwing
+        /// refuses it and the host retries later. The name and version reported to the host come
+        /// from manifest.json (`displayName`, `version`).
+        @main
+        struct {{NAME}}: IndexExtension {
+            /// Records per batch. Each batch is put, then committed together with a client state (the
+            /// index of the next record), so an interrupted reindexAll resumes after the last batch.
+            static let batchSize = 2
+
+            struct Record: Sendable {
+                var id: String
+                var title: String
+                var text: String
+            }
+
+            /// Replace with your data source: files, a database, a web service…
+            func loadRecords() throws -> [Record] {
+                [
+                    Record(id: "1", title: "Getting started", text: "The first record of {{NAME}}"),
+                    Record(id: "2", title: "Batches", text: "Each batch is committed with a client state"),
+                    Record(id: "3", title: "Resuming", text: "An interrupted reindexAll resumes after the last batch"),
+                    Record(id: "4", title: "Searching", text: "reindex search finds words by prefix"),
+                    Record(id: "5", title: "Debugging", text: "reindex debug attaches lldb or gdb"),
+                ]
+            }
+
+            func item(_ record: Record) -> SearchableItem {
+                SearchableItem(
+                    uniqueIdentifier: "record.\(record.id)",
+                    domainIdentifier: "{{ID}}.records",
+                    attributes: .init(title: record.title, textContent: record.text))
+            }
+
+            func reindexAll(_ index: SearchableIndex) async throws {
+                let records = try loadRecords()
+                var next = 0
+                if let state = index.clientState, let saved = Int(String(decoding: state, as: UTF8.self)), saved <= records.count {
+                    next = saved   // resume after the last committed batch of an interrupted attempt
+                    print("{{NAME}}: resuming at record \(next) of \(records.count)")   // print goes to the log
+                }
+                while next < records.count {
+                    try Task.checkCancellation()   // the host's $/cancel stops the work here
+                    let end = min(next + Self.batchSize, records.count)
+                    try await index.put(records[next..<end].map(item))
+                    index.progress(completed: end, total: records.count, message: "\(end) of \(records.count) records")
+                    // The acknowledgement (returning) commits the last batch.
+                    if end < records.count { try await index.commitBatch(clientState: Array(String(end).utf8)) }
+                    next = end
+                }
+            }
+
+            func reindexItems(identifiers: [String], index: SearchableIndex) async throws {
+                let records = Dictionary(uniqueKeysWithValues: try loadRecords().map { ("record.\($0.id)", $0) })
+                try await index.put(identifiers.compactMap { records[$0] }.map(item))
+                let gone = identifiers.filter { records[$0] == nil }
+                if !gone.isEmpty { try await index.delete(identifiers: gone) }
+            }
+        }
+
+        """#
+
+    /// The project directory is also a development bundle: after `swift build`, the manifest's
+    /// executable is the debug build. `swift package bundle-extension` rewrites `executable`.
+    static let swiftManifest = #"""
+        {
+          "manifestVersion": 1,
+          "bundleIdentifier": "{{ID}}",
+          "displayName": "{{NAME}}",
+          "version": "1.0.0",
+          "executable": ".build/debug/{{NAME}}",
+          "timeouts": { "startupSeconds": 10, "idleSeconds": 60, "requestSeconds": 600 }
+        }
+
+        """#
+
+    static let swiftGitignore = ".build/\n.swiftpm/\nbundles/\n"
+
+    static let swiftReadme = #"""
+        # {{NAME}}
+
+        A reindexing extension for the `reindex` host, in Swift, made by `reindex new swift {{NAME}}`.
+        Its bundle identifier is `{{ID}}`. `Sources/{{NAME}}/{{NAME}}.swift` indexes five sample
+        records in batches of two, committing each batch with a client state and resuming from it;
+        replace `loadRecords()` with your data.
+
+        ## Develop
+
+        This directory is a bundle as soon as it is built: `manifest.json` names the debug build.
+
+        ```sh
+        swift build
+        reindex validate . --run                              # checks the manifest and the protocol
+        reindex --extensions-path .. run {{ID}}               # index into your index (.. holds this bundle)
+        reindex search record
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # then lldb -p PID or gdb -p PID
+        ```
+
+        ## Install
+
+        ```sh
+        swift package bundle-extension --product {{NAME}} --configuration release   # into ~/.local/share/reindex/extensions
+        reindex list
+        ```
+
+        The `bundle-extension` plugin comes with the ReindexHost package. It takes `manifest.json`
+        from `Sources/{{NAME}}/Bundle/` when that folder exists (declare `exclude: ["Bundle"]` on the
+        target then), else from this directory, and sets `executable` to the built binary.
+
+        ## The dependency
+
+        {{SDK_NOTE}}
+
+        The SDK's reference is `docs/SDK.md` of ReindexHost; the protocol is `docs/PROTOCOL.md`.
+
+        """#
+
+    // MARK: Python
+
+    static let pythonSource = #"""
+        #!/usr/bin/env python3
+        """{{NAME}}: a reindexing extension for the `reindex` host, written with the Python SDK.
+
+        The host starts it in the bundle directory and asks for reindex_all (index everything) or
+        reindex_items (re-index these identifiers). Returning acknowledges a request; raising refuses
+        it and the host retries later. The name and version reported to the host come from
+        manifest.json (displayName, version). print() goes to stderr, the host's log of the bundle.
+        """
+        import os
+        import sys
+
+
+        def find_sdk():
+            """Makes the `reindex_extension` package importable: from $REINDEX_PYTHON_SDK (set in
+            manifest.json's "environment" -- the host passes no other variables of yours), from a
+            copy beside this file (vendor SDKs/python/reindex_extension into the bundle to ship it),
+            or from the installed packages (pip install SDKs/python)."""
+            here = os.path.dirname(os.path.realpath(__file__))
+            for candidate in (os.environ.get("REINDEX_PYTHON_SDK"), here):
+                if candidate and os.path.isfile(os.path.join(candidate, "reindex_extension", "__init__.py")):
+                    sys.path.insert(0, candidate)
+                    return
+            try:
+                import reindex_extension  # noqa: F401 (installed)
+            except ImportError:
+                sys.exit("{{LOWER}}: cannot find the Python SDK (reindex_extension): set REINDEX_PYTHON_SDK "
+                         "in manifest.json's environment to SDKs/python, copy SDKs/python/reindex_extension "
+                         "beside this file, or pip install SDKs/python")
+
+
+        find_sdk()
+        from reindex_extension import Extension, Item  # noqa: E402
+
+        BATCH_SIZE = 2  # records per batch; each batch is committed with a client state
+        DOMAIN = "{{ID}}.records"
+
+
+        def load_records():
+            """Replace with your data source: files, a database, a web service..."""
+            return [
+                {"id": "1", "title": "Getting started", "text": "The first record of {{NAME}}"},
+                {"id": "2", "title": "Batches", "text": "Each batch is committed with a client state"},
+                {"id": "3", "title": "Resuming", "text": "An interrupted reindexAll resumes after the last batch"},
+                {"id": "4", "title": "Searching", "text": "reindex search finds words by prefix"},
+                {"id": "5", "title": "Debugging", "text": "reindex debug waits for debugpy"},
+            ]
+
+
+        def to_item(record):
+            return Item("record." + record["id"], {"title": record["title"], "textContent": record["text"]},
+                        domain_identifier=DOMAIN)
+
+
+        class {{NAME}}(Extension):
+            def reindex_all(self, index):
+                records = load_records()
+                start = 0
+                if index.client_state:
+                    try:
+                        start = min(int(index.client_state.decode("utf-8")), len(records))
+                        print("{{LOWER}}: resuming at record %d of %d" % (start, len(records)), file=sys.stderr)
+                    except ValueError:
+                        print("{{LOWER}}: unreadable client state; starting from the beginning", file=sys.stderr)
+                for first in range(start, len(records), BATCH_SIZE):
+                    index.check_cancelled()  # the host's $/cancel stops the work here
+                    batch = records[first:first + BATCH_SIZE]
+                    index.put(to_item(record) for record in batch)
+                    done = first + len(batch)
+                    index.progress(done, len(records), "%d of %d records" % (done, len(records)))
+                    if done < len(records):  # the acknowledgement (returning) commits the last batch
+                        index.commit_batch(str(done).encode("utf-8"))
+
+            def reindex_items(self, identifiers, index):
+                records = {"record." + record["id"]: record for record in load_records()}
+                index.put(to_item(records[uid]) for uid in identifiers if uid in records)
+                gone = [uid for uid in identifiers if uid not in records]
+                if gone:
+                    index.delete(gone)
+
+
+        if __name__ == "__main__":
+            {{NAME}}.main()
+
+        """#
+
+    static let scriptManifest = #"""
+        {
+          "manifestVersion": 1,
+          "bundleIdentifier": "{{ID}}",
+          "displayName": "{{NAME}}",
+          "version": "1.0.0",
+          "executable": "{{EXECUTABLE}}",
+          "environment": {{ENVIRONMENT}},{{SANDBOX}}
+          "timeouts": { "startupSeconds": 10, "idleSeconds": 60, "requestSeconds": 600 }
+        }
+
+        """#
+
+    static let scriptReadme = #"""
+        # {{NAME}}
+
+        A reindexing extension for the `reindex` host, in {{LANGUAGE}}, made by
+        `reindex new {{COMMAND}} {{NAME}}`. Its bundle identifier is `{{ID}}`. This directory is the
+        bundle: `manifest.json` and the executable `{{EXECUTABLE}}`, which indexes five sample
+        records in batches of two, committing each batch with a client state and resuming from it;
+        replace `{{LOADER}}` with your data.
+
+        ## Develop
+
+        ```sh
+        reindex validate . --run                              # checks the manifest and the protocol
+        reindex --extensions-path .. run {{ID}}               # index into your index (.. holds this bundle)
+        reindex search record
+        reindex --extensions-path .. debug {{ID}} --trace     # every protocol message
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger=60   # {{DEBUGGER}}
+        ```
+
+        ## Install
+
+        ```sh
+        cp -R . ~/.local/share/reindex/extensions/{{ID}}
+        reindex list
+        ```
+
+        ## The SDK
+
+        {{SDK_NOTE}}
+
+        """#
+
+    // MARK: TypeScript
+
+    static let typescriptSource = #"""
+        #!/usr/bin/env node
+        // {{NAME}}: a reindexing extension for the `reindex` host, written with the
+        // JavaScript/TypeScript SDK (plain ES modules; no npm install, no build step).
+        //
+        // The host starts it in the bundle directory and asks for reindexAll (index everything) or
+        // reindexItems (re-index these identifiers). Resolving acknowledges a request; throwing
+        // refuses it and the host retries later. console.log goes to stderr, the bundle's log.
+        //
+        // Where the SDK comes from: $REINDEX_TS_SDK (set in manifest.json's "environment" -- the host
+        // passes no other variables of yours), else the package "reindex-extension" (a copy of
+        // SDKs/typescript in node_modules/reindex-extension beside this file).
+
+        import fs from 'node:fs';
+        import path from 'node:path';
+        import { fileURLToPath, pathToFileURL } from 'node:url';
+
+        const here = path.dirname(fileURLToPath(import.meta.url));
+
+        async function loadSDK() {
+          const configured = process.env.REINDEX_TS_SDK;
+          if (configured) {
+            let entry = path.resolve(here, configured);
+            if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) entry = path.join(entry, 'src', 'index.js');
+            if (!fs.existsSync(entry)) throw new Error(`REINDEX_TS_SDK is ${configured}, but ${entry} does not exist`);
+            return import(pathToFileURL(entry).href);
+          }
+          try {
+            return await import('reindex-extension');
+          } catch (error) {
+            if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+            throw new Error('cannot find the reindex TypeScript SDK: set REINDEX_TS_SDK in manifest.json\'s "environment" ' +
+              'to the SDK directory, or copy SDKs/typescript to node_modules/reindex-extension beside this file');
+          }
+        }
+
+        let sdk;
+        try {
+          sdk = await loadSDK();
+        } catch (error) {
+          process.stderr.write(`{{LOWER}}: ${error.message}\n`);
+          process.exit(1);
+        }
+        const { run } = sdk;
+
+        const BATCH_SIZE = 2; // records per batch; each batch is committed with a client state
+        const DOMAIN = '{{ID}}.records';
+
+        /** Replace with your data source: files, a database, a web service... */
+        function loadRecords() {
+          return [
+            { id: '1', title: 'Getting started', text: 'The first record of {{NAME}}' },
+            { id: '2', title: 'Batches', text: 'Each batch is committed with a client state' },
+            { id: '3', title: 'Resuming', text: 'An interrupted reindexAll resumes after the last batch' },
+            { id: '4', title: 'Searching', text: 'reindex search finds words by prefix' },
+            { id: '5', title: 'Debugging', text: 'reindex debug opens the Node inspector' },
+          ];
+        }
+
+        function toItem(record) {
+          return { uniqueIdentifier: `record.${record.id}`, domainIdentifier: DOMAIN, attributes: { title: record.title, textContent: record.text } };
+        }
+
+        class {{NAME}} {
+          async reindexAll(index) {
+            const records = loadRecords();
+            let start = 0;
+            if (index.clientState) {
+              const saved = Number.parseInt(index.clientState.toString('utf8'), 10);
+              if (Number.isInteger(saved) && saved >= 0 && saved <= records.length) {
+                start = saved;
+                console.log(`{{LOWER}}: resuming at record ${start} of ${records.length}`);
+              }
+            }
+            for (let first = start; first < records.length; first += BATCH_SIZE) {
+              index.throwIfCancelled(); // the host's $/cancel stops the work here
+              const batch = records.slice(first, first + BATCH_SIZE);
+              await index.put(batch.map(toItem));
+              const done = first + batch.length;
+              index.progress(done, records.length, `${done} of ${records.length} records`);
+              // The acknowledgement (resolving) commits the last batch.
+              if (done < records.length) await index.commitBatch(String(done));
+            }
+          }
+
+          async reindexItems(identifiers, index) {
+            const records = new Map(loadRecords().map((record) => [`record.${record.id}`, record]));
+            await index.put(identifiers.filter((id) => records.has(id)).map((id) => toItem(records.get(id))));
+            const gone = identifiers.filter((id) => !records.has(id));
+            if (gone.length > 0) await index.delete(gone);
+          }
+        }
+
+        run({{NAME}});
+
+        """#
+}

@@ -1,0 +1,287 @@
+import ReindexProtocol
+import ReindexHost
+import ReindexStore
+import ReindexSystem
+/// What a shell may complete for an option's value or an argument (`reindex completions`).
+public enum CompletionKind: Sendable, Equatable {
+    /// Free text: nothing to offer.
+    case none
+    /// One of these words.
+    case values([String])
+    /// A file name.
+    case file
+    /// A directory name.
+    case directory
+    /// A bundle identifier, asked of `reindex list --json` when completing.
+    case bundleIdentifier
+    /// A command name of the tool.
+    case command
+
+    /// The kind a value name implies when a declaration says nothing: `PATH`/`FILE` files,
+    /// `DIR`/`DIRS` directories, `BUNDLE_ID` (and `ID` of `--bundle`) bundle identifiers.
+    static func implied(by valueName: String) -> CompletionKind {
+        switch valueName {
+        case "PATH", "FILE": return .file
+        case "DIR", "DIRS": return .directory
+        case "BUNDLE_ID": return .bundleIdentifier
+        default: return .none
+        }
+    }
+}
+
+/// One option of a command, declared once: parsing and help text both come from it.
+public struct OptionSpec: Sendable {
+    public enum Value: Sendable, Equatable {
+        /// A flag without a value: `--json`.
+        case none
+        /// A required value: `--index PATH` or `--index=PATH`.
+        case required(String)
+        /// An optional value, only as `--opt=VALUE`: `--wait-for-debugger[=SECONDS]`.
+        case optional(String)
+    }
+
+    public var name: String          // long name without dashes
+    public var short: Character?
+    public var value: Value
+    public var help: String
+    public var environment: String?
+    /// Options sharing a group are mutually exclusive (`--all | --ids | --ids-from`).
+    public var exclusiveGroup: String?
+    /// What a shell completes for the value (implied by the value name unless declared).
+    public var completion: CompletionKind
+
+    public init(_ name: String, short: Character? = nil, value: Value = .none, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
+                completion: CompletionKind? = nil) {
+        self.name = name
+        self.short = short
+        self.value = value
+        self.help = help
+        self.environment = environment
+        self.exclusiveGroup = exclusiveGroup
+        switch value {
+        case .none: self.completion = completion ?? .none
+        case .required(let v), .optional(let v): self.completion = completion ?? .implied(by: v)
+        }
+    }
+
+    /// The value's placeholder (`PATH`), or nil for a flag.
+    public var valueName: String? {
+        switch value {
+        case .none: return nil
+        case .required(let v), .optional(let v): return v
+        }
+    }
+
+    public var synopsis: String {
+        switch value {
+        case .none: return "--\(name)"
+        case .required(let v): return "--\(name) \(v)"
+        case .optional(let v): return "--\(name)[=\(v)]"
+        }
+    }
+}
+
+/// A positional argument of a command.
+public struct ArgumentSpec: Sendable {
+    public var name: String
+    public var help: String
+    public var optional: Bool
+    /// What a shell completes for it (implied by the name unless declared).
+    public var completion: CompletionKind
+    public init(_ name: String, help: String, optional: Bool = false, completion: CompletionKind? = nil) {
+        self.name = name
+        self.help = help
+        self.optional = optional
+        self.completion = completion ?? .implied(by: name)
+    }
+}
+
+/// A subcommand: its name, arguments, options and the help derived from them.
+public struct CommandSpec: Sendable {
+    public var name: String
+    public var summary: String
+    public var arguments: [ArgumentSpec]
+    public var options: [OptionSpec]
+    public var discussion: String
+
+    public init(_ name: String, summary: String, arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], discussion: String = "") {
+        self.name = name
+        self.summary = summary
+        self.arguments = arguments
+        self.options = options
+        self.discussion = discussion
+    }
+}
+
+/// What the command line said.
+public struct ParsedArguments: Sendable {
+    public var command: String?
+    public var positional: [String] = []
+    /// Every occurrence of each option, by long name; flags hold "" per occurrence.
+    public var options: [String: [String]] = [:]
+
+    public func flag(_ name: String) -> Bool { options[name] != nil }
+    public func value(_ name: String) -> String? { options[name]?.last }
+    public func has(_ name: String) -> Bool { options[name] != nil }
+}
+
+/// A small argument parser in the spirit of swift-argument-parser: each option is declared once
+/// in a `CommandSpec`, and both parsing and `--help` text derive from those declarations.
+public struct ArgumentParser: Sendable {
+    public var toolName: String
+    public var summary: String
+    public var globalOptions: [OptionSpec]
+    public var commands: [CommandSpec]
+
+    public init(toolName: String, summary: String, globalOptions: [OptionSpec], commands: [CommandSpec]) {
+        self.toolName = toolName
+        self.summary = summary
+        self.globalOptions = globalOptions
+        self.commands = commands
+    }
+
+    public func command(named name: String) -> CommandSpec? { commands.first { $0.name == name } }
+
+    /// Parses `arguments` (without the program name). Global options may stand before or after
+    /// the command. Errors are usage errors (exit 64) that say what was wrong.
+    public func parse(_ arguments: [String]) throws(ReindexError) -> ParsedArguments {
+        var result = ParsedArguments()
+        var spec: CommandSpec? = nil
+        var index = 0
+        var onlyPositional = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositional || !argument.hasPrefix("-") || argument == "-" {
+                if result.command == nil {
+                    guard let found = command(named: argument) else {
+                        throw ReindexError(.usage, "unknown command '\(argument)'; commands: \(commands.map(\.name).joined(separator: ", "))")
+                    }
+                    result.command = argument
+                    spec = found
+                } else {
+                    result.positional.append(argument)
+                }
+                continue
+            }
+            if argument == "--" { onlyPositional = true; continue }
+            var name: String
+            var inlineValue: String? = nil
+            if argument.hasPrefix("--") {
+                name = String(argument.dropFirst(2))
+                if let eq = name.firstIndex(of: "=") {
+                    inlineValue = String(name[name.index(after: eq)...])
+                    name = String(name[..<eq])
+                }
+            } else {
+                guard argument.count == 2, let letter = argument.last else {
+                    throw ReindexError(.usage, "unknown option '\(argument)'")
+                }
+                let all = globalOptions + (spec?.options ?? [])
+                guard let option = all.first(where: { $0.short == letter }) else {
+                    throw ReindexError(.usage, "unknown option '\(argument)'")
+                }
+                name = option.name
+            }
+            let all = globalOptions + (spec?.options ?? [])
+            guard let option = all.first(where: { $0.name == name }) else {
+                let scope = spec.map { "for '\($0.name)'" } ?? "(options of a command come after the command)"
+                throw ReindexError(.usage, "unknown option '--\(name)' \(scope)")
+            }
+            switch option.value {
+            case .none:
+                if inlineValue != nil { throw ReindexError(.usage, "--\(name) takes no value") }
+                result.options[name, default: []].append("")
+            case .optional:
+                result.options[name, default: []].append(inlineValue ?? "")
+            case .required(let valueName):
+                if let inlineValue {
+                    result.options[name, default: []].append(inlineValue)
+                } else {
+                    guard index < arguments.count else { throw ReindexError(.usage, "--\(name) needs a value (\(valueName))") }
+                    result.options[name, default: []].append(arguments[index])
+                    index += 1
+                }
+            }
+        }
+        if result.flag("help") || result.flag("version") { return result }
+        if let spec {
+            var groups: [String: String] = [:]
+            for option in spec.options {
+                guard let group = option.exclusiveGroup, result.has(option.name) else { continue }
+                if let other = groups[group] {
+                    throw ReindexError(.usage, "--\(other) and --\(option.name) cannot be used together")
+                }
+                groups[group] = option.name
+            }
+            let required = spec.arguments.filter { !$0.optional }.count
+            if result.positional.count < required {
+                let missing = spec.arguments[result.positional.count]
+                throw ReindexError(.usage, "'\(spec.name)' needs \(missing.name); usage: \(toolName) \(synopsis(spec))")
+            }
+            if result.positional.count > spec.arguments.count {
+                throw ReindexError(.usage, "'\(spec.name)' takes at most \(spec.arguments.count) argument(s), got '\(result.positional[spec.arguments.count])'")
+            }
+        }
+        return result
+    }
+
+    public func synopsis(_ spec: CommandSpec) -> String {
+        var parts = [spec.name]
+        for argument in spec.arguments { parts.append(argument.optional ? "[\(argument.name)]" : argument.name) }
+        var seenGroups = Set<String>()
+        for option in spec.options {
+            if let group = option.exclusiveGroup {
+                guard seenGroups.insert(group).inserted else { continue }
+                let members = spec.options.filter { $0.exclusiveGroup == group }.map(\.synopsis)
+                parts.append("[" + members.joined(separator: " | ") + "]")
+            } else {
+                parts.append("[\(option.synopsis)]")
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private func optionLines(_ options: [OptionSpec]) -> String {
+        let left = options.map { option -> String in
+            (option.short.map { "-\($0), " } ?? "") + option.synopsis
+        }
+        let width = min(34, (left.map(\.count).max() ?? 0) + 2)
+        var lines: [String] = []
+        for (option, text) in zip(options, left) {
+            var help = option.help
+            if let environment = option.environment { help += " (env: \(environment))" }
+            let padding = text.count < width ? String(repeating: " ", count: width - text.count) : "\n" + String(repeating: " ", count: width + 2)
+            lines.append("  " + text + padding + help)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The help of the whole tool.
+    public func usage() -> String {
+        var text = "\(toolName) — \(summary)\n\nUSAGE: \(toolName) [global options] <command> [options]\n\nCOMMANDS:\n"
+        let width = (commands.map(\.name.count).max() ?? 0) + 2
+        for command in commands {
+            text += "  " + command.name + String(repeating: " ", count: width - command.name.count) + command.summary + "\n"
+        }
+        text += "\nGLOBAL OPTIONS (before or after the command):\n" + optionLines(globalOptions) + "\n"
+        text += "\nSee '\(toolName) <command> --help' for a command's options.\n"
+        return text
+    }
+
+    /// The help of one command.
+    public func usage(_ spec: CommandSpec) -> String {
+        var text = "\(toolName) \(spec.name) — \(spec.summary)\n\nUSAGE: \(toolName) \(synopsis(spec))\n"
+        if !spec.arguments.isEmpty {
+            text += "\nARGUMENTS:\n"
+            let width = (spec.arguments.map(\.name.count).max() ?? 0) + 2
+            for argument in spec.arguments {
+                text += "  " + argument.name + String(repeating: " ", count: width - argument.name.count) + argument.help + "\n"
+            }
+        }
+        if !spec.options.isEmpty { text += "\nOPTIONS:\n" + optionLines(spec.options) + "\n" }
+        text += "\nGLOBAL OPTIONS:\n" + optionLines(globalOptions) + "\n"
+        if !spec.discussion.isEmpty { text += "\n" + spec.discussion + "\n" }
+        return text
+    }
+}

@@ -1,0 +1,182 @@
+import ReindexHost
+import ReindexStore
+import ReindexProtocol
+import ReindexSystem
+
+/// Output for the command: stdout for results, stderr for errors and progress.
+public enum Console {
+    public static func out(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        writeAll(1, Array(line.utf8))
+    }
+
+    public static func err(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        writeAll(2, Array(line.utf8))
+    }
+
+    /// Prints a JSON document on one line of stdout.
+    public static func json(_ value: JSONValue) { writeAll(1, LineWriter.line(value)) }
+
+    /// Reports an error in the contract's form: `error: …`, then the extension's stderr tail.
+    public static func report(_ error: ReindexError) {
+        var text = "error: \(error.message)\n"
+        if !error.stderrTail.isEmpty {
+            text += "the extension's last stderr lines:\n"
+            for line in error.stderrTail { text += "  | \(line)\n" }
+        }
+        writeAll(2, Array(text.utf8))
+    }
+
+    public static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        ReindexSystem.writeAll(fd, bytes)
+    }
+}
+
+/// The state every command starts from: parsed options, resolved paths and the environment.
+public struct CommandContext: Sendable {
+    public var arguments: ParsedArguments
+    public var paths: HostPaths
+    public var environment: [String: String]
+    public var json: Bool { arguments.flag("json") }
+
+    public init(arguments: ParsedArguments, environment: [String: String]) {
+        self.arguments = arguments
+        self.environment = environment
+        self.paths = HostPaths(extensionsPath: arguments.value("extensions-path"), index: arguments.value("index"), environment: environment)
+    }
+
+    /// Discovers bundles and finds one by identifier, or fails with exit 66 naming what exists.
+    public func findBundle(_ identifier: String) throws(ReindexError) -> DiscoveredBundle {
+        let result = Discovery.discover(paths)
+        if let bundle = result.bundle(identifier) { return bundle }
+        if let problem = result.problems.first(where: { $0.bundleIdentifier?.lowercased() == identifier.lowercased() }) {
+            throw ReindexError(.invalidData, "\(identifier): bundle is not usable: \(problem.reason)")
+        }
+        let known = result.bundles.map(\.identifier)
+        var hint = known.isEmpty ? "no bundles were found on the search path (see 'reindex paths')" : "known bundles: \(known.joined(separator: ", "))"
+        // A refused manifest is not read, so its bundle may be the one asked for: say so.
+        let unnamed = result.problems.filter { $0.bundleIdentifier == nil }
+        if !unnamed.isEmpty {
+            hint += "; refused without reading their identifier (see 'reindex list'): "
+                + unnamed.prefix(3).map(\.reason).joined(separator: "; ") + (unnamed.count > 3 ? "; and \(unnamed.count - 3) more" : "")
+        }
+        throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path; \(hint)")
+    }
+}
+
+extension CommandContext {
+    /// Opens the index. When the database was lost (missing after use, corrupt, truncated), says
+    /// so on stderr and queues `reindexAll` (`indexLost`) for every discovered bundle.
+    public func openStore() throws(ReindexError) -> IndexStore {
+        let store = try IndexStore.open(path: paths.index)
+        if let reason = store.openReport.lostReason {
+            let aside = store.openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
+            Console.err("warning: the index at \(paths.index) was lost: \(reason)\(aside); a fresh one was created")
+            let queued = queueIndexLost(store)
+            if queued > 0 { Console.err("warning: queued reindexAll (indexLost) for \(queued) bundle(s); 'reindex serve' or 'reindex run' will rebuild them") }
+        }
+        return store
+    }
+
+    /// Queues `reindexAll` with reason `indexLost` for every discovered bundle; returns how many.
+    @discardableResult
+    public func queueIndexLost(_ store: IndexStore) -> Int {
+        var queued = 0
+        for bundle in Discovery.discover(paths).bundles {
+            if (try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)) != nil {
+                queued += 1
+            }
+        }
+        return queued
+    }
+
+    /// A positive whole-number option, or a usage error.
+    public func positiveInteger(_ name: String, default value: Int) throws(ReindexError) -> Int {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Int(text), number > 0 else { throw ReindexError(.usage, "--\(name) needs a positive whole number, got '\(text)'") }
+        return number
+    }
+
+    /// A non-negative number of seconds, or a usage error.
+    public func seconds(_ name: String, default value: Double) throws(ReindexError) -> Double {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Double(text), number >= 0, number.isFinite else { throw ReindexError(.usage, "--\(name) needs a number of seconds, got '\(text)'") }
+        return number
+    }
+
+    /// A comma-separated list option.
+    public func list(_ name: String) -> [String]? {
+        arguments.options[name].map { values in values.flatMap { $0.split(separator: ",").map { String($0) } }.filter { !$0.isEmpty } }
+    }
+}
+
+/// Reads standard input line by line with bounded memory: never more than one line (of at most
+/// `maximumLineLength` bytes) is held. A longer line is not held at all: it is skipped and
+/// reported to `onOverlong` with its number and length, and reading goes on.
+public struct StandardInputLines {
+    /// `beforeWaiting` runs whenever no input is ready, just before the read that waits for it.
+    public static func forEach(
+        maximumLineLength: Int = LineReader.defaultMaximumLineLength, beforeWaiting: () throws -> Void = {},
+        onOverlong: (_ lineNumber: Int, _ length: Int) throws -> Void = { number, length in
+            throw ReindexError(.invalidData, "stdin line \(number) is longer than \(LineReader.defaultMaximumLineLength) bytes (\(length) bytes)")
+        },
+        _ body: (UnsafeRawBufferPointer, Int) throws -> Void
+    ) throws {
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var pending: [UInt8] = []
+        var skipping = false
+        var skippedLength = 0
+        var lineNumber = 0
+        while true {
+            // Input paused (nothing for 10 ms): the caller may commit what it has before waiting.
+            var ready = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
+            if poll(&ready, 1, 0) == 0 && poll(&ready, 1, 10) == 0 { try beforeWaiting() }
+            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw ReindexError(.ioError, "cannot read stdin: \(FileSystem.errnoText())") }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { raw in
+                var start = 0
+                while start < n {
+                    let newline = raw[start..<n].firstIndex(of: 0x0A)
+                    let end = newline ?? n
+                    let segment = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+                    if skipping {
+                        skippedLength += segment.count
+                    } else if pending.count + segment.count > maximumLineLength {
+                        skipping = true
+                        skippedLength = pending.count + segment.count
+                        pending = []
+                    } else if newline != nil && pending.isEmpty {
+                        lineNumber += 1
+                        try body(segment, lineNumber)
+                    } else {
+                        pending.append(contentsOf: segment)
+                        if newline != nil {
+                            lineNumber += 1
+                            try pending.withUnsafeBytes { try body($0, lineNumber) }
+                            pending.removeAll(keepingCapacity: pending.count <= 1 << 20)
+                        }
+                    }
+                    if newline != nil && skipping {
+                        lineNumber += 1
+                        skipping = false
+                        try onOverlong(lineNumber, skippedLength)
+                    }
+                    start = end + 1
+                }
+            }
+        }
+        if skipping {
+            lineNumber += 1
+            try onOverlong(lineNumber, skippedLength)
+        } else if !pending.isEmpty {
+            lineNumber += 1
+            try pending.withUnsafeBytes { try body($0, lineNumber) }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import ReindexHost
+import ReindexStore
+import ReindexProtocol
+import ReindexSystem
+
+/// What `run` and `debug` ask for: the request kind, identifiers and reason from the options.
+public struct RequestSelection: Sendable {
+    public var kind: RequestKind
+    public var identifiers: [String]
+    public var reason: ReindexReason
+    /// Resume an unfinished reindexAll from its client state instead of starting fresh.
+    public var resume: Bool
+
+    public init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced, resume: Bool = false) {
+        self.kind = kind
+        self.identifiers = identifiers
+        self.reason = reason
+        self.resume = resume
+    }
+
+    /// Reads `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume`.
+    public init(_ context: CommandContext) throws(ReindexError) {
+        reason = ReindexReason(context.arguments.value("reason") ?? "forced")
+        resume = context.arguments.flag("resume")
+        if let ids = context.list("ids") {
+            guard !ids.isEmpty else { throw ReindexError(.usage, "--ids needs at least one identifier") }
+            kind = .reindexItems
+            identifiers = ids
+        } else if let file = context.arguments.value("ids-from") {
+            var ids: [String] = []
+            let bytes: [UInt8]
+            if file == "-" {
+                var collected: [UInt8] = []
+                do {
+                    try StandardInputLines.forEach { line, _ in collected.append(contentsOf: line); collected.append(0x0A) }
+                } catch { throw ReindexError(.ioError, "cannot read identifiers from stdin: \(error)") }
+                bytes = collected
+            } else {
+                bytes = try FileSystem.read(file)
+            }
+            for line in bytes.split(separator: 0x0A) {
+                let id = String(decoding: line, as: UTF8.self).trimmingWhitespace
+                if !id.isEmpty { ids.append(id) }
+            }
+            guard !ids.isEmpty else { throw ReindexError(.invalidData, "\(file): no identifiers in it") }
+            kind = .reindexItems
+            identifiers = ids
+        } else {
+            kind = .reindexAll
+            identifiers = []
+        }
+    }
+}
+
+/// `reindex run` and its relatives: force one request now through the supervisor, show progress,
+/// and report it in the contract's form.
+public enum ForcedRun {
+    /// Runs (or, with `queueOnly`, queues) a request and prints the summary; returns the exit code.
+    public static func execute(
+        context: CommandContext, bundle: DiscoveredBundle, selection: RequestSelection,
+        options baseOptions: SessionOptions, store: IndexStore, printSummary: Bool = true
+    ) throws(ReindexError) -> (status: Int32, result: RequestResult?) {
+        let runner = RequestRunner(paths: context.paths)
+        var sandbox = baseOptions.sandbox
+        if sandbox.paths == nil { sandbox.paths = context.paths }
+        try SandboxReport.prepare(bundle, options: sandbox, context: context)
+        let lock = try runner.lock(bundle)
+        defer { lock.release() }
+        let request: QueuedRequest
+        var discarded: String?
+        do {
+            try store.recoverAbandoned(bundle: bundle.identifier)
+            // A person forcing a reindexAll (after fixing a bug, say) means from the start: what
+            // an unfinished attempt committed is discarded unless they asked to resume.
+            if selection.kind == .reindexAll && !selection.resume,
+               let partial = try store.requests(bundle: bundle.identifier, state: .pending).first(where: { $0.kind == .reindexAll }),
+               let items = try store.discardPartialReplacement(partial) {
+                discarded = "discarded a partial reindexAll from request \(partial.id): \(items) committed item(s); pass --resume to resume one instead"
+            }
+            // A forced reindexAll takes over a pending one; forced reindexItems run exactly the
+            // identifiers given.
+            request = try store.enqueue(
+                bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
+                reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, coalesce: selection.kind == .reindexAll)
+        } catch let error as SQLiteError {
+            throw IndexStore.explain(error, index: store.path, doing: "\(bundle.identifier): cannot queue the request")
+        } catch {
+            throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
+        }
+        if let discarded { Console.err("note: \(bundle.identifier): \(discarded)") }
+        var options = baseOptions
+        options.environment = context.environment
+        options.sandbox = sandbox
+        let progress = ProgressDisplay(label: bundle.identifier)
+        let json = context.json
+        if options.onProgress == nil && !json { options.onProgress = { progress.update($0) } }
+        let cancel = CancelSignal()
+        options.cancelFD = cancel.readFD
+        let results = runner.run(bundle: bundle, requests: [request], store: store, options: options)
+        progress.finish()
+        guard let result = results.first else {
+            throw ReindexError(.internal, "\(bundle.identifier): the request vanished from the queue")
+        }
+        if printSummary { report(result, bundle: bundle, json: json) }
+        if let failure = result.failure {
+            return (failure.code.exitCode, result)
+        }
+        return (0, result)
+    }
+
+    /// The summary of one request, in the contract's JSON or as text.
+    public static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
+        for rejection in result.rejections + result.warnings { Console.err("warning: \(bundle.identifier): \(rejection)") }
+        if result.counts.rejected > result.rejections.count {
+            Console.err("warning: \(bundle.identifier): \(result.counts.rejected - result.rejections.count) more item(s) rejected")
+        }
+        let seconds = (result.durationSeconds * 1000).rounded() / 1000
+        if json {
+            var members: [(String, JSONValue)] = [
+                ("bundleIdentifier", .string(bundle.identifier)),
+                ("request", .string(result.request.kind.rawValue)),
+                ("outcome", .string(result.acknowledged ? "acknowledged" : "failed")),
+                ("put", .integer(Int64(result.counts.put))),
+                ("deleted", .integer(Int64(result.counts.deleted))),
+                ("rejected", .integer(Int64(result.counts.rejected))),
+                ("removedNotPut", .integer(Int64(result.counts.removed))),
+                ("ignoredUpdates", .integer(Int64(result.counts.ignoredUpdates))),
+                ("durationSeconds", .double(seconds)),
+                ("requestId", .integer(result.request.id)),
+                ("reason", .string(result.request.reason.rawValue)),
+            ]
+            if !result.warnings.isEmpty { members.append(("warnings", .array(result.warnings.map(JSONValue.string)))) }
+            if let failure = result.failure {
+                members.append(("error", .string(failure.message)))
+                members.append(("failure", .string(failure.kind.rawValue)))
+                members.append(("retry", .string(result.stateAfter == .failed ? "none: attempts used up" : "queued")))
+            }
+            Console.json(.object(members))
+        } else if result.failure == nil {
+            var removed = result.counts.removed > 0 ? "; removed \(result.counts.removed) item(s) that this run did not put" : ""
+            if result.counts.ignoredUpdates > 0 { removed += "; ignored \(result.counts.ignoredUpdates) update(s) of items that do not exist" }
+            Console.out("\(bundle.identifier): \(result.request.kind.rawValue) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted - result.counts.removed), rejected \(result.counts.rejected)\(removed) in \(seconds) s")
+        }
+        if let failure = result.failure {
+            var error = ReindexError(failure.code, failure.message, stderrTail: failure.stderrTail)
+            switch result.stateAfter {
+            case .failed: error.message += " — no retry: the request has used its \(result.request.maxAttempts) attempts"
+            case .pending: error.message += failure.requeuesWithoutPenalty ? " — the request is back in the queue" : " — a retry is queued (attempt \(result.request.attempts) of \(result.request.maxAttempts))"
+            case .running: error.message += " — the request stays marked running; the next 'reindex run' of the bundle or 'reindex serve' takes it over"
+            default: break
+            }
+            if bundle.manifest.sandbox.isEnabled, SandboxSupport.current.abi != nil,
+               failure.stderrTail.contains(where: { $0.contains("Permission denied") || $0.contains("EACCES") || $0.contains("Operation not permitted") }) {
+                error.message += "\nhint: the extension runs sandboxed and was denied something; if it needs a path, declare it in its manifest"
+                    + " (\"sandbox\": {\"read\": […], \"write\": […]}; see docs/SECURITY.md), or compare with 'reindex debug \(bundle.identifier) --no-sandbox'"
+            }
+            Console.report(error)
+        }
+    }
+}

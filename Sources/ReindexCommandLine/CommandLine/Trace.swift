@@ -1,0 +1,32 @@
+import ReindexHost
+import ReindexStore
+import ReindexSystem
+import ReindexProtocol
+
+/// `--trace`: prints every protocol message with its direction, time and size. Payloads longer
+/// than `limit` characters are shortened unless `full`.
+public final class TracePrinter {
+    public let full: Bool
+    public let limit: Int
+    let start = Clock.monotonic()
+    let write: (String) -> Void
+
+    public init(full: Bool, limit: Int = 160, write: @escaping (String) -> Void = { Console.err($0) }) {
+        self.full = full
+        self.limit = limit
+        self.write = write
+    }
+
+    /// One trace line: `+0.012s host→ext  142 B  {"jsonrpc":…}`.
+    public func record(_ direction: TraceDirection, _ line: UnsafeRawBufferPointer) {
+        let elapsed = Clock.monotonic() - start
+        let millis = Int((elapsed * 1000).rounded())
+        let time = "+\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)s"
+        var text = String(decoding: line, as: UTF8.self)
+        if !full && text.count > limit {
+            let shown = String(text.prefix(limit))
+            text = shown + "… (\(line.count - shown.utf8.count) more bytes; --trace=full shows all)"
+        }
+        write("trace \(time) \(direction.rawValue) \(line.count) B  \(text)")
+    }
+}

@@ -1,0 +1,163 @@
+import ReindexStore
+import ReindexSystem
+import ReindexHost
+import ReindexProtocol
+
+extension Reindex {
+    static func status(_ context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        let discovered = Discovery.discover(context.paths).bundles
+        // One snapshot for the whole report.
+        let statuses = try store.read { () throws(SQLiteError) -> [BundleStatus] in
+            var identifiers: [String] = discovered.map(\.identifier)
+            var seen = Set(identifiers.map { $0.lowercased() })
+            for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }
+            var statuses: [BundleStatus] = []
+            for identifier in identifiers { statuses.append(try store.status(bundle: identifier)) }
+            return statuses
+        }
+        let healthy = store.openReport.lostReason == nil
+        let installed = Set(discovered.map(\.key))
+        let showMoot = context.arguments.flag("failed")
+        let moot: [String: [QueuedRequest]] = showMoot
+            ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
+        func progressJSON(_ progress: ProgressParams) -> JSONValue {
+            var members: [(String, JSONValue)] = [("completed", .integer(progress.completed))]
+            if let total = progress.total { members.append(("total", .integer(total))) }
+            if let message = progress.message { members.append(("message", .string(message))) }
+            return .object(members)
+        }
+        var warnings: [String: String] = [:]
+        for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
+        if context.json {
+            Console.json(.object([
+                ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
+                ("sandbox", SandboxSupport.current.json),
+                ("bundles", .array(statuses.map { status in
+                    var members: [(String, JSONValue)] = [
+                        ("bundleIdentifier", .string(status.bundleIdentifier)),
+                        ("items", .integer(Int64(status.items))),
+                        ("pending", .integer(Int64(status.pending + status.running))),
+                        ("failed", .integer(Int64(status.failed))),
+                    ]
+                    if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
+                    if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
+                    members.append(("running", .array(status.runningRequests.map { running in
+                        var fields: [(String, JSONValue)] = [
+                            ("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
+                            ("reason", .string(running.reason.rawValue)), ("since", .string(RFC3339.format(running.since))),
+                        ]
+                        if let progress = running.progress { fields.append(("progress", progressJSON(progress))) }
+                        return .object(fields)
+                    })))
+                    members.append(("superseded", .integer(Int64(status.superseded))))
+                    members.append(("installed", .bool(installed.contains(status.bundleIdentifier.lowercased()))))
+                    if let since = status.missingSince { members.append(("missingSince", .string(RFC3339.format(since)))) }
+                    if showMoot {
+                        members.append(("failedHistory", .array((moot[status.bundleIdentifier.lowercased()] ?? []).map { request in
+                            .object([("requestId", .integer(request.id)), ("request", .string(request.kind.rawValue)),
+                                     ("failedAt", .string(RFC3339.format(request.updated))), ("error", request.lastError.map(JSONValue.string) ?? .null)])
+                        })))
+                    }
+                    if let warning = warnings[status.bundleIdentifier.lowercased()] { members.append(("warnings", .array([.string(warning)]))) }
+                    return .object(members)
+                })),
+            ]))
+            return 0
+        }
+        Console.out("Index: \(store.path) (\(healthy ? "healthy" : "was lost and recreated"))")
+        Console.out("Sandbox: \(SandboxSupport.current)")
+        if statuses.isEmpty { Console.out("No bundles.") }
+        for status in statuses {
+            var line = "\(status.bundleIdentifier): \(status.items) item(s)"
+            if !installed.contains(status.bundleIdentifier.lowercased()) {
+                if let since = status.missingSince {
+                    let left = max(0, 3600 - (Clock.now() - since))
+                    line += " — not installed (missing since \(RFC3339.format(since)); 'reindex serve' removes its items after its removal grace, \(Int(left / 60)) min left at the default 1 hour)"
+                } else {
+                    line += " — not installed ('reindex serve' removes its items once it has been missing for the removal grace)"
+                }
+            }
+            if status.running > 0 { line += ", \(status.running) running" }
+            if status.pending > 0 { line += ", \(status.pending) queued" }
+            if status.failed > 0 { line += ", \(status.failed) failed" }
+            if status.superseded > 0 { line += ", \(status.superseded) earlier failure(s) superseded" }
+            Console.out(line)
+            for running in status.runningRequests {
+                var text = "    running: \(running.kind.rawValue) (\(running.reason)) request \(running.id) since \(RFC3339.format(running.since))"
+                if let progress = running.progress {
+                    text += ", progress \(progress.completed)" + (progress.total.map { "/\($0)" } ?? "") + (progress.message.map { " — \($0)" } ?? "")
+                }
+                Console.out(text)
+            }
+            for reason in status.failedReasons { Console.out("    failed: \(reason)") }
+            if showMoot {
+                for request in moot[status.bundleIdentifier.lowercased()] ?? [] {
+                    Console.out("    failed at \(RFC3339.format(request.updated)): \(request.kind.rawValue) request \(request.id): \(request.lastError ?? "")")
+                }
+            }
+            if let warning = warnings[status.bundleIdentifier.lowercased()] { Console.out("    warning: \(warning)") }
+            if let run = status.lastRun {
+                Console.out("    last run: \(run.kind.rawValue) (\(run.reason)) \(run.outcome) at \(RFC3339.format(run.ended)): put \(run.counts.put), deleted \(run.counts.deleted), rejected \(run.counts.rejected)" + (run.error.map { " — \($0)" } ?? ""))
+            }
+        }
+        return 0
+    }
+
+    static func runJSON(_ run: RunRecord) -> JSONValue {
+        .object([
+            ("request", .string(run.kind.rawValue)), ("reason", .string(run.reason.rawValue)),
+            ("outcome", .string(run.outcome)), ("started", .string(RFC3339.format(run.started))),
+            ("ended", .string(RFC3339.format(run.ended))), ("put", .integer(Int64(run.counts.put))),
+            ("deleted", .integer(Int64(run.counts.deleted))), ("rejected", .integer(Int64(run.counts.rejected))),
+            ("error", run.error.map(JSONValue.string) ?? .null),
+        ])
+    }
+
+    static func check(_ context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        let quick = context.arguments.flag("quick")
+        var problems = try store.integrityCheck(quick: quick, fullText: !quick)
+        var leftovers: [String] = []
+        if problems.isEmpty {
+            // The file is sound; now the index's own invariants.
+            do {
+                let invariants = try store.checkInvariants()
+                problems = invariants.problems
+                leftovers = invariants.leftovers
+            } catch {
+                guard error.isCorruption else { throw error }
+                problems.append(error.message)
+            }
+        }
+        let lost = store.openReport.lostReason
+        if context.json {
+            Console.json(.object([("index", .string(store.path)), ("healthy", .bool(problems.isEmpty && lost == nil)),
+                                  ("problems", .array(problems.map(JSONValue.string))),
+                                  ("leftovers", .array(leftovers.map(JSONValue.string))),
+                                  ("lostReason", lost.map(JSONValue.string) ?? .null)]))
+        } else {
+            if problems.isEmpty && lost == nil { Console.out("\(store.path): healthy") }
+            if let lost { Console.out("\(store.path): was lost (\(lost)) and has been recreated; rebuilds are queued") }
+            for problem in problems { Console.out("\(store.path): \(problem)") }
+            for leftover in leftovers { Console.out("\(store.path): leftover, swept by the next run or serve: \(leftover)") }
+        }
+        if !problems.isEmpty {
+            Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
+            return ReindexError.Code.invalidData.exitCode
+        }
+        return 0
+    }
+
+    static func reset(_ context: CommandContext) throws -> Int32 {
+        let aside = try IndexStore.erase(path: context.paths.index)
+        let store = try IndexStore.open(path: context.paths.index)
+        let queued = context.queueIndexLost(store)
+        if context.json {
+            Console.json(.object([("index", .string(store.path)), ("keptAs", aside.map(JSONValue.string) ?? .null), ("queued", .integer(Int64(queued)))]))
+        } else {
+            Console.out("\(store.path): erased" + (aside.map { " (the old database is kept as \($0))" } ?? "") + "; queued reindexAll (indexLost) for \(queued) bundle(s)")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,320 @@
+import ReindexSystem
+import ReindexProtocol
+
+/// A value bound to a compiled query's SQL.
+enum SQLValue: Equatable {
+    case text(String)
+    case double(Double)
+    case int(Int64)
+}
+
+/// One group of words that must match through the full-text index, in some of its columns:
+/// a bare word, or the string of a `w` comparison (`authors == "le guin"w` is one phrase).
+/// The ranking scores each unit by the best column it is found in.
+struct RankingUnit: Equatable {
+    /// The text, handed to FTS5 inside quotes (so never as syntax).
+    var text: String
+    /// Columns (bits in `AttributeSchema.searched` order) the unit may match in.
+    var columns: UInt8
+    /// A trailing `*`: always a prefix.
+    var starred: Bool
+    /// The last bare word of the query: also a prefix, in the second pass.
+    var prefixable: Bool
+}
+
+/// The kinds of the attributes a query can name.
+enum QueryAttribute {
+    case item(AttributeKind)
+    /// A custom attribute a bundle declares.
+    case custom(AttributeDeclaration)
+    case domain, uniqueIdentifier, bundle
+}
+
+/// A query compiled to: the full-text units that drive and rank it, and an SQL condition over
+/// `items i` / `bundles b` for everything else.
+struct QueryPlan {
+    var units: [RankingUnit] = []
+    /// SQL condition (empty: none), its parameters numbered from `firstParameter`.
+    var condition = ""
+    var bindings: [SQLValue] = []
+    /// The custom attributes the query may name (the bundles' declarations in effect).
+    var declared: [String: AttributeDeclaration] = [:]
+    static let firstParameter = 20
+    static let allColumns: UInt8 = 0x7F
+
+    /// Compiles `expression`; errors name the position of the comparison at fault.
+    static func compile(_ expression: QueryExpression?, declared: [String: AttributeDeclaration] = [:]) throws(QuerySyntaxError) -> QueryPlan {
+        var plan = QueryPlan()
+        plan.declared = declared
+        guard let expression else { return plan }
+        var conditions: [String] = []
+        // Top-level conjuncts made of words drive the search; the rest are conditions.
+        var conjuncts: [QueryExpression] = []
+        flatten(expression, into: &conjuncts)
+        var lastWords: Int? = nil
+        for conjunct in conjuncts {
+            switch conjunct {
+            case .words(let words):
+                for word in words {
+                    guard let unit = unit(word, columns: allColumns) else { continue }
+                    plan.units.append(unit)
+                }
+                lastWords = plan.units.count - 1
+            case .comparison(let c) where c.op == .equal && plan.declared[c.attribute] == nil:
+                if case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
+                    let columns = try searchedColumns(c)
+                    guard var unit = unit(text, columns: columns) else { continue }
+                    unit.prefixable = false
+                    plan.units.append(unit)
+                    continue
+                }
+                conditions.append(try plan.sql(conjunct))
+            default:
+                conditions.append(try plan.sql(conjunct))
+            }
+        }
+        // Only the query's final bare word is still being typed.
+        if let last = lastWords, last >= 0, last == plan.units.count - 1, plan.units.indices.contains(last) {
+            plan.units[last].prefixable = true
+        }
+        plan.condition = conditions.joined(separator: " AND ")
+        return plan
+    }
+
+    static func flatten(_ expression: QueryExpression, into list: inout [QueryExpression]) {
+        if case .and(let a, let b) = expression {
+            flatten(a, into: &list)
+            flatten(b, into: &list)
+        } else {
+            list.append(expression)
+        }
+    }
+
+    /// A unit for `text`, or nil when it holds nothing searchable (punctuation only).
+    static func unit(_ text: String, columns: UInt8) -> RankingUnit? {
+        var word = text
+        let starred = word.hasSuffix("*")
+        while word.hasSuffix("*") { word.removeLast() }
+        guard word.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { return nil }
+        return RankingUnit(text: word, columns: columns, starred: starred, prefixable: false)
+    }
+
+    /// The full-text columns a `w` comparison searches; an error for attributes not searched.
+    static func searchedColumns(_ c: QueryComparison) throws(QuerySyntaxError) -> UInt8 {
+        if c.attribute == "*" { return allColumns }
+        guard let column = AttributeSchema.searched.firstIndex(of: c.attribute) else {
+            throw QuerySyntaxError(position: c.position, expected: "a full-text attribute for a word-based (w) comparison (\(AttributeSchema.searched.joined(separator: ", ")) or *)", got: "'\(c.attribute)'")
+        }
+        return 1 << UInt8(column)
+    }
+
+    func attribute(_ name: String, at position: Int) throws(QuerySyntaxError) -> QueryAttribute {
+        switch name {
+        case "domainIdentifier": return .domain
+        case "uniqueIdentifier": return .uniqueIdentifier
+        case "bundleIdentifier": return .bundle
+        default:
+            if let kind = AttributeSchema.kinds[name] { return .item(kind) }
+            if let declaration = declared[name] { return .custom(declaration) }
+            throw QuerySyntaxError(position: position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *", got: "'\(name)'")
+        }
+    }
+
+    // MARK: SQL
+
+    mutating func bind(_ value: SQLValue) -> String {
+        bindings.append(value)
+        return "?\(Self.firstParameter + bindings.count - 1)"
+    }
+
+    /// The SQL for an expression used as a condition.
+    mutating func sql(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+        switch expression {
+        case .and(let a, let b): return "(\(try sql(a)) AND \(try sql(b)))"
+        case .or(let a, let b): return "(\(try sql(a)) OR \(try sql(b)))"
+        case .not(let a): return "NOT IFNULL(\(try sql(a)), 0)"
+        case .words(let words):
+            let units = words.compactMap { Self.unit($0, columns: Self.allColumns) }
+            guard !units.isEmpty else { return "1" }
+            var prefixed = units
+            prefixed[prefixed.count - 1].prefixable = true
+            return "i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH \(bind(.text(FullText.conjunction(prefixed, prefix: true)))))"
+        case .restriction(.bundle(let identifier)):
+            return "i.bundle = \(bind(.text(identifier.lowercased())))"
+        case .restriction(.domain(let domain)):
+            let p = bind(.text(domain))
+            return "(i.domain = \(p) OR (i.domain >= \(p) || '.' AND i.domain < \(p) || '/'))"
+        case .inRange(let name, let low, let high):
+            let attribute = try attribute(name, at: 0)
+            let isNumber: Bool
+            switch attribute {
+            case .item(.number): isNumber = true
+            case .custom(let declaration): isNumber = declaration.kind == .number
+            default: isNumber = false
+            }
+            guard isNumber else {
+                throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
+            }
+            return "\(Self.value(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
+        case .comparison(let c):
+            return try comparison(c)
+        }
+    }
+
+    static func json(_ name: String) -> String { "json_extract(i.attributes, '$.\(name)')" }
+
+    /// The item's own indexed column for an attribute the store extracts (`contentType`,
+    /// `rating`, `rankingHint` and the dates, as seconds), or nil.
+    static func column(_ name: String) -> String? {
+        AttributeSchema.filtered.firstIndex(of: name).map { "i." + Schema.filterColumns[$0] }
+    }
+
+    /// How a query reads an attribute: its column when it has one, else from the item's JSON.
+    static func value(_ name: String) -> String { column(name) ?? json(name) }
+
+    mutating func comparison(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
+        let op = c.op.rawValue == "==" ? "=" : c.op.rawValue
+        if c.attribute == "*" {
+            guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
+            }
+            if modifiers.contains(.wordBased) { return try wordCondition(c, text: text, columns: Self.allColumns) }
+            let any = AttributeSchema.searched.map { name -> String in
+                AttributeSchema.kinds[name] == .stringList
+                    ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(name)') WHERE \(stringMatch("value", text, modifiers)))"
+                    : stringMatch(Self.json(name), text, modifiers)
+            }.joined(separator: " OR ")
+            return c.op == .equal ? "(\(any))" : "NOT (\(any))"
+        }
+        let attribute = try attribute(c.attribute, at: c.position)
+        let column: String
+        let kind: AttributeKind
+        if case .custom(let declaration) = attribute, case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
+            return try customWordCondition(c, text: text, declaration)
+        }
+        switch attribute {
+        case .custom(let declaration): column = Self.json(c.attribute); kind = declaration.attributeKind
+        case .domain: column = "i.domain"; kind = .string
+        case .uniqueIdentifier: column = "i.uid"; kind = .string
+        case .bundle: column = "b.identifier"; kind = .string
+        case .item(let k): column = Self.value(c.attribute); kind = k
+        }
+        // An extracted date column holds seconds already.
+        let seconds = kind == .date && Self.column(c.attribute) != nil
+        switch (kind, c.value) {
+        case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
+            if modifiers.contains(.wordBased) {
+                return try wordCondition(c, text: text, columns: try Self.searchedColumns(c))
+            }
+            if c.op == .equal || c.op == .notEqual {
+                let test = kind == .stringList
+                    ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(c.attribute)') WHERE \(stringMatch("value", text, modifiers)))"
+                    : "IFNULL(\(stringMatch(column, text, modifiers)), 0)"
+                return c.op == .equal ? test : "NOT \(test)"
+            }
+            guard kind == .string, modifiers.isEmpty else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+            }
+            return "\(column) \(op) \(bind(.text(text)))"
+        case (.number, .number(let n)):
+            return c.op == .notEqual ? "IFNULL(\(column) != \(bind(.double(n))), 1)" : "\(column) \(op) \(bind(.double(n)))"
+        case (.date, .time(let t)):
+            return dateComparison(column, op: c.op, t, seconds: seconds)
+        case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
+            guard let t = RFC3339.parse(text) else {
+                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+            }
+            return dateComparison(column, op: c.op, t, seconds: seconds)
+        case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
+            return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
+        default:
+            let wanted: String
+            switch kind {
+            case .string, .stringList: wanted = "a \"string\""
+            case .number: wanted = "a number"
+            case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
+            case .boolean: wanted = "true or false with == or !="
+            case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
+            }
+            throw QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: Self.describe(c.value))
+        }
+    }
+
+    mutating func dateComparison(_ column: String, op: QueryOperator, _ t: Double, seconds isSeconds: Bool = false) -> String {
+        let seconds = isSeconds ? column : "reindex_seconds(\(column))"
+        switch op {
+        case .equal: return "\(seconds) = \(bind(.double(t)))"
+        case .notEqual: return "IFNULL(\(seconds) != \(bind(.double(t))), 1)"
+        default: return "\(seconds) \(op.rawValue) \(bind(.double(t)))"
+        }
+    }
+
+    mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+        guard let unit = Self.unit(text, columns: columns) else { return c.op == .equal ? "0" : "1" }
+        let test = "i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH \(bind(.text(FullText.phrase(unit, prefix: false)))))"
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// A `w` comparison on a searchable custom attribute: its words, in order, in that
+    /// attribute's full-text row (`attributes_fts`; row id = item id × 64 + slot).
+    mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
+        guard declaration.searchable else {
+            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
+        }
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+        guard let unit = Self.unit(text, columns: Self.allColumns) else { return c.op == .equal ? "0" : "1" }
+        let phrase = FullText.quoted(unit.text) + (unit.starred ? "*" : "")
+        let test = "i.id IN (SELECT rowid >> 6 FROM attributes_fts WHERE attributes_fts MATCH \(bind(.text("value : " + phrase))) AND name = \(bind(.text(c.attribute))))"
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// `value` equals the pattern: exactly when it has no `*` and no modifiers (which an index
+    /// can serve), else through `reindex_match`.
+    mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
+        if modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty && !pattern.contains("*") {
+            return "\(value) = \(bind(.text(pattern.replacingOccurrences(of: "\\*", with: "*"))))"
+        }
+        return "reindex_match(\(value), \(bind(.text(pattern))), \(bind(.int(Int64(modifiers.rawValue)))))"
+    }
+
+    static func describe(_ value: QueryValue) -> String {
+        switch value {
+        case .string(let s, _): return "\"\(s)\""
+        case .number(let n): return "the number \(n)"
+        case .time: return "a $time value"
+        case .bool(let b): return "\(b)"
+        }
+    }
+}
+
+/// FTS5 expressions built from ranking units. Every piece of user text is inside a quoted
+/// FTS5 string (quotes doubled), so no FTS5 operator in the input is ever interpreted.
+enum FullText {
+    static let columnNames = AttributeSchema.searched
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func columnFilter(_ columns: UInt8) -> String {
+        "{" + columnNames.indices.filter { columns & (1 << UInt8($0)) != 0 }.map { columnNames[$0] }.joined(separator: " ") + "}"
+    }
+
+    /// The unit as one phrase, restricted to `columns` (default: the unit's).
+    static func phrase(_ unit: RankingUnit, prefix: Bool, columns: UInt8? = nil) -> String {
+        let star = unit.starred || (prefix && unit.prefixable) ? "*" : ""
+        let body = quoted(unit.text) + star
+        let cols = columns ?? unit.columns
+        return cols == QueryPlan.allColumns ? body : "\(columnFilter(cols)) : \(body)"
+    }
+
+    /// Every unit must match.
+    static func conjunction(_ units: [RankingUnit], prefix: Bool) -> String {
+        units.map { "(" + phrase($0, prefix: prefix) + ")" }.joined(separator: " AND ")
+    }
+}

@@ -1,0 +1,224 @@
+import CSQLite
+import ReindexProtocol
+import ReindexSystem
+
+/// An error from SQLite, with its extended result code and the statement or file involved.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var context: String
+
+    public var isCorruption: Bool {
+        let primary = code & 0xFF
+        return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+    }
+    public var isBusy: Bool { (code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED }
+    public var isDiskFull: Bool { (code & 0xFF) == SQLITE_FULL }
+
+    public var description: String { "\(context): \(message) (SQLite code \(code))" }
+}
+
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection. Not shared between threads: each thread that needs the index opens its
+/// own, and SQLite's locking (WAL, busy timeout) coordinates them.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    public let path: String
+    private var busyWait: BusyWait?
+
+    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message, context: path)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, _ context: String) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), context: context)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, context: String(sql.prefix(80)))
+        }
+    }
+
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, String(sql.prefix(120))) }
+        return SQLiteStatement(statement, connection: self, sql: sql)
+    }
+
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    public func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+
+    /// Waits for other writers up to `seconds`, giving up early (SQLITE_BUSY) as soon as
+    /// `cancelFD` becomes readable, so a cancelled request is not stuck behind another's lock.
+    public func setBusyWait(seconds: Double, cancelFD: Int32?) {
+        let context = BusyWait(limit: seconds, cancelFD: cancelFD ?? -1)
+        busyWait = context
+        sqlite3_busy_handler(handle, { raw, count in
+            guard let raw else { return 0 }
+            let wait = Unmanaged<BusyWait>.fromOpaque(raw).takeUnretainedValue()
+            return wait.shouldRetry(count: count) ? 1 : 0
+        }, Unmanaged.passUnretained(context).toOpaque())
+    }
+
+    /// The first column of the first row of a query, as an integer.
+    public func scalar(_ sql: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+}
+
+/// A prepared statement, reusable: `reset` and bind again.
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    unowned let connection: SQLiteConnection
+    let sql: String
+
+    init(_ handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    @discardableResult
+    public func reset() -> SQLiteStatement {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        return self
+    }
+
+    /// Rewinds the statement, keeping its bindings.
+    public func rewind() { sqlite3_reset(handle) }
+
+    public enum ColumnType { case integer, double, text, blob, null }
+
+    public func columnType(_ column: Int32) -> ColumnType {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .double
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
+    public func bind(_ index: Int32, _ value: String?) {
+        guard var text = value else { sqlite3_bind_null(handle, index); return }
+        text.withUTF8 { utf8 in bindText(index, UnsafeRawBufferPointer(utf8)) }
+    }
+
+    /// Binds UTF-8 bytes as text, or NULL for nil.
+    public func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer?) {
+        guard let raw else { sqlite3_bind_null(handle, index); return }
+        bindText(index, raw)
+    }
+
+    private func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer) {
+        if let base = raw.baseAddress, raw.count > 0 {
+            sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(raw.count), transient)
+        } else {
+            sqlite3_bind_text(handle, index, "", 0, transient)
+        }
+    }
+
+    public func bind(_ index: Int32, _ value: Int64?) {
+        guard let value else { sqlite3_bind_null(handle, index); return }
+        sqlite3_bind_int64(handle, index, value)
+    }
+
+    public func bind(_ index: Int32, _ value: Int?) { bind(index, value.map(Int64.init)) }
+
+    public func bind(_ index: Int32, _ value: Double?) {
+        guard let value else { sqlite3_bind_null(handle, index); return }
+        sqlite3_bind_double(handle, index, value)
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @discardableResult
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, String(sql.prefix(120)))
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Runs to completion and resets.
+    public func run() throws(SQLiteError) {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+
+    public func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    public func bytes(_ column: Int32) -> [UInt8] {
+        guard let pointer = sqlite3_column_text(handle, column) else { return [] }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return Array(UnsafeBufferPointer(start: pointer, count: count))
+    }
+}
+
+/// The state of a busy handler: when waiting started, how long it may last, what cancels it.
+final class BusyWait {
+    let limit: Double
+    let cancelFD: Int32
+    private var started = 0.0
+
+    init(limit: Double, cancelFD: Int32) {
+        self.limit = limit
+        self.cancelFD = cancelFD
+    }
+
+    func shouldRetry(count: Int32) -> Bool {
+        let now = Clock.monotonic()
+        if count == 0 { started = now }
+        if now - started >= limit { return false }
+        if cancelFD >= 0 {
+            var fds = [pollfd(fd: cancelFD, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 1, 0) > 0 { return false }
+        }
+        usleep(count < 10 ? 2_000 : 20_000)
+        return true
+    }
+}

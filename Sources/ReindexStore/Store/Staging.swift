@@ -1,0 +1,491 @@
+import ReindexSystem
+import ReindexProtocol
+
+/// The statements behind `StagedWrites`: staging generations, batches, publication, and the
+/// recovery of what a killed host left staged. Every one runs inside the caller's transaction
+/// unless it says otherwise.
+extension IndexStore {
+    /// `column` is `?parameter` or one of its subdomains (`a.b` takes `a.b.c`, not `a.bc`):
+    /// '/' sorts right after '.', so [d + ".", d + "/") is exactly the subdomains of d.
+    static func domainCondition(column: String, parameter: Int) -> String {
+        "(\(column) = ?\(parameter) OR (\(column) >= ?\(parameter) || '.' AND \(column) < ?\(parameter) || '/'))"
+    }
+
+    /// Runs `body` in one short write transaction (BEGIN IMMEDIATE … COMMIT), or inside the one
+    /// already open.
+    func writeTransaction(_ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try within("BEGIN IMMEDIATE", body)
+    }
+
+    /// The generation searches see for a bundle (0 before its first reindexAll).
+    func liveGeneration(bundle key: String) throws(SQLiteError) -> Int64 {
+        let select = try statement("SELECT live_gen FROM bundles WHERE key = ?1")
+        select.bind(1, key)
+        defer { select.reset() }
+        return try select.step() ? select.int64(0) : 0
+    }
+
+    // MARK: Replacements (reindexAll)
+
+    /// The last batch of a reindexAll that was committed with its client state (0 for none).
+    func committedBatch(bundle key: String, generation: Int64) throws(SQLiteError) -> Int64 {
+        let select = try statement("SELECT committed_batch FROM staged_generations WHERE bundle = ?1 AND gen = ?2")
+        select.bind(1, key)
+        select.bind(2, generation)
+        defer { select.reset() }
+        return try select.step() ? select.int64(0) : 0
+    }
+
+    /// Records a batch as committed: its rows survive a failure from now on.
+    func markBatchCommitted(bundle key: String, generation: Int64, batch: Int64) throws(SQLiteError) {
+        let update = try statement("INSERT OR REPLACE INTO staged_generations(bundle, gen, committed_batch) VALUES(?1, ?2, ?3)")
+        update.bind(1, key)
+        update.bind(2, generation)
+        update.bind(3, batch)
+        try update.run()
+        try forgetKeptRows(request: generation)
+    }
+
+    /// Forgets the batches of a generation that became live or was discarded.
+    func forgetStagedGeneration(bundle key: String, generation: Int64) throws(SQLiteError) {
+        let forget = try statement("DELETE FROM staged_generations WHERE bundle = ?1 AND gen = ?2")
+        forget.bind(1, key)
+        forget.bind(2, generation)
+        try forget.run()
+        try forgetKeptRows(request: generation)
+    }
+
+    private func forgetKeptRows(request id: Int64) throws(SQLiteError) {
+        let forget = try statement("DELETE FROM staged_undo WHERE request = ?1")
+        forget.bind(1, id)
+        try forget.run()
+    }
+
+    /// Discards what a reindexAll wrote after its last committed batch and restores the
+    /// committed rows that writing replaced or deleted, in short transactions of 5,000 rows (so
+    /// nobody waits long behind a large discard). With a `budget` in seconds it stops when that
+    /// is spent and returns false: the rest stays invisible, and the next discard of the request
+    /// (its next attempt, or recovery) finishes it.
+    @discardableResult
+    package func discardUncommitted(bundle key: String, request id: Int64, committedBatch: Int64, budget: Double? = nil) throws(SQLiteError) -> Bool {
+        let started = Clock.monotonic()
+        while true {
+            var removed = 0
+            try writeTransaction { () throws(SQLiteError) in
+                removed = try deleteItems(where: "id IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 AND batch > ?3 LIMIT 5000)") {
+                    $0.bind(1, key)
+                    $0.bind(2, id)
+                    $0.bind(3, committedBatch)
+                }
+            }
+            if removed == 0 { break }
+            if let budget, Clock.monotonic() - started >= budget { return false }
+        }
+        try writeTransaction { () throws(SQLiteError) in try restoreKeptRows(bundle: key, request: id) }
+        return true
+    }
+
+    /// Puts back the committed rows a discarded batch had replaced or deleted.
+    private func restoreKeptRows(bundle key: String, request id: Int64) throws(SQLiteError) {
+        let kept = try statement("""
+            SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom
+            FROM staged_undo WHERE request = ?1
+            """)
+        kept.bind(1, id)
+        var rows: [[String?]] = []
+        var numbers: [(expires: Double?, refresh: Double?, batch: Int64?)] = []
+        while try kept.step() {
+            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...13).map { kept.text(Int32($0)) })
+            numbers.append((kept.optionalDouble(2), kept.optionalDouble(4), kept.isNull(5) ? nil : kept.int64(5)))
+        }
+        kept.reset()
+        let restore = try statement("""
+            INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, refresh_asked_for, batch)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        let fts = try statement("""
+            INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        for (row, number) in zip(rows, numbers) {
+            restore.reset()
+            restore.bind(1, key)
+            restore.bind(2, id)
+            restore.bind(3, row[0])
+            restore.bind(4, row[1])
+            restore.bind(5, number.expires)
+            restore.bind(6, row[2] ?? "{}")
+            restore.bind(7, number.refresh)
+            restore.bind(8, number.batch)
+            try restore.run()
+            guard connection.changes == 1 else { continue }
+            let restored = connection.lastInsertRowID
+            fts.reset()
+            fts.bind(1, restored)
+            for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
+            try fts.run()
+            try restoreAttributeText(row[10], item: restored)
+            try fillFilterColumns(item: restored)
+        }
+        try forgetKeptRows(request: id)
+    }
+
+    /// How many live items of a bundle a new generation does not have (they go at the swap).
+    func countReplaced(bundle key: String, old: Int64, new: Int64) throws(SQLiteError) -> Int {
+        let gone = try statement("""
+            SELECT count(*) FROM items o WHERE o.bundle = ?1 AND o.gen = ?2
+            AND NOT EXISTS (SELECT 1 FROM items n WHERE n.bundle = ?1 AND n.gen = ?3 AND n.uid = o.uid)
+            """)
+        gone.bind(1, key)
+        gone.bind(2, old)
+        gone.bind(3, new)
+        defer { gone.reset() }
+        return try gone.step() ? gone.int(0) : 0
+    }
+
+    /// Makes `generation` the bundle's live one; the previous one is retired (invisible, its rows
+    /// deleted by `dropGeneration` after the commit, or by recovery).
+    func swapGeneration(bundle key: String, to generation: Int64, request id: Int64) throws(SQLiteError) {
+        let old = try liveGeneration(bundle: key)
+        let swap = try statement("UPDATE bundles SET live_gen = ?2 WHERE key = ?1")
+        swap.bind(1, key)
+        swap.bind(2, generation)
+        try swap.run()
+        try retire(bundle: key, generation: old)
+        try forgetStagedGeneration(bundle: key, generation: generation)
+    }
+
+    func retire(bundle key: String, generation: Int64) throws(SQLiteError) {
+        let retire = try statement("INSERT OR IGNORE INTO retired_generations(bundle, gen) VALUES(?1, ?2)")
+        retire.bind(1, key)
+        retire.bind(2, generation)
+        try retire.run()
+    }
+
+    /// Deletes the rows of a retired generation in short transactions of `chunk` rows, so other
+    /// writers never wait long behind it. Never touches the live generation.
+    func dropGeneration(bundle key: String, generation: Int64, chunk: Int = 5000) throws(SQLiteError) {
+        while true {
+            var removed = 0
+            try writeTransaction { () throws(SQLiteError) in
+                guard try liveGeneration(bundle: key) != generation else { return }
+                removed = try deleteItems(where: "id IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 LIMIT ?3)") {
+                    $0.bind(1, key)
+                    $0.bind(2, generation)
+                    $0.bind(3, chunk)
+                }
+                if removed == 0 {
+                    let done = try statement("DELETE FROM retired_generations WHERE bundle = ?1 AND gen = ?2")
+                    done.bind(1, key)
+                    done.bind(2, generation)
+                    try done.run()
+                }
+            }
+            if removed == 0 { return }
+        }
+    }
+
+    // MARK: Live stagings (reindexItems, direct writes)
+
+    /// Opens a staging for live writes of this process; its rows live in generation `-id`.
+    func openStaging(bundle key: String, requestID: Int64?) throws(SQLiteError) -> Int64 {
+        let me = ProcessIdentity.current
+        let insert = try statement("INSERT INTO stagings(bundle, request_id, pid, pid_start, started) VALUES(?1, ?2, ?3, ?4, ?5)")
+        insert.bind(1, key)
+        insert.bind(2, requestID)
+        insert.bind(3, Int64(me.pid))
+        insert.bind(4, me.startTime)
+        insert.bind(5, Clock.now())
+        try insert.run()
+        return connection.lastInsertRowID
+    }
+
+    /// Applies a staging to the bundle's live items: its deletions first, then its puts (each
+    /// replacing the live item of its identifier). Returns how many live items the deletions
+    /// removed that were not already counted when their staged put was deleted.
+    func publishStaging(_ staging: Int64, bundle key: String) throws(SQLiteError) -> Int {
+        let live = try liveGeneration(bundle: key)
+        let list = try statement("SELECT kind, value, counted FROM staged_deletes WHERE staging = ?1 ORDER BY counted DESC, rowid")
+        list.bind(1, staging)
+        var deletions: [(kind: String, value: String?, counted: Bool)] = []
+        while try list.step() { deletions.append((list.text(0) ?? "", list.text(1), list.int(2) != 0)) }
+        list.reset()
+        var deleted = 0
+        for deletion in deletions {
+            let condition: String
+            switch deletion.kind {
+            case "uid": condition = "bundle = ?1 AND gen = ?2 AND uid = ?4"
+            case "domain": condition = "bundle = ?1 AND gen = ?2 AND " + Self.domainCondition(column: "domain", parameter: 4)
+            default: condition = "bundle = ?1 AND gen = ?2"
+            }
+            let n = try deleteItems(where: condition) {
+                $0.bind(1, key)
+                $0.bind(2, live)
+                if deletion.kind != "all" { $0.bind(4, deletion.value) }
+            }
+            if !deletion.counted { deleted += n }
+        }
+        let bindGenerations: (SQLiteStatement) -> Void = {
+            $0.bind(1, key)
+            $0.bind(2, live)
+            $0.bind(3, -staging)
+        }
+        // A replaced item keeps the note that its refresh was asked for at its expiration.
+        let carry = try statement("""
+            UPDATE items SET refresh_asked_for = (SELECT l.refresh_asked_for FROM items l WHERE l.bundle = ?1 AND l.gen = ?2 AND l.uid = items.uid)
+            WHERE bundle = ?1 AND gen = ?3
+            """)
+        bindGenerations(carry)
+        try carry.run()
+        try deleteItems(where: "bundle = ?1 AND gen = ?2 AND uid IN (SELECT uid FROM items WHERE bundle = ?1 AND gen = ?3)", bindGenerations)
+        let move = try statement("UPDATE items SET gen = ?2 WHERE bundle = ?1 AND gen = ?3")
+        bindGenerations(move)
+        try move.run()
+        let clear = try statement("DELETE FROM staged_deletes WHERE staging = ?1")
+        clear.bind(1, staging)
+        try clear.run()
+        return deleted
+    }
+
+    /// Forgets a published staging.
+    func closeStaging(_ staging: Int64) throws(SQLiteError) {
+        let close = try statement("DELETE FROM stagings WHERE id = ?1")
+        close.bind(1, staging)
+        try close.run()
+    }
+
+    /// Drops a staging and everything in it.
+    func dropStaging(_ staging: Int64, bundle key: String) throws(SQLiteError) {
+        try deleteItems(where: "bundle = ?1 AND gen = ?2") {
+            $0.bind(1, key)
+            $0.bind(2, -staging)
+        }
+        let clear = try statement("DELETE FROM staged_deletes WHERE staging = ?1")
+        clear.bind(1, staging)
+        try clear.run()
+        try closeStaging(staging)
+    }
+
+    // MARK: Recovery
+
+    /// Removes what writers that are gone left staged for a bundle: the uncommitted batch of
+    /// each reindexAll in `abandoned` (requests a dead host left running), stagings whose
+    /// process is gone, and retired generations not yet deleted. Committed batches of
+    /// unfinished reindexAll requests stay, for their retry to resume.
+    public func sweepLeftovers(bundle identifier: String, abandoned: [QueuedRequest] = []) throws(SQLiteError) {
+        let key = identifier.lowercased()
+        for request in abandoned where request.kind == .reindexAll {
+            try discardUncommitted(bundle: key, request: request.id, committedBatch: try committedBatch(bundle: key, generation: request.id))
+        }
+        for staging in try stagings(bundle: key) where !staging.owner.isAlive {
+            try writeTransaction { () throws(SQLiteError) in try dropStaging(staging.id, bundle: key) }
+        }
+        let retired = try statement("SELECT gen FROM retired_generations WHERE bundle = ?1")
+        retired.bind(1, key)
+        var generations: [Int64] = []
+        while try retired.step() { generations.append(retired.int64(0)) }
+        retired.reset()
+        for generation in generations { try dropGeneration(bundle: key, generation: generation) }
+    }
+
+    /// The open stagings (of one bundle, or all) with the process that writes each.
+    func stagings(bundle key: String? = nil) throws(SQLiteError) -> [(id: Int64, bundle: String, owner: ProcessIdentity)] {
+        let select = try statement("SELECT id, bundle, pid, pid_start FROM stagings WHERE ?1 IS NULL OR bundle = ?1")
+        select.bind(1, key)
+        var result: [(id: Int64, bundle: String, owner: ProcessIdentity)] = []
+        while try select.step() {
+            result.append((select.int64(0), select.text(1) ?? "", ProcessIdentity(pid: Int32(truncatingIfNeeded: select.int64(2)), startTime: select.int64(3))))
+        }
+        select.reset()
+        return result
+    }
+}
+
+/// What `reindex check` finds beyond SQLite's own integrity check.
+public struct IndexInvariants: Sendable, Equatable {
+    /// Broken promises of the index's own design (damage, or a bug): each makes it unhealthy.
+    public var problems: [String] = []
+    /// Invisible rows that writers which are gone left behind (a killed host's uncommitted
+    /// batch, a retired generation not yet deleted); the next run of the bundle or `reindex
+    /// serve` sweeps them. They do not make the index unhealthy.
+    public var leftovers: [String] = []
+}
+
+extension IndexStore {
+    /// Checks the index's own invariants in one snapshot: every item has its full-text row and
+    /// its searched columns match, no full-text row is orphaned, every item belongs to a known
+    /// bundle, every bundle's live generation was made live by a reindexAll of that bundle, and
+    /// every invisible row belongs to a running or resumable writer (else it is a leftover).
+    public func checkInvariants() throws(SQLiteError) -> IndexInvariants {
+        try read { () throws(SQLiteError) -> IndexInvariants in
+            var result = IndexInvariants()
+            let counts: [(String, String)] = [
+                ("SELECT count(*) FROM items i WHERE NOT EXISTS (SELECT 1 FROM items_fts f WHERE f.rowid = i.id)",
+                 "item(s) have no full-text row"),
+                ("SELECT count(*) FROM items_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = d.id)",
+                 "full-text row(s) belong to no item"),
+                ("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id WHERE f.title IS NOT json_extract(i.attributes, '$.title')",
+                 "full-text row(s) do not match their item's title"),
+                ("SELECT count(*) FROM items WHERE bundle NOT IN (SELECT key FROM bundles)",
+                 "item(s) belong to a bundle the index does not know"),
+            ]
+            for (sql, what) in counts {
+                let n = try connection.scalar(sql) ?? 0
+                if n > 0 { result.problems.append("\(n) \(what)") }
+            }
+            let lives = try statement("""
+                SELECT b.identifier, b.live_gen FROM bundles b WHERE b.live_gen != 0
+                AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.live_gen AND r.bundle = b.key AND r.kind = 'reindexAll')
+                AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.request_id = b.live_gen AND r.bundle = b.key)
+                """)
+            while try lives.step() {
+                result.problems.append("\(lives.text(0) ?? "?"): its live generation \(lives.int64(1)) was made by no reindexAll of the bundle")
+            }
+            lives.reset()
+            let staged = Dictionary(uniqueKeysWithValues: try stagings().map { ($0.id, $0) })
+            let groups = try statement("""
+                SELECT i.bundle, i.gen, count(*), sum(i.batch > coalesce(g.committed_batch, 0)), b.live_gen,
+                    (SELECT r.state FROM requests r WHERE r.id = i.gen AND r.bundle = i.bundle AND r.kind = 'reindexAll'),
+                    EXISTS (SELECT 1 FROM retired_generations t WHERE t.bundle = i.bundle AND t.gen = i.gen)
+                FROM items i JOIN bundles b ON b.key = i.bundle
+                LEFT JOIN staged_generations g ON g.bundle = i.bundle AND g.gen = i.gen
+                GROUP BY i.bundle, i.gen
+                """)
+            while try groups.step() {
+                let bundle = groups.text(0) ?? "?", generation = groups.int64(1), rows = groups.int(2), uncommitted = groups.int(3)
+                if generation == groups.int64(4) { continue }
+                let state = groups.text(5)
+                if groups.int(6) != 0 {
+                    result.leftovers.append("\(bundle): \(rows) row(s) of replaced generation \(generation), not yet deleted")
+                } else if generation < 0 {
+                    switch staged[-generation] {
+                    case let staging? where staging.owner.isAlive: continue
+                    case _?: result.leftovers.append("\(bundle): \(rows) staged row(s) of a writer that is gone (pid \(staged[-generation]?.owner.pid ?? 0))")
+                    case nil: result.problems.append("\(bundle): \(rows) staged row(s) of staging \(-generation), which no writer owns")
+                    }
+                } else if state == "running" {
+                    continue
+                } else if state == "pending" {
+                    if uncommitted > 0 {
+                        result.leftovers.append("\(bundle): \(uncommitted) uncommitted row(s) of request \(generation), written after its last batch/commit")
+                    }
+                } else {
+                    result.problems.append("\(bundle): \(rows) row(s) of generation \(generation) belong to no running or resumable reindexAll (request \(state ?? "gone"))")
+                }
+            }
+            groups.reset()
+            return result
+        }
+    }
+}
+
+extension IndexStore {
+    /// Discards what an unfinished reindexAll committed (its staged rows and client state), so
+    /// its next attempt starts fresh. Returns how many committed items went, or nil when it had
+    /// committed nothing.
+    public func discardPartialReplacement(_ request: QueuedRequest) throws(SQLiteError) -> Int? {
+        var discarded: Int?
+        try writeTransaction { () throws(SQLiteError) in
+            let count = try statement("SELECT count(*) FROM items WHERE bundle = ?1 AND gen = ?2")
+            count.bind(1, request.bundleKey)
+            count.bind(2, request.id)
+            let rows = try count.step() ? count.int(0) : 0
+            count.reset()
+            let committed = try committedBatch(bundle: request.bundleKey, generation: request.id)
+            guard rows > 0 || committed > 0 || request.clientState != nil else { return }
+            try discardGeneration(bundle: request.bundleKey, generation: request.id)
+            let clear = try statement("UPDATE requests SET client_state = NULL, updated = ?2 WHERE id = ?1")
+            clear.bind(1, request.id)
+            clear.bind(2, Clock.now())
+            try clear.run()
+            discarded = rows
+        }
+        return discarded
+    }
+}
+
+// MARK: Custom attributes
+
+extension IndexStore {
+    /// The custom attributes in effect for a bundle: those its last acknowledged reindexAll was
+    /// run with (none before the first). A record this version cannot read counts as none.
+    public func declarations(bundle key: String) throws(SQLiteError) -> [String: AttributeDeclaration] {
+        let select = try statement("SELECT attributes FROM bundles WHERE key = ?1")
+        select.bind(1, key.lowercased())
+        defer { select.reset() }
+        guard try select.step(), !select.isNull(0) else { return [:] }
+        guard let json = try? JSONParser.parse(select.bytes(0)) else { return [:] }
+        return (try? AttributeDeclaration.parseAll(json)) ?? [:]
+    }
+
+    /// Every bundle's custom attributes in effect (for queries over all bundles); a name two
+    /// bundles declare differently takes the first bundle's declaration, by bundle key.
+    func allDeclarations() throws(SQLiteError) -> [String: AttributeDeclaration] {
+        let select = try statement("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key")
+        defer { select.reset() }
+        var result: [String: AttributeDeclaration] = [:]
+        while try select.step() {
+            guard let json = try? JSONParser.parse(select.bytes(0)), let declared = try? AttributeDeclaration.parseAll(json) else { continue }
+            result.merge(declared) { first, _ in first }
+        }
+        return result
+    }
+
+    /// Records the custom attributes a bundle's items were written with (at a reindexAll's
+    /// acknowledgement, in its transaction).
+    func recordDeclarations(_ declarations: [String: AttributeDeclaration], bundle key: String) throws(SQLiteError) {
+        let update = try statement("UPDATE bundles SET attributes = ?2 WHERE key = ?1")
+        update.bind(1, key)
+        update.bind(2, declarations.isEmpty ? nil : String(decoding: JSONWriter.bytes(AttributeDeclaration.json(declarations)), as: UTF8.self))
+        try update.run()
+    }
+
+    /// Whether any item has searchable custom attribute text (else deletions skip that table).
+    func hasAttributeText() throws(SQLiteError) -> Bool {
+        let any = try statement("SELECT 1 FROM attributes_fts LIMIT 1")
+        defer { any.reset() }
+        return try any.step()
+    }
+
+    /// Removes an item's searchable custom attribute text.
+    func deleteAttributeText(item id: Int64) throws(SQLiteError) {
+        let remove = try statement("DELETE FROM attributes_fts WHERE rowid BETWEEN ?1 AND ?2")
+        remove.bind(1, id << 6)
+        remove.bind(2, id << 6 | 63)
+        try remove.run()
+    }
+
+    /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
+    func fillFilterColumns(item id: Int64) throws(SQLiteError) {
+        try prepareQueries()
+        let fill = try statement("""
+            UPDATE items SET
+                content_type = json_extract(attributes, '$.contentType'),
+                rating = json_extract(attributes, '$.rating'),
+                ranking_hint = json_extract(attributes, '$.rankingHint'),
+                start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
+                end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
+                created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
+                modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
+            WHERE id = ?1
+            """)
+        fill.bind(1, id)
+        try fill.run()
+    }
+
+    /// Writes back the custom attribute text `keepCommittedRows` kept aside (a JSON array of
+    /// [slot, name, value]) for the restored item `id`.
+    func restoreAttributeText(_ kept: String?, item id: Int64) throws(SQLiteError) {
+        guard let kept, let json = try? JSONParser.parse(text: kept), case .array(let rows) = json, !rows.isEmpty else { return }
+        let insert = try statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
+        for case .array(let row) in rows where row.count == 3 {
+            guard let slot = row[0].integerValue, let name = row[1].stringValue, let value = row[2].stringValue else { continue }
+            insert.reset()
+            insert.bind(1, id << 6 | (slot & 63))
+            insert.bind(2, name)
+            insert.bind(3, value)
+            try insert.run()
+        }
+    }
+}

@@ -1,0 +1,225 @@
+/// Thin, allocation-light wrappers over the POSIX calls discovery and the store need.
+package enum FileSystem {
+    package struct Status: Sendable {
+        package var mode: UInt32
+        package var owner: UInt32
+        package var size: Int64
+        package var modified: Double
+        package var device: UInt64
+        package var inode: UInt64
+
+        package var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+        package var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+        package var isWorldWritable: Bool { mode & UInt32(S_IWOTH) != 0 }
+        package var isGroupWritable: Bool { mode & UInt32(S_IWGRP) != 0 }
+        package var permissions: String { "0" + String(mode & 0o7777, radix: 8) }
+    }
+
+    /// `stat` (following links), or nil with errno set.
+    package static func status(_ path: String) -> Status? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(st.st_mtimespec.tv_sec) + Double(st.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+        #endif
+        return Status(mode: UInt32(st.st_mode), owner: UInt32(st.st_uid), size: Int64(st.st_size),
+                      modified: modified, device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    package static func isDirectory(_ path: String) -> Bool { status(path)?.isDirectory ?? false }
+    package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+
+    /// The names in a directory (without `.` and `..`), sorted, or nil when it cannot be read.
+    package static func list(_ path: String) -> [String]? {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// The whole content of a regular file, at most `limit` bytes.
+    package static func read(_ path: String, limit: Int = 16 << 20) throws(ReindexError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ReindexError(.ioError, "\(path): \(errnoText())", errno: errno) }
+        defer { close(fd) }
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ReindexError(.ioError, "\(path): \(errnoText())", errno: errno)
+            }
+            if n == 0 { break }
+            result.append(contentsOf: buffer[0..<n])
+            if result.count > limit { throw ReindexError(.invalidData, "\(path): larger than \(limit) bytes") }
+        }
+        return result
+    }
+
+    /// The first `count` bytes of a file (fewer if it is shorter), or nil when it cannot be read.
+    package static func readPrefix(_ path: String, count: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, count) }
+        guard n >= 0 else { return nil }
+        return Array(buffer[0..<n])
+    }
+
+    /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(ReindexError) {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw ReindexError(.ioError, "\(temporary): \(errnoText())", errno: errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                close(fd); unlink(temporary)
+                throw ReindexError(.ioError, "\(temporary): \(errnoText(e))", errno: e)
+            }
+            offset += n
+        }
+        fsync(fd)
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let e = errno
+            unlink(temporary)
+            throw ReindexError(.ioError, "\(path): \(errnoText(e))", errno: e)
+        }
+    }
+
+    /// Creates `path` and its parents (mode 0700 for new directories).
+    package static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(ReindexError) {
+        if isDirectory(path) { return }
+        let parent = directoryName(path)
+        if parent != path && !parent.isEmpty { try makeDirectories(parent, mode: mode) }
+        if mkdir(path, mode) != 0 && errno != EEXIST {
+            throw ReindexError(.ioError, "cannot create directory \(path): \(errnoText())", errno: errno)
+        }
+    }
+
+    package static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    /// The canonical path (`realpath`: every symlink resolved), or nil when it does not exist.
+    package static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether `path` is a symbolic link itself (`lstat`).
+    package static func isSymbolicLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && fileType(st) == UInt32(S_IFLNK)
+    }
+
+    /// The `S_IFMT` bits of a `stat` (their types differ between Glibc and Darwin).
+    package static func fileType(_ st: stat) -> UInt32 {
+        UInt32(st.st_mode) & UInt32(S_IFMT)
+    }
+
+    /// Whether `path` is `directory` or lies beneath it (both absolute, normalized).
+    package static func isWithin(_ path: String, _ directory: String) -> Bool {
+        if path == directory || directory == "/" { return true }
+        return path.hasPrefix(directory) && path.utf8.dropFirst(directory.utf8.count).first == UInt8(ascii: "/")
+    }
+
+    /// The last component of a path (`"/a/b"` → `"b"`).
+    package static func baseName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// Removes a directory tree without ever following a symbolic link: a link inside it is
+    /// removed, never what it points to (what an extension leaves in its temporary directory
+    /// cannot steer the host into deleting anything else). Returns whether the tree is gone.
+    @discardableResult
+    package static func removeTree(_ path: String) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return errno == ENOENT }
+        guard fileType(st) == UInt32(S_IFDIR) else { return unlink(path) == 0 }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        removeContents(of: fd)
+        close(fd)
+        return rmdir(path) == 0
+    }
+
+    /// Empties the directory open at `fd`, descending only through real directories (`openat`
+    /// with O_NOFOLLOW, so a directory swapped for a link meanwhile is not entered).
+    private static func removeContents(of fd: Int32) {
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else { if copy >= 0 { close(copy) }; return }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        for name in names {
+            var st = stat()
+            guard fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            if fileType(st) == UInt32(S_IFDIR) {
+                let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                if child >= 0 {
+                    removeContents(of: child)
+                    close(child)
+                }
+                unlinkat(fd, name, AT_REMOVEDIR)
+            } else {
+                unlinkat(fd, name, 0)
+            }
+        }
+    }
+
+    /// The directory part of a path (`"/a/b"` → `"/a"`, `"b"` → `"."`).
+    package static func directoryName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// Joins path components with `/`.
+    package static func join(_ base: String, _ name: String) -> String {
+        if name.hasPrefix("/") { return name }
+        if base.hasSuffix("/") { return base + name }
+        return base + "/" + name
+    }
+
+    /// An absolute path for `path`, against the current directory, with `.` and `..` resolved lexically.
+    package static func absolute(_ path: String) -> String {
+        var full = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let cwd = getcwd(&buffer, buffer.count) != nil
+                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
+            full = join(cwd, path)
+        }
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") {
+            if part == "." || part.isEmpty { continue }
+            if part == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}
+
+@inline(__always)
+func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}

@@ -1,0 +1,3 @@
+import ReindexCommandLine
+
+Reindex.main()
