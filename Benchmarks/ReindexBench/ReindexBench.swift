@@ -301,7 +301,7 @@ final class Bench {
     func storeLoad(_ items: [ValidatedItem], into path: String) throws -> Double {
         let index = try LocalIndex(path: path, bundleIdentifier: "com.example.bench.indexer")
         let start = Clock.monotonic()
-        try index.indexValidatedItems(items)
+        try index.put(validated: items)
         return Clock.monotonic() - start
     }
 

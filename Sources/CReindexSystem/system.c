@@ -264,9 +264,11 @@ int reindex_become_child_subreaper(void) {
 #endif
 }
 
-int reindex_is_traced(void) {
+int reindex_process_is_traced(int pid) {
 #if defined(__linux__)
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     char buffer[4096];
     ssize_t n = read(fd, buffer, sizeof buffer - 1);
@@ -279,15 +281,19 @@ int reindex_is_traced(void) {
     while (*line == ' ' || *line == '\t') line++;
     return (*line != '0') ? 1 : 0;
 #elif defined(__APPLE__)
-    int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, getpid() };
+    int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, pid };
     struct kinfo_proc info;
     size_t size = sizeof info;
     memset(&info, 0, sizeof info);
-    if (sysctl(mib, 4, &info, &size, NULL, 0) != 0) return -1;
+    if (sysctl(mib, 4, &info, &size, NULL, 0) != 0 || size == 0) return -1;  /* no such process */
     return (info.kp_proc.p_flag & P_TRACED) != 0 ? 1 : 0;
 #else
     return -1;
 #endif
+}
+
+int reindex_is_traced(void) {
+    return reindex_process_is_traced(getpid());
 }
 
 int reindex_set_nonblocking(int fd, int on) {

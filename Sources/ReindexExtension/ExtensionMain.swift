@@ -1,6 +1,7 @@
 import CReindexSystem
 import Foundation
 import ReindexProtocol
+import ReindexSystem
 
 /// The SDK's run loop. `IndexExtension.main()` calls `run(_:)`; call it yourself from your own
 /// entry point if you prefer.
@@ -46,9 +47,8 @@ public enum ExtensionMain {
         var reader = LineReader()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return }
-            if n == 0 { return }
+            let n = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { read(0, raw.baseAddress, raw.count) } }
+            if n <= 0 { return }
             do {
                 try buffer.withUnsafeBytes { raw in
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in

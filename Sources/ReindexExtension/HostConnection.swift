@@ -1,17 +1,20 @@
 import Foundation
 import ReindexProtocol
+import ReindexSystem
 
 /// The extension's side of the protocol: writes framed messages to the private protocol
 /// descriptor, matches the host's replies to the SDK's own requests, and runs request handlers
 /// as cancellable tasks.
 final class HostConnection: @unchecked Sendable {
     private let outFD: Int32
-    private let lock = NSLock()
+    private let lock = Lock()
     private var nextID: Int64 = 1
     private var waiting: [RequestID: CheckedContinuation<JSONValue, Error>] = [:]
     private var tasks: [RequestID: Task<Void, Never>] = [:]
     private var closed = false
-    private let writeLock = NSLock()
+    private let writeLock = Lock()
+    /// Where large writes wait for the pipe (see `sendPut`).
+    private let writer = DispatchQueue(label: "reindex.sdk.writer")
 
     init(outFD: Int32) {
         self.outFD = outFD
@@ -23,8 +26,24 @@ final class HostConnection: @unchecked Sendable {
         try write(message.line)
     }
 
-    /// Writes one `index/put` for a slice of items without building the whole message as a tree.
-    func sendPut(_ items: ArraySlice<SearchableItem>) throws {
+    /// Writes one `index/put` for a slice of items, on the writer's own thread: a full pipe (the
+    /// host is busy) blocks that thread, not one of Swift concurrency's few cooperative threads,
+    /// and the caller resumes once the host has taken the message, so memory stays bounded.
+    func sendPut(_ items: ArraySlice<SearchableItem>) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            writer.async {
+                do {
+                    try self.sendPutNow(items)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Writes one `index/put` without building the whole message as a tree.
+    private func sendPutNow(_ items: ArraySlice<SearchableItem>) throws {
         var line: [UInt8] = []
         line.reserveCapacity(items.count * 256 + 64)
         line.append(contentsOf: #"{"jsonrpc":"2.0","method":"index/put","params":{"items":["#.utf8)
@@ -40,18 +59,7 @@ final class HostConnection: @unchecked Sendable {
 
     private func write(_ bytes: [UInt8]) throws {
         try writeLock.withLock {
-            var offset = 0
-            try bytes.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                while offset < raw.count {
-                    let n = Foundation.write(outFD, base + offset, raw.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw SearchableIndexError.disconnected
-                    }
-                    offset += n
-                }
-            }
+            guard writeAll(outFD, bytes) else { throw SearchableIndexError.disconnected }
         }
     }
 

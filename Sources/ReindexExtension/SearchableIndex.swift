@@ -30,7 +30,7 @@ public final class SearchableIndex: @unchecked Sendable {
         var start = 0
         while start < items.count {
             let end = min(items.count, start + Self.itemsPerMessage)
-            try connection.sendPut(items[start..<end])
+            try await connection.sendPut(items[start..<end])
             start = end
         }
     }

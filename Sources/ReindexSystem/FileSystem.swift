@@ -54,9 +54,8 @@ package enum FileSystem {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { systemRead(fd, raw.baseAddress, raw.count) } }
             if n < 0 {
-                if errno == EINTR { continue }
                 throw ReindexError(.ioError, "\(path): \(errnoText())", errno: errno)
             }
             if n == 0 { break }
@@ -72,7 +71,7 @@ package enum FileSystem {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: count)
-        let n = buffer.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, count) }
+        let n = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { systemRead(fd, raw.baseAddress, count) } }
         guard n >= 0 else { return nil }
         return Array(buffer[0..<n])
     }
@@ -82,16 +81,10 @@ package enum FileSystem {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw ReindexError(.ioError, "\(temporary): \(errnoText())", errno: errno) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
-                close(fd); unlink(temporary)
-                throw ReindexError(.ioError, "\(temporary): \(errnoText(e))", errno: e)
-            }
-            offset += n
+        guard writeAll(fd, bytes) else {
+            let e = errno
+            close(fd); unlink(temporary)
+            throw ReindexError(.ioError, "\(temporary): \(errnoText(e))", errno: e)
         }
         fsync(fd)
         close(fd)

@@ -1,3 +1,4 @@
+import ReindexProtocol
 import Foundation
 import ReindexExtension
 import ReindexHost

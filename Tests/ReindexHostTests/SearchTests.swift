@@ -27,9 +27,9 @@ final class SearchTests: XCTestCase {
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         // More matches than one window in a busy bundle first, then the only ones of a quiet bundle.
         let busy = LocalIndex(store: store, bundleIdentifier: "com.example.busy")
-        try busy.indexSearchableItems((0..<(500 * 3)).map { item("b\($0)", "common word \($0)") })
+        try busy.put((0..<(500 * 3)).map { item("b\($0)", "common word \($0)") })
         let quiet = LocalIndex(store: store, bundleIdentifier: "com.example.quiet")
-        try quiet.indexSearchableItems([item("q1", "common thing"), item("q2", "another common thing")])
+        try quiet.put([item("q1", "common thing"), item("q2", "another common thing")])
 
         let found = try store.search("common", bundle: "com.example.quiet", limit: 20)
         XCTAssertEqual(Set(found.map(\.uniqueIdentifier)), ["q1", "q2"])
@@ -42,17 +42,17 @@ final class SearchTests: XCTestCase {
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.expiring")
         let past = Date(timeIntervalSinceNow: -3600)
         // The oldest matches (first in the window) have all expired.
-        try index.indexSearchableItems((0..<(500 + 50)).map {
+        try index.put((0..<(500 + 50)).map {
             SearchableItem(uniqueIdentifier: "old\($0)", expirationDate: past, attributes: .init(title: "lantern \($0)"))
         })
-        try index.indexSearchableItems([item("new1", "lantern fresh"), item("new2", "lantern bright")])
+        try index.put([item("new1", "lantern fresh"), item("new2", "lantern bright")])
         XCTAssertEqual(Set(try store.search("lantern", limit: 5).map(\.uniqueIdentifier)), ["new1", "new2"])
     }
 
     func testWholeWordMatchesComeBeforePrefixMatches() throws {
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.words")
-        try index.indexSearchableItems([item("long", "engineering handbook"), item("exact", "engine room")])
+        try index.put([item("long", "engineering handbook"), item("exact", "engine room")])
         XCTAssertEqual(try store.search("engine", limit: 10).map(\.uniqueIdentifier), ["exact", "long"])
         // A partial word alone still finds by prefix.
         XCTAssertEqual(Set(try store.search("engin", limit: 10).map(\.uniqueIdentifier)), ["exact", "long"])
@@ -70,15 +70,15 @@ final class RelevanceTests: XCTestCase {
         for n in 0..<100_000 {
             items.append(SearchableItem(uniqueIdentifier: "d\(n)", attributes: .init(title: "Item \(n)", contentDescription: "about the orchard \(n)")))
         }
-        try index.indexSearchableItems(items)
-        try index.indexSearchableItems([SearchableItem(uniqueIdentifier: "titled", attributes: .init(title: "Orchard"))])
+        try index.put(items)
+        try index.put([SearchableItem(uniqueIdentifier: "titled", attributes: .init(title: "Orchard"))])
         XCTAssertEqual(try store.search("orchard", limit: 5).first?.uniqueIdentifier, "titled")
         // And the same as a prefix being typed.
         XCTAssertEqual(try store.search("orch", limit: 5).first?.uniqueIdentifier, "titled")
         // Written first instead of last, it still comes first.
         let other = LocalIndex(store: store, bundleIdentifier: "com.example.other")
-        try other.indexSearchableItems([SearchableItem(uniqueIdentifier: "early", attributes: .init(title: "Lantern"))])
-        try index.indexSearchableItems((0..<2_000).map { SearchableItem(uniqueIdentifier: "l\($0)", attributes: .init(contentDescription: "lantern \($0)")) })
+        try other.put([SearchableItem(uniqueIdentifier: "early", attributes: .init(title: "Lantern"))])
+        try index.put((0..<2_000).map { SearchableItem(uniqueIdentifier: "l\($0)", attributes: .init(contentDescription: "lantern \($0)")) })
         XCTAssertEqual(try store.search("lantern", limit: 3).first?.uniqueIdentifier, "early")
     }
 
@@ -86,7 +86,7 @@ final class RelevanceTests: XCTestCase {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.rank")
-        try index.indexSearchableItems([
+        try index.put([
             SearchableItem(uniqueIdentifier: "both-title", attributes: .init(title: "river signal")),
             SearchableItem(uniqueIdentifier: "title-desc", attributes: .init(title: "river", contentDescription: "signal")),
             SearchableItem(uniqueIdentifier: "kw-desc", attributes: .init(contentDescription: "river", keywords: ["signal"])),
@@ -105,9 +105,9 @@ final class CountTests: XCTestCase {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.count")
-        try index.indexSearchableItems((0..<30).map { SearchableItem(uniqueIdentifier: "v\($0)", attributes: .init(title: "comet \($0)")) })
+        try index.put((0..<30).map { SearchableItem(uniqueIdentifier: "v\($0)", attributes: .init(title: "comet \($0)")) })
         // Expired items and a writer's staged (uncommitted, invisible) puts match too.
-        try index.indexSearchableItems((0..<5).map {
+        try index.put((0..<5).map {
             SearchableItem(uniqueIdentifier: "x\($0)", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "comet gone \($0)"))
         })
         let writer = try IndexStore.open(path: directory + "/index.sqlite")

@@ -542,7 +542,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try store.search("domain", domain: "a.b").map(\.uniqueIdentifier).sorted(), ["child", "exact", "grandchild"])
         XCTAssertEqual(try store.items(bundle: "com.example.alpha", domain: "a.b").map(\.uniqueIdentifier), ["child", "exact", "grandchild"])
 
-        XCTAssertEqual(try index.deleteSearchableItems(withDomainIdentifiers: ["a.b"]), 3)
+        XCTAssertEqual(try index.delete(domainIdentifiers: ["a.b"]), 3)
         XCTAssertEqual(try T.identifiers(store, bundle: "com.example.alpha"), ["none", "parent", "sibling", "slash"])
         XCTAssertEqual(try store.integrityCheck(), [])
     }
@@ -560,12 +560,12 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
 
         try T.seed(store, bundle: "com.example.alpha", [T.item("shared.1", title: "Alpha replaced", domain: "d")])
         XCTAssertEqual(try betaItems(), before, "a put replaced another bundle's item")
-        XCTAssertEqual(try alpha.deleteSearchableItems(withIdentifiers: ["shared.1"]), 1)
+        XCTAssertEqual(try alpha.delete(identifiers: ["shared.1"]), 1)
         XCTAssertEqual(try betaItems(), before, "a delete removed another bundle's item")
-        XCTAssertEqual(try alpha.deleteSearchableItems(withDomainIdentifiers: ["d"]), 1)
+        XCTAssertEqual(try alpha.delete(domainIdentifiers: ["d"]), 1)
         XCTAssertEqual(try betaItems(), before, "deleteDomains removed another bundle's items")
         try T.seed(store, bundle: "com.example.alpha", [T.item("shared.3", title: "Alpha third")])
-        XCTAssertEqual(try alpha.deleteAllSearchableItems(), 1)
+        XCTAssertEqual(try alpha.deleteAll(), 1)
         XCTAssertEqual(try betaItems(), before, "deleteAll removed another bundle's items")
 
         // A replacement of alpha removes only alpha's items it did not put.
@@ -676,7 +676,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             XCTAssertEqual((error as? ReindexError)?.code, .usage)
         }
         let index = try LocalIndex(path: databasePath, bundleIdentifier: "com.example.colleagues")
-        let counts = try index.indexSearchableItems([
+        let counts = try index.put([
             SearchableItem(uniqueIdentifier: "employee.1", domainIdentifier: "staff.eng",
                            attributes: SearchableItemAttributes(title: "Ada Park", contentDescription: "Staff Engineer", keywords: ["compilers"])),
             SearchableItem(uniqueIdentifier: "employee.2", domainIdentifier: "staff.sales",
@@ -694,7 +694,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 4)
 
         // One invalid item: nothing of the call is written.
-        XCTAssertThrowsError(try index.indexSearchableItems([
+        XCTAssertThrowsError(try index.put([
             SearchableItem(uniqueIdentifier: "employee.5", attributes: SearchableItemAttributes(title: "Eve Ng")),
             SearchableItem(uniqueIdentifier: "", attributes: SearchableItemAttributes(title: "Nobody")),
         ])) { error in
@@ -703,10 +703,10 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 4)
 
-        XCTAssertEqual(try index.deleteSearchableItems(withIdentifiers: ["employee.2", "no.such.item"]), 1)
-        XCTAssertEqual(try index.deleteSearchableItems(withDomainIdentifiers: ["staff.eng"]), 2)
+        XCTAssertEqual(try index.delete(identifiers: ["employee.2", "no.such.item"]), 1)
+        XCTAssertEqual(try index.delete(domainIdentifiers: ["staff.eng"]), 2)
         XCTAssertEqual(try T.identifiers(other, bundle: "com.example.colleagues"), ["employee.4"])
-        XCTAssertEqual(try index.deleteAllSearchableItems(), 1)
+        XCTAssertEqual(try index.deleteAll(), 1)
         XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 0)
         XCTAssertEqual(try index.search("di"), [])
         XCTAssertEqual(try other.integrityCheck(), [])

@@ -171,7 +171,7 @@ enum TestSupport {
 
     /// Puts items straight into a bundle's live items (one transaction).
     static func seed(_ store: IndexStore, bundle: String, _ items: [ValidatedItem]) throws {
-        try LocalIndex(store: store, bundleIdentifier: bundle).indexValidatedItems(items)
+        try LocalIndex(store: store, bundleIdentifier: bundle).put(validated: items)
     }
 
     /// The identifiers of a bundle's live items, sorted.

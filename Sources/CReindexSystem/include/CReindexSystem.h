@@ -70,6 +70,8 @@ int reindex_become_child_subreaper(void);
 
 /// 1 when a debugger traces the calling process, 0 when not, -1 when unknown.
 int reindex_is_traced(void);
+/// Whether process `pid` is traced: 1 yes, 0 no, -1 no such process (Linux: TracerPid; Darwin: P_TRACED).
+int reindex_process_is_traced(int pid);
 
 /// Sets a descriptor's O_NONBLOCK flag.
 int reindex_set_nonblocking(int fd, int on);

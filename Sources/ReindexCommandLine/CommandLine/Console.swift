@@ -136,8 +136,8 @@ public struct StandardInputLines {
             // Input paused (nothing for 10 ms): the caller may commit what it has before waiting.
             var ready = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
             if poll(&ready, 1, 0) == 0 && poll(&ready, 1, 10) == 0 { try beforeWaiting() }
-            let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw ReindexError(.ioError, "cannot read stdin: \(FileSystem.errnoText())") }
+            let n = buffer.withUnsafeMutableBytes { raw in retryingOnInterrupt { read(0, raw.baseAddress, raw.count) } }
+            if n < 0 { throw ReindexError(.ioError, "cannot read stdin: \(FileSystem.errnoText())") }
             if n == 0 { break }
             try buffer.withUnsafeBytes { raw in
                 var start = 0

@@ -20,8 +20,7 @@ public final class TracePrinter {
     /// One trace line: `+0.012s host→ext  142 B  {"jsonrpc":…}`.
     public func record(_ direction: TraceDirection, _ line: UnsafeRawBufferPointer) {
         let elapsed = Clock.monotonic() - start
-        let millis = Int((elapsed * 1000).rounded())
-        let time = "+\(millis / 1000).\(String(repeating: "0", count: 3 - String(millis % 1000).count))\(millis % 1000)s"
+        let time = "+\(DurationText.milliseconds(elapsed))s"
         var text = String(decoding: line, as: UTF8.self)
         if !full && text.count > limit {
             let shown = String(text.prefix(limit))

@@ -53,11 +53,11 @@ extension Reindex {
         let index = LocalIndex(store: store, bundleIdentifier: bundle)
         let deleted: Int
         if let ids = context.list("ids") {
-            deleted = try index.deleteSearchableItems(withIdentifiers: ids)
+            deleted = try index.delete(identifiers: ids)
         } else if let domains = context.list("domains") {
-            deleted = try index.deleteSearchableItems(withDomainIdentifiers: domains)
+            deleted = try index.delete(domainIdentifiers: domains)
         } else if context.arguments.flag("all") {
-            deleted = try index.deleteAllSearchableItems()
+            deleted = try index.deleteAll()
         } else {
             throw ReindexError(.usage, "delete needs --ids, --domains or --all")
         }

@@ -41,31 +41,19 @@ enum ServeLog {
 final class Worker: @unchecked Sendable {
     let bundle: DiscoveredBundle
     let request: QueuedRequest
-    let cancelRead: Int32
-    let cancelWrite: Int32
-    private let lock = NSLockLike()
+    private let cancelPipe = WakePipe()
+    /// Readable once the worker was asked to stop (the session polls it).
+    var cancelRead: Int32 { cancelPipe.readFD }
+    private let lock = Lock()
     private var _results: [RequestResult]? = nil
     private var _error: String? = nil
 
     init(bundle: DiscoveredBundle, request: QueuedRequest) {
         self.bundle = bundle
         self.request = request
-        var fds: [Int32] = [-1, -1]
-        _ = reindex_pipe_cloexec(&fds)
-        cancelRead = fds[0]
-        cancelWrite = fds[1]
-        reindex_set_nonblocking(cancelWrite, 1)
     }
 
-    deinit {
-        close(cancelRead)
-        close(cancelWrite)
-    }
-
-    func cancel() {
-        var byte: UInt8 = 1
-        _ = write(cancelWrite, &byte, 1)
-    }
+    func cancel() { cancelPipe.wake() }
 
     var finished: (results: [RequestResult]?, error: String?)? {
         lock.withLock { (_results == nil && _error == nil) ? nil : (_results, _error) }
@@ -94,8 +82,8 @@ public final class Server {
     private var exitStatus: Int32 = 0
     private let stopSignal = CancelSignal(signals: [SIGINT, SIGTERM])
     private let hangupSignal = CancelSignal(signals: [SIGHUP])
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    /// Woken when a worker's thread finishes.
+    private let wake = WakePipe()
     private var workers: [String: Worker] = [:]
     /// Bundles whose last dispatch could not start (lock busy, index unreadable): not before then.
     private var cooldown: [String: Double] = [:]
@@ -122,17 +110,6 @@ public final class Server {
         store = try IndexStore.open(path: paths.index)
         // The loop never waits long for a request's write lock; it retries on the next turn.
         store.connection.setBusyTimeout(milliseconds: 200)
-        var fds: [Int32] = [-1, -1]
-        _ = reindex_pipe_cloexec(&fds)
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        reindex_set_nonblocking(wakeRead, 1)
-        reindex_set_nonblocking(wakeWrite, 1)
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
@@ -205,7 +182,7 @@ public final class Server {
         }
         var fds = [pollfd(fd: stopSignal.readFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: hangupSignal.readFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
         if watcher.fd >= 0 { fds.append(pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         if fds[0].revents != 0 {
@@ -216,10 +193,7 @@ public final class Server {
                 for worker in workers.values { worker.cancel() }
             }
         }
-        if fds[2].revents != 0 {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
-        }
+        if fds[2].revents != 0 { wake.drain() }
     }
 
     // MARK: Bundles
@@ -397,12 +371,11 @@ public final class Server {
         workers[bundle.key] = worker
         let paths = self.paths
         let options = self.options
-        let wake = wakeWrite
+        let wake = self.wake
         ServeLog.info("\(bundle.identifier): starting \(request.kind.rawValue) (\(request.reason)), request \(request.id), attempt \(request.attempts + 1) of \(request.maxAttempts)")
         let thread = Thread {
             Server.work(worker, paths: paths, options: options)
-            var byte: UInt8 = 1
-            _ = write(wake, &byte, 1)
+            wake.wake()
         }
         thread.start()
     }
@@ -470,28 +443,12 @@ public final class Server {
                     ServeLog.warning("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) \(failure.kind.rawValue): \(failure.message) — \(next) (request \(result.request.id)\(wire); the extension's stderr is in \(paths.logFile(for: id)))")
                 } else {
                     unrecordedStreak[key] = nil
-                    ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(String(format3(result.durationSeconds))) s")
+                    ServeLog.info("\(id): \(result.request.kind.rawValue) (\(result.request.reason)) acknowledged: put \(result.counts.put), deleted \(result.counts.deleted), rejected \(result.counts.rejected) in \(DurationText.milliseconds(result.durationSeconds)) s")
                 }
             }
         }
     }
 }
 
-func format3(_ value: Double) -> String {
-    let millis = Int((value * 1000).rounded())
-    let fraction = String(millis % 1000)
-    return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
-}
 
-extension CancelSignal {
-    /// Reads pending signal bytes; returns how many there were.
-    func drainSignals() -> Int {
-        var count = 0
-        var byte: UInt8 = 0
-        while true {
-            var fds = [pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 1, 0) > 0, read(readFD, &byte, 1) == 1 else { return count }
-            count += 1
-        }
-    }
-}
+

@@ -21,16 +21,14 @@ public enum Debugging {
         ]
     }
 
-    /// The pid of the process tracing `pid` (0 when none), or nil when it cannot be read.
-    public static func tracerPID(of pid: Int32) -> Int32? {
-        #if os(Linux)
-        guard let bytes = FileSystem.readPrefix("/proc/\(pid)/status", count: 4096) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("TracerPid:") }) else { return nil }
-        return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: " \t"))
-        #else
-        return nil
-        #endif
+    /// Whether a debugger traces `pid` (Linux: `TracerPid` in /proc; Darwin: `P_TRACED` from
+    /// sysctl), or nil when there is no such process.
+    public static func isTraced(_ pid: Int32) -> Bool? {
+        switch reindex_process_is_traced(pid) {
+        case 1: return true
+        case 0: return false
+        default: return nil
+        }
     }
 
     /// Whether the executable waits for a debugger by itself (the SDK's gate): it mentions
@@ -62,21 +60,12 @@ public enum Debugging {
         let start = Clock.monotonic()
         var lastNotice = start
         while true {
-            if let tracer = tracerPID(of: pid), tracer != 0 { return true }
-            if tracerPID(of: pid) == nil { return false }  // the process is gone
+            guard let traced = isTraced(pid) else { return false }  // the process is gone
+            if traced { return true }
             let now = Clock.monotonic()
             if let seconds, seconds > 0, now - start >= seconds { return false }
             if now - lastNotice >= 1 { lastNotice = now; stillWaiting(now - start) }
             usleep(50_000)
         }
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var s = self
-        while let first = s.first, set.contains(first) { s.removeFirst() }
-        while let last = s.last, set.contains(last) { s.removeLast() }
-        return String(s)
     }
 }

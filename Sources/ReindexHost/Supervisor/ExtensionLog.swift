@@ -88,12 +88,7 @@ public final class ExtensionLog {
             size = 0
             guard fd >= 0 else { return }
         }
-        var offset = 0
-        while offset < raw.count, let base = raw.baseAddress {
-            let n = write(fd, base + offset, raw.count - offset)
-            if n < 0 { if errno == EINTR { continue }; return }
-            offset += n
-        }
+        guard writeAll(fd, raw) else { return }
         size += raw.count
     }
 }

@@ -138,10 +138,7 @@ public final class ExtensionProcess {
     public func checkExec(bundle: DiscoveredBundle) throws(ReindexError) {
         guard statusFD >= 0 else { return }
         var payload: (Int32, Int32) = (0, 0)
-        var n: Int
-        repeat {
-            n = withUnsafeMutableBytes(of: &payload) { read(statusFD, $0.baseAddress, $0.count) }
-        } while n < 0 && errno == EINTR
+        let n = withUnsafeMutableBytes(of: &payload) { buffer in retryingOnInterrupt { read(statusFD, buffer.baseAddress, buffer.count) } }
         close(statusFD)
         statusFD = -1
         guard n == MemoryLayout<(Int32, Int32)>.size else { return }
@@ -262,7 +259,7 @@ public final class ExtensionProcess {
                     guard !spawned.contains(child) else { return }
                     if group == child { kill(-child, SIGKILL) }  // it made a group of its own: all of it
                     kill(child, SIGKILL)
-                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+                    _ = retryingOnInterrupt { waitpid(child, &status, 0) }
                     stopped.append(child)
                     stoppedThisPass = true
                 }
@@ -309,19 +306,6 @@ public final class ExtensionProcess {
 /// the sweep's reaping happen under its lock, so a new child is registered before any sweep can
 /// see it. (A pid freed by its owner's reap is forgotten just after; Linux hands pids out in
 /// order, so it is not reused in that moment.)
-final class SpawnedChildren: @unchecked Sendable {
-    static let shared = SpawnedChildren()
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var pids = Set<pid_t>()
-
-    private init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    func withLock<T>(_ body: (inout Set<pid_t>) -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body(&pids)
-    }
+enum SpawnedChildren {
+    static let shared = Locked(Set<pid_t>())
 }

@@ -237,6 +237,9 @@ struct ELFFile {
 extension String {
     /// The string without `set`'s characters at either end.
     func trimming(_ set: String) -> String {
-        Substring(self).trimmingCharacters(in: set)
+        var s = Substring(self)
+        while let first = s.first, set.contains(first) { s.removeFirst() }
+        while let last = s.last, set.contains(last) { s.removeLast() }
+        return String(s)
     }
 }

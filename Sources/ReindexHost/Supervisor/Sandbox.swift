@@ -259,7 +259,7 @@ public struct SandboxLaunch: Sendable {
 enum LeftoverSweep {
     /// The roots swept so far, behind a lock (serve starts extensions from several threads).
     private final class Swept: @unchecked Sendable {
-        let lock = NSLockLike()
+        let lock = Lock()
         var roots = Set<String>()
     }
     private static let swept = Swept()

@@ -44,14 +44,11 @@ struct Deadlines {
             if best == nil || time < best!.0 { best = (time, reason()) }
         }
         if let t = timeouts {
-            consider(startup, "did not answer initialize within startupSeconds (\(format(t.startupSeconds)) s)")
-            consider(idle, "sent nothing for idleSeconds (\(format(t.idleSeconds)) s) while a request was outstanding")
-            consider(request, "did not finish the request within requestSeconds (\(format(t.requestSeconds)) s)")
+            consider(startup, "did not answer initialize within startupSeconds (\(DurationText.short(t.startupSeconds)) s)")
+            consider(idle, "sent nothing for idleSeconds (\(DurationText.short(t.idleSeconds)) s) while a request was outstanding")
+            consider(request, "did not finish the request within requestSeconds (\(DurationText.short(t.requestSeconds)) s)")
         }
         return best.map { (time: $0.0, reason: $0.1) }
     }
 
-    private func format(_ seconds: Double) -> String {
-        seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
-    }
 }

@@ -2,8 +2,10 @@ import ReindexSystem
 import ReindexProtocol
 
 /// Direct indexing for applications that index their own content — the counterpart of Core
-/// Spotlight's `CSSearchableIndex` (`indexSearchableItems`, `deleteSearchableItems(withIdentifiers:)`,
-/// `deleteSearchableItems(withDomainIdentifiers:)`, `deleteAllSearchableItems`).
+/// Spotlight's `CSSearchableIndex`. It speaks the vocabulary of the protocol and of the SDKs
+/// (`put`, `delete(identifiers:)`, `delete(domainIdentifiers:)`, `deleteAll()`, as an extension's
+/// `SearchableIndex` does), where Core Spotlight says `indexSearchableItems`,
+/// `deleteSearchableItems(withIdentifiers:)`, `…(withDomainIdentifiers:)` and `deleteAllSearchableItems`.
 ///
 /// Each call is one transaction against the bundle's live items: when it returns, the change is
 /// durable and visible to searches; when it throws, nothing of it was applied. Items of other
@@ -45,7 +47,7 @@ public final class LocalIndex {
     /// Adds or replaces items. Every item is validated first (custom attributes against the
     /// declarations in effect for the bundle); if any is invalid nothing is written.
     @discardableResult
-    public func indexSearchableItems(_ items: [SearchableItem]) throws(ReindexError) -> WriteCounts {
+    public func put(_ items: [SearchableItem]) throws(ReindexError) -> WriteCounts {
         var validated: [ValidatedItem] = []
         validated.reserveCapacity(items.count)
         let declarations: [String: AttributeDeclaration]
@@ -59,12 +61,12 @@ public final class LocalIndex {
                 throw ReindexError(.invalidData, "\(bundleIdentifier): \(error)")
             }
         }
-        return try indexValidatedItems(validated)
+        return try put(validated: validated)
     }
 
     /// Adds or replaces items that were already validated.
     @discardableResult
-    public func indexValidatedItems(_ items: [ValidatedItem]) throws(ReindexError) -> WriteCounts {
+    public func put(validated items: [ValidatedItem]) throws(ReindexError) -> WriteCounts {
         try write { (writes) throws(SQLiteError) in
             for item in items { try writes.put(item) }
         }
@@ -72,19 +74,19 @@ public final class LocalIndex {
 
     /// Removes items by identifier; returns how many existed.
     @discardableResult
-    public func deleteSearchableItems(withIdentifiers identifiers: [String]) throws(ReindexError) -> Int {
+    public func delete(identifiers: [String]) throws(ReindexError) -> Int {
         try write { (writes) throws(SQLiteError) in try writes.delete(identifiers: identifiers) }.deleted
     }
 
     /// Removes every item in these domains and their subdomains; returns how many.
     @discardableResult
-    public func deleteSearchableItems(withDomainIdentifiers domains: [String]) throws(ReindexError) -> Int {
+    public func delete(domainIdentifiers domains: [String]) throws(ReindexError) -> Int {
         try write { (writes) throws(SQLiteError) in try writes.delete(domains: domains) }.deleted
     }
 
     /// Removes every item of this bundle; returns how many.
     @discardableResult
-    public func deleteAllSearchableItems() throws(ReindexError) -> Int {
+    public func deleteAll() throws(ReindexError) -> Int {
         try write { (writes) throws(SQLiteError) in try writes.deleteAll() }.deleted
     }
 
