@@ -1,12 +1,5 @@
 import ReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How an extension that ended before it answered is described: exited, crashed, stopped by
 /// its CPU time limit (with a word on its address-space limit), or only its stdout closed.

@@ -1,13 +1,6 @@
 import ReindexStore
 import ReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// One running extension speaking protocol version 1: spawn, `initialize`, requests one at a
 /// time with their index operations streamed into the store, acknowledgements, shutdown.

@@ -1,13 +1,6 @@
 import ReindexStore
 import ReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The session's I/O: one `poll` loop on the calling thread over the stdout decoder's wake
 /// descriptor, the extension's stderr and stdin (only when output is pending) and the cancel

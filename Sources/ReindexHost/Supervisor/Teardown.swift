@@ -1,13 +1,6 @@
 import ReindexStore
 import ReindexSystem
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// How a session ends: stdin closed, the extension given time to exit while its output keeps
 /// flowing, then SIGTERM and SIGKILL to its process group, then whatever it left behind.
