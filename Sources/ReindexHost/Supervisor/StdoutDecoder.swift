@@ -3,13 +3,6 @@ import ReindexSystem
 import CReindexSystem
 import ReindexProtocol
 import class Foundation.Thread
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Reads and decodes an extension's stdout on a thread of its own, so JSON parsing and item
 /// validation run on one core while the session writes SQLite on the other.
@@ -39,6 +32,9 @@ final class StdoutDecoder: @unchecked Sendable {
         case end(tail: (bytes: [UInt8], offset: Int)?)
     }
 
+    /// Readable whenever events are waiting. The decoder's two self-pipes are its own, not
+    /// `WakePipe`s, because `stop()` must close them at once, not whenever the thread lets go of
+    /// the decoder (a run that ends leaves no descriptor open).
     let wakeFD: Int32
     private let wakeWrite: Int32
     private let stopRead: Int32
@@ -47,9 +43,11 @@ final class StdoutDecoder: @unchecked Sendable {
     private let keepsLines: Bool
     private let capacity = 8
     private var queue: [Event] = []
-    private var mutex = pthread_mutex_t()
-    private var notFull = pthread_cond_t()
-    private var finished = pthread_cond_t()
+    // The queue's mutex and its two conditions (which `Lock` does not offer), heap-allocated so
+    // their addresses are stable.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let finished = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var running = true
     /// The custom attributes `index/put` items are validated with (the current request's).
     private var declarations: [String: AttributeDeclaration] = [:]
@@ -69,9 +67,12 @@ final class StdoutDecoder: @unchecked Sendable {
         stopWrite = stop[1]
         reindex_set_nonblocking(wakeFD, 1)
         reindex_set_nonblocking(wakeWrite, 1)
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&notFull, nil)
-        pthread_cond_init(&finished, nil)
+        mutex.initialize(to: pthread_mutex_t())
+        notFull.initialize(to: pthread_cond_t())
+        finished.initialize(to: pthread_cond_t())
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(notFull, nil)
+        pthread_cond_init(finished, nil)
         let thread = Thread { [self] in self.loop() }
         thread.name = "reindex-stdout-decoder"
         thread.start()
@@ -79,37 +80,40 @@ final class StdoutDecoder: @unchecked Sendable {
 
     deinit {
         stop()
-        pthread_cond_destroy(&notFull)
-        pthread_cond_destroy(&finished)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(notFull)
+        pthread_cond_destroy(finished)
+        pthread_mutex_destroy(mutex)
+        for pointer in [notFull, finished] { pointer.deinitialize(count: 1); pointer.deallocate() }
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
     }
 
     /// Takes every event waiting, in order.
     func take() -> [Event] {
         var byte = [UInt8](repeating: 0, count: 64)
         while read(wakeFD, &byte, byte.count) > 0 {}
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let events = queue
         queue.removeAll(keepingCapacity: true)
-        pthread_cond_broadcast(&notFull)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_broadcast(notFull)
+        pthread_mutex_unlock(mutex)
         return events
     }
 
     /// Stops the thread, waits for it and closes the decoder's own pipes (at once, not whenever
     /// the last reference goes); afterwards nothing reads stdout but the caller.
     func stop() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         if running && !stopping {
             stopping = true
             var byte: UInt8 = 1
-            _ = write(stopWrite, &byte, 1)
-            pthread_cond_broadcast(&notFull)
+            _ = retryingOnInterrupt { write(stopWrite, &byte, 1) }
+            pthread_cond_broadcast(notFull)
         }
-        while running { pthread_cond_wait(&finished, &mutex) }
+        while running { pthread_cond_wait(finished, mutex) }
         let close = !closed
         closed = true
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         if close { for fd in [wakeFD, wakeWrite, stopRead, stopWrite] { systemClose(fd) } }
     }
 
@@ -117,25 +121,25 @@ final class StdoutDecoder: @unchecked Sendable {
     /// exactly as it would reading them itself.
     private func push(_ events: [Event]) -> Bool {
         if events.isEmpty { return true }
-        pthread_mutex_lock(&mutex)
-        while queue.count >= capacity && !stopping { pthread_cond_wait(&notFull, &mutex) }
+        pthread_mutex_lock(mutex)
+        while queue.count >= capacity && !stopping { pthread_cond_wait(notFull, mutex) }
         if stopping {
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             return false
         }
         queue.append(contentsOf: events)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        _ = retryingOnInterrupt { write(wakeWrite, &byte, 1) }
         return true
     }
 
     private func loop() {
         defer {
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             running = false
-            pthread_cond_broadcast(&finished)
-            pthread_mutex_unlock(&mutex)
+            pthread_cond_broadcast(finished)
+            pthread_mutex_unlock(mutex)
         }
         var reader = LineReader()
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
@@ -159,9 +163,9 @@ final class StdoutDecoder: @unchecked Sendable {
             }
             if discarding { continue }
             var events: [Event] = []
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             let declared = declarations
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             do {
                 try buffer.withUnsafeBytes { raw in
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
@@ -183,9 +187,9 @@ final class StdoutDecoder: @unchecked Sendable {
     /// Sets the custom attributes to validate items with, before the request they belong to is
     /// sent (nothing of a request arrives before it is sent).
     func validate(with declarations: [String: AttributeDeclaration]) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         self.declarations = declarations
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration] = [:],
