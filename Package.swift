@@ -78,8 +78,16 @@ let package = Package(
             )
         ),
 
+        // What the test targets share: scratch directories, fixture and example bundles, the built
+        // products run as real processes (XCTest is imported there).
+        .target(
+            name: "ReindexTestSupport",
+            dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem"],
+            path: "Tests/ReindexTestSupport"
+        ),
+
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
-        .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexSystem", "CSQLite"]),
+        .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexSystem", "CSQLite", "ReindexTestSupport"]),
     ]
 )

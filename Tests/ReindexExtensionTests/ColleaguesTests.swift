@@ -3,6 +3,7 @@ import ReindexHost
 import ReindexSystem
 import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The Colleagues example, built with the SDK, run through the real host (`reindex run`) against
@@ -11,18 +12,18 @@ import XCTest
 final class ColleaguesTests: XCTestCase {
     private let bundleID = "com.example.colleagues.indexer"
 
-    private func makeHost(environment: [String: String] = [:]) throws -> Host {
-        let host = try Host(test: self)
-        try Support.makeExampleBundle(example: "Colleagues", product: "ColleaguesIndexer", in: host.extensions) { manifest in
-            if !environment.isEmpty { Support.set("environment", Support.environmentJSON(environment), in: &manifest) }
+    private func makeHost(environment: [String: String] = [:]) throws -> TestHost {
+        let host = try TestHost(test: self)
+        try TestSupport.makeExampleBundle(example: "Colleagues", product: "ColleaguesIndexer", in: host.extensions) { manifest in
+            if !environment.isEmpty { TestSupport.set("environment", TestSupport.environmentJSON(environment), in: &manifest) }
         }
         return host
     }
 
     /// `reindex run --json`, checked to be acknowledged with `put` items.
     @discardableResult
-    private func runAcknowledged(_ host: Host, _ extra: [String] = [], put: Int64, deleted: Int64 = 0,
-                                 file: StaticString = #filePath, line: UInt = #line) throws -> Support.CommandResult {
+    private func runAcknowledged(_ host: TestHost, _ extra: [String] = [], put: Int64, deleted: Int64 = 0,
+                                 file: StaticString = #filePath, line: UInt = #line) throws -> TestSupport.CommandResult {
         let (result, json) = try host.reindexJSON(["run", bundleID] + extra, file: file, line: line)
         XCTAssertEqual(result.status, 0, "\(result)", file: file, line: line)
         XCTAssertEqual(json["outcome"]?.stringValue, "acknowledged", "\(result)", file: file, line: line)
@@ -51,7 +52,7 @@ final class ColleaguesTests: XCTestCase {
         XCTAssertEqual(ada.attributes["supportsPhoneCall"], true)
 
         // The SDK negotiated protocol version 1 with the host (which offers only 1).
-        let log = Support.read(host.logPath(bundleID))
+        let log = TestSupport.read(host.logPath(bundleID)) ?? ""
         XCTAssertTrue(log.contains("initialized: Colleagues 1.0.0, protocol 1"), log)
         XCTAssertTrue(log.contains("colleagues: indexing 26 people (reason: forced)"), log)
     }
@@ -69,7 +70,7 @@ final class ColleaguesTests: XCTestCase {
         XCTAssertEqual(try host.items(bundleID).map(\.uniqueIdentifier), ["employee.41"])
         XCTAssertEqual(try host.search("zebulon"), [])
         XCTAssertEqual(try host.search("grace"), ["employee.41"])
-        XCTAssertTrue(Support.read(host.logPath(bundleID)).contains("colleagues: re-indexed 1, removed 1 who left"))
+        XCTAssertTrue((TestSupport.read(host.logPath(bundleID)) ?? "").contains("colleagues: re-indexed 1, removed 1 who left"))
     }
 
     func testSomeoneWhoLeftIsDeletedByReindexItems() throws {
@@ -78,17 +79,17 @@ final class ColleaguesTests: XCTestCase {
         XCTAssertEqual(try host.search("ada"), ["employee.40"])
 
         // Ada (employee.40) leaves: the directory file no longer lists her.
-        let original = Support.read("\(host.extensions)/ColleaguesIndexer/employees.json")
+        let original = TestSupport.read("\(host.extensions)/ColleaguesIndexer/employees.json") ?? ""
         guard case .array(let people)? = try? JSONParser.parse(text: original) else { return XCTFail("employees.json is not an array") }
         let remaining = people.filter { $0["id"]?.integerValue != 40 }
         XCTAssertEqual(remaining.count, 25)
         let reduced = "\(host.scratch)/employees-reduced.json"
-        try Support.write(JSONWriter.string(.array(remaining)), to: reduced)
-        try Support.writeManifest(of: "\(host.extensions)/ColleaguesIndexer",
-                                  from: "\(Support.packageRoot)/Examples/Colleagues/Sources/ColleaguesIndexer/Bundle/manifest.json") {
-            Support.set("environment", Support.environmentJSON(["COLLEAGUES_DATA": reduced]), in: &$0)
+        try TestSupport.write(JSONWriter.string(.array(remaining)), to: reduced)
+        try TestSupport.writeManifest(of: "\(host.extensions)/ColleaguesIndexer",
+                                  from: "\(TestSupport.packageRoot)/Examples/Colleagues/Sources/ColleaguesIndexer/Bundle/manifest.json") {
+            TestSupport.set("environment", TestSupport.environmentJSON(["COLLEAGUES_DATA": reduced]), in: &$0)
             // A file outside its bundle: the extension may read it only once its manifest says so.
-            Support.set("sandbox", .object([("read", .array([.string(reduced)]))]), in: &$0)
+            TestSupport.set("sandbox", .object([("read", .array([.string(reduced)]))]), in: &$0)
         }
 
         try runAcknowledged(host, ["--ids", "employee.40,employee.41"], put: 1, deleted: 1)
@@ -106,7 +107,7 @@ final class ColleaguesTests: XCTestCase {
         XCTAssertEqual(try host.items(bundleID).count, 26)
         XCTAssertEqual(try host.search("staff eng"), ["employee.58"])
 
-        let log = Support.read(host.logPath(bundleID))
+        let log = TestSupport.read(host.logPath(bundleID)) ?? ""
         XCTAssertTrue(log.contains("colleagues: chatty print to stdout while indexing"), "the printed text is not in the log:\n\(log)")
         XCTAssertTrue(log.contains("the extension exited with status 0"), log)
         // It reached the log as the extension's own line, not as a protocol problem.
@@ -117,10 +118,10 @@ final class ColleaguesTests: XCTestCase {
 /// The Swift SDK's examples pass the conformance suite (`reindex validate --run`) unchanged.
 final class ExampleConformanceTests: XCTestCase {
     func testColleaguesAndShowTimesPassEveryCheck() throws {
-        let scratch = try Support.makeScratchDirectory(for: self)
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
         for (example, product) in [("Colleagues", "ColleaguesIndexer"), ("ShowTimes", "ShowTimesIndexer")] {
-            let directory = try Support.makeExampleBundle(example: example, product: product, in: scratch)
-            let result = try Support.run(try Support.product("reindex"), ["validate", directory, "--run"], scratch: scratch,
+            let directory = try TestSupport.makeExampleBundle(example: example, product: product, in: scratch)
+            let result = try TestSupport.run(try TestSupport.product("reindex"), ["validate", directory, "--run"], scratch: scratch,
                                          environment: ["PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch])
             XCTAssertEqual(result.status, 0, "\(product): \(result)")
             XCTAssertTrue(result.stdout.contains("every check passed"), "\(product): \(result)")

@@ -4,14 +4,8 @@ import ReindexExtension
 import ReindexHost
 import ReindexSystem
 import ReindexStore
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A handler that declares no name or version: the SDK must report the manifest's.
 struct UnnamedProbe: IndexRequestHandler {
@@ -36,26 +30,26 @@ final class ManifestIdentityTests: XCTestCase {
         await ExtensionMain.run(UnnamedProbe())
     }
 
-    private func makeBundle(in host: Host, manifest: [(String, JSONValue)]) throws -> String {
+    private func makeBundle(in host: TestHost, manifest: [(String, JSONValue)]) throws -> String {
         let directory = "\(host.extensions)/unnamed"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try Support.write("""
+        try TestSupport.write("""
             #!/bin/sh
             exec "$REINDEX_SDK_TEST_EXECUTABLE" "ReindexExtensionTests.ManifestIdentityTests/testUnnamedExtensionProcessEntryPoint" 3>&1 1>&2
             """, to: "\(directory)/unnamed.sh", mode: 0o755)
         let members: [(String, JSONValue)] = [
             ("manifestVersion", 1), ("bundleIdentifier", "com.example.sdk-test.unnamed"), ("executable", "unnamed.sh"),
-            ("environment", Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable])),
+            ("environment", TestSupport.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": TestSupport.testExecutable])),
             // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
-            ("sandbox", .object([("read", .array([.string(URL(fileURLWithPath: Support.testExecutable).deletingLastPathComponent().path)]))])),
+            ("sandbox", .object([("read", .array([.string(URL(fileURLWithPath: TestSupport.testExecutable).deletingLastPathComponent().path)]))])),
         ] + manifest
-        try Support.write(JSONWriter.string(.object(members)), to: "\(directory)/manifest.json")
+        try TestSupport.write(JSONWriter.string(.object(members)), to: "\(directory)/manifest.json")
         return directory
     }
 
     func testInitializeReportsTheManifestsDisplayNameAndVersion() throws {
-        _ = try Support.product("reindex")
-        let host = try Host(test: self)
+        _ = try TestSupport.product("reindex")
+        let host = try TestHost(test: self)
         let directory = try makeBundle(in: host, manifest: [("displayName", "Probe Display Name"), ("version", "3.1.4")])
         let result = try host.reindex(["validate", directory, "--run"])
         XCTAssertEqual(result.status, 0, "\(result)")
@@ -63,8 +57,8 @@ final class ManifestIdentityTests: XCTestCase {
     }
 
     func testWithoutDisplayNameOrVersionTheIdentifierAndZeroAreReported() throws {
-        _ = try Support.product("reindex")
-        let host = try Host(test: self)
+        _ = try TestSupport.product("reindex")
+        let host = try TestHost(test: self)
         let directory = try makeBundle(in: host, manifest: [])
         let result = try host.reindex(["validate", directory, "--run"])
         XCTAssertEqual(result.status, 0, "\(result)")
@@ -73,11 +67,11 @@ final class ManifestIdentityTests: XCTestCase {
 
     /// Without a readable manifest (the executable run by hand) there is nothing to report: nil.
     func testReadingAManifestOutsideABundleGivesNil() throws {
-        let scratch = try Support.makeScratchDirectory(for: self)
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
         XCTAssertNil(BundleManifest.read(path: "\(scratch)/manifest.json"))
-        try Support.write(#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"x","displayName":"AB","version":"2"}"#, to: "\(scratch)/manifest.json")
+        try TestSupport.write(#"{"manifestVersion":1,"bundleIdentifier":"a.b","executable":"x","displayName":"AB","version":"2"}"#, to: "\(scratch)/manifest.json")
         XCTAssertEqual(BundleManifest.read(path: "\(scratch)/manifest.json")?.displayName, "AB")
-        try Support.write("{", to: "\(scratch)/manifest.json")
+        try TestSupport.write("{", to: "\(scratch)/manifest.json")
         XCTAssertNil(BundleManifest.read(path: "\(scratch)/manifest.json"))
     }
 }

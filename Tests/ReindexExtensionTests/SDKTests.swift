@@ -4,14 +4,8 @@ import ReindexExtension
 import ReindexHost
 import ReindexSystem
 import ReindexStore
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The SDK's pieces that need no process: the items an extension builds and their wire form,
 /// base64 as the SDK uses it for client states, its errors, and the wait-for-debugger gate.
@@ -137,7 +131,7 @@ final class SDKTests: XCTestCase {
     }
 
     func testTheDebuggerGateGivesUpWhenNoDebuggerAttaches() throws {
-        let scratch = try Support.makeScratchDirectory(for: self)
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
         let captured = "\(scratch)/stderr"
         // What the gate writes to stderr, caught in a file while it runs.
         fflush(nil)
@@ -152,7 +146,7 @@ final class SDKTests: XCTestCase {
         close(saved)
 
         // It returned (no debugger attached within a second) and said what it did.
-        let text = Support.read(captured)
+        let text = TestSupport.read(captured) ?? ""
         XCTAssertTrue(text.contains("pid \(getpid()) is waiting for a debugger to attach (at most 1 s)"), text)
         XCTAssertTrue(text.contains("lldb -p \(getpid()) or gdb -p \(getpid())"), text)
         if Self.isTraced {
@@ -164,7 +158,7 @@ final class SDKTests: XCTestCase {
 
     /// Whether this test process runs under a debugger (then the gate opens at once).
     private static var isTraced: Bool {
-        let status = Support.read("/proc/self/status")
+        let status = TestSupport.read("/proc/self/status") ?? ""
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("TracerPid:") }) else { return false }
         return line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) != "0" } ?? false
     }

@@ -3,6 +3,7 @@ import ReindexHost
 import ReindexSystem
 import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The ShowTimes example through the real host: films and expiring screenings in two domains,
@@ -13,10 +14,10 @@ final class ShowTimesTests: XCTestCase {
     private let filmDomain = "com.example.showtimes.film"
     private let screeningDomain = "com.example.showtimes.screening"
 
-    private func makeHost(environment: [String: String]) throws -> Host {
-        let host = try Host(test: self)
-        try Support.makeExampleBundle(example: "ShowTimes", product: "ShowTimesIndexer", in: host.extensions) { manifest in
-            Support.set("environment", Support.environmentJSON(environment), in: &manifest)
+    private func makeHost(environment: [String: String]) throws -> TestHost {
+        let host = try TestHost(test: self)
+        try TestSupport.makeExampleBundle(example: "ShowTimes", product: "ShowTimesIndexer", in: host.extensions) { manifest in
+            TestSupport.set("environment", TestSupport.environmentJSON(environment), in: &manifest)
         }
         return host
     }
@@ -44,22 +45,22 @@ final class ShowTimesTests: XCTestCase {
             let start = try XCTUnwrap(screening.attributes["startDate"]?.stringValue.flatMap { RFC3339.parse($0) })
             XCTAssertEqual(expiration, start, accuracy: 0.001, screening.uniqueIdentifier)
         }
-        let log = Support.read(host.logPath(bundleID))
+        let log = TestSupport.read(host.logPath(bundleID)) ?? ""
         XCTAssertTrue(log.contains("showtimes: done: \(put) items in"), log)
     }
 
     func testAReindexAllKilledMidwayResumesFromTheCommittedClientState() throws {
-        let host = try Host(test: self)
+        let host = try TestHost(test: self)
         // The marker lives in a directory of its own that the manifest declares writable: the
         // extension runs sandboxed and may create files nowhere else outside its own directories.
         let markers = "\(host.scratch)/markers"
         try FileManager.default.createDirectory(atPath: markers, withIntermediateDirectories: true)
         let crashedOnce = "\(markers)/crashed-once"
-        try Support.makeExampleBundle(example: "ShowTimes", product: "ShowTimesIndexer", in: host.extensions) { manifest in
-            Support.set("environment", Support.environmentJSON([
+        try TestSupport.makeExampleBundle(example: "ShowTimes", product: "ShowTimesIndexer", in: host.extensions) { manifest in
+            TestSupport.set("environment", TestSupport.environmentJSON([
                 "SHOWTIMES_CRASH_AFTER_BATCHES": "2", "SHOWTIMES_CRASH_ONCE_FILE": crashedOnce,
             ]), in: &manifest)
-            Support.set("sandbox", .object([("write", .array([.string(markers)]))]), in: &manifest)
+            TestSupport.set("sandbox", .object([("write", .array([.string(markers)]))]), in: &manifest)
         }
         // The previous state of the index: one listing from an earlier run.
         let legacy = #"{"uniqueIdentifier":"legacy.1","domainIdentifier":"com.example.showtimes.film","attributes":{"title":"Legacy Listing"}}"#
@@ -85,7 +86,7 @@ final class ShowTimesTests: XCTestCase {
         let (second, secondJSON) = try host.reindexJSON(["run", bundleID, "--resume"])
         XCTAssertEqual(second.status, 0, "\(second)")
         XCTAssertEqual(secondJSON["outcome"]?.stringValue, "acknowledged", "\(second)")
-        let log = Support.read(host.logPath(bundleID))
+        let log = TestSupport.read(host.logPath(bundleID)) ?? ""
         XCTAssertTrue(log.contains("showtimes: resuming reindexAll at item 500 of "), log)
 
         // The final index: every item of the catalogue exactly once, the legacy listing gone.

@@ -4,14 +4,8 @@ import ReindexExtension
 import ReindexHost
 import ReindexSystem
 import ReindexStore
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A tiny SDK extension for what the examples do not exercise. `SearchableIndex` cannot be made
 /// outside the SDK, so the probe runs as a real process: this test executable started again
@@ -55,25 +49,25 @@ final class TinyExtensionTests: XCTestCase {
     }
 
     /// A bundle whose executable starts this test process as the tiny extension.
-    private func makeTinyBundle(in host: Host) throws -> String {
+    private func makeTinyBundle(in host: TestHost) throws -> String {
         let directory = "\(host.extensions)/tiny"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try Support.write("""
+        try TestSupport.write("""
             #!/bin/sh
             exec "$REINDEX_SDK_TEST_EXECUTABLE" "ReindexExtensionTests.TinyExtensionTests/testTinyExtensionProcessEntryPoint" 3>&1 1>&2
             """, to: "\(directory)/tiny-extension.sh", mode: 0o755)
         let manifest: JSONValue = [
             "manifestVersion": 1, "bundleIdentifier": "com.example.sdk-test.tiny", "executable": "tiny-extension.sh",
-            "environment": Support.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": Support.testExecutable]),
+            "environment": TestSupport.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": TestSupport.testExecutable]),
             // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
-            "sandbox": ["read": [.string(URL(fileURLWithPath: Support.testExecutable).deletingLastPathComponent().path)]],
+            "sandbox": ["read": [.string(URL(fileURLWithPath: TestSupport.testExecutable).deletingLastPathComponent().path)]],
         ]
-        try Support.write(JSONWriter.string(manifest), to: "\(directory)/manifest.json")
+        try TestSupport.write(JSONWriter.string(manifest), to: "\(directory)/manifest.json")
         return directory
     }
 
     func testCommitBatchRejectsAClientStateOver250BytesBeforeSendingIt() throws {
-        let host = try Host(test: self)
+        let host = try TestHost(test: self)
         let directory = try makeTinyBundle(in: host)
         guard case .success(let bundle) = Discovery.load(directory: directory) else { return XCTFail("the tiny bundle is invalid") }
         let store = try IndexStore.open(path: host.indexPath)
@@ -88,7 +82,7 @@ final class TinyExtensionTests: XCTestCase {
         let results = runner.run(bundle: bundle, requests: [request], store: store, options: options, logPath: "\(host.scratch)/tiny.log")
 
         let result = try XCTUnwrap(results.first)
-        XCTAssertNil(result.failure, "\(result.failure.map { "\($0.message)" } ?? "")\n\(Support.read("\(host.scratch)/tiny.log"))")
+        XCTAssertNil(result.failure, "\(result.failure.map { "\($0.message)" } ?? "")\n\(TestSupport.read("\(host.scratch)/tiny.log") ?? "")")
         XCTAssertEqual(result.counts.put, 2)
         let items = try store.items(bundle: bundle.identifier)
         XCTAssertEqual(items.first { $0.uniqueIdentifier == "probe.oversized" }?.title, "rejected 251")
@@ -109,7 +103,7 @@ final class TinyExtensionTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", #"exec "$0" "ReindexExtensionTests.TinyExtensionTests/testTinyExtensionProcessEntryPoint" 3>&1 1>&2"#,
-                             Support.testExecutable]
+                             TestSupport.testExecutable]
         process.environment = [Self.role: "1", "PATH": "/usr/bin:/bin"]
         let input = Pipe(), output = Pipe()
         process.standardInput = input
@@ -137,7 +131,7 @@ final class TinyExtensionTests: XCTestCase {
     }
 
     func testInitializeNegotiatesTheHighestCommonVersionOrNamesBothLists() throws {
-        let scratch = try Support.makeScratchDirectory(for: self)
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
         let agreed = try initializeReply(offering: [1, 7], scratch: scratch)
         XCTAssertEqual(agreed["id"]?.integerValue, 0)
         XCTAssertEqual(agreed["result"]?["protocolVersion"]?.integerValue, 1, "\(agreed)")

@@ -4,6 +4,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The extension author's kit, through the built `reindex`: `new` projects that pass

@@ -7,7 +7,7 @@ import ReindexSystem
 import ReindexProtocol
 
 /// The usage error `body` throws, or nil (and a failure) when it does not throw one.
-private func usageError(_ body: () throws -> ParsedArguments, file: StaticString = #filePath, line: UInt = #line) -> ReindexError? {
+private func usageError<Result>(_ body: () throws -> Result, file: StaticString = #filePath, line: UInt = #line) -> ReindexError? {
     do {
         let parsed = try body()
         XCTFail("expected a usage error, got \(parsed)", file: file, line: line)
@@ -22,8 +22,46 @@ private func usageError(_ body: () throws -> ParsedArguments, file: StaticString
     }
 }
 
+/// A command of the test's own parser, so exclusive groups and optional values are tested
+/// independently of the real commands' declarations.
+private struct GoCommand: ReindexCommand {
+    static let name = "go"
+    static let summary = "go somewhere"
+    static let target = Argument<Self, String>("TARGET", help: "where")
+    static let extra = Argument<Self, String?>("EXTRA", help: "more")
+    static let all = Flag<Self>("all", help: "everything", exclusiveGroup: "what")
+    static let ids = Option<Self, [String]>("ids", value: "ID[,ID…]", help: "some", exclusiveGroup: "what", as: .commaList)
+    static let idsFrom = Option<Self, String>("ids-from", value: "FILE", help: "from a file", exclusiveGroup: "what")
+    static let wait = Option<Self, String>("wait", optionalValue: "SECONDS", help: "wait", as: .text)
+    static let verbose = Flag<Self>("verbose", short: "v", help: "talk")
+    static let arguments: [any DeclaredArgument<Self>] = [target, extra]
+    static let options: [any DeclaredOption<Self>] = [all, ids, idsFrom, wait, verbose]
+
+    init(_ arguments: Arguments<Self>) {}
+    func run(_ context: CommandContext) throws -> Int32 { 0 }
+}
+
+private struct StopCommand: ReindexCommand {
+    static let name = "stop"
+    static let summary = "stop"
+    init(_ arguments: Arguments<Self>) {}
+    func run(_ context: CommandContext) throws -> Int32 { 0 }
+}
+
 final class ArgumentParserTests: XCTestCase {
     private let parser = ReindexCommands.parser
+
+    /// What `arguments` say to `Command`, through its typed declarations.
+    private func parse<Command: ReindexCommand>(_ arguments: [String], as command: Command.Type, with parser: ArgumentParser = ReindexCommands.parser) throws -> Arguments<Command> {
+        let parsed = try parser.parse(arguments)
+        XCTAssertEqual(parsed.command, Command.name, "\(arguments)")
+        return parsed.arguments(for: Command.self)
+    }
+
+    /// `Command`'s typed value read from `arguments`.
+    private func command<Command: ReindexCommand>(_ arguments: [String], as command: Command.Type) throws -> Command {
+        try Command(try parse(arguments, as: Command.self))
+    }
 
     /// A parser of its own, so exclusive groups and optional values are tested independently of
     /// the real commands' declarations.
@@ -35,18 +73,7 @@ final class ArgumentParserTests: XCTestCase {
             OptionSpec("help", short: "h", help: "help"),
             OptionSpec("version", help: "version"),
         ],
-        commands: [
-            CommandSpec("go", summary: "go somewhere",
-                        arguments: [ArgumentSpec("TARGET", help: "where"), ArgumentSpec("EXTRA", help: "more", optional: true)],
-                        options: [
-                            OptionSpec("all", help: "everything", exclusiveGroup: "what"),
-                            OptionSpec("ids", value: .required("ID[,ID…]"), help: "some", exclusiveGroup: "what"),
-                            OptionSpec("ids-from", value: .required("FILE"), help: "from a file", exclusiveGroup: "what"),
-                            OptionSpec("wait", value: .optional("SECONDS"), help: "wait"),
-                            OptionSpec("verbose", short: "v", help: "talk"),
-                        ]),
-            CommandSpec("stop", summary: "stop"),
-        ])
+        commands: [GoCommand.spec, StopCommand.spec])
 
     // MARK: Global options before and after the command
 
@@ -54,56 +81,61 @@ final class ArgumentParserTests: XCTestCase {
         for arguments in [["--json", "list"], ["list", "--json"]] {
             let parsed = try parser.parse(arguments)
             XCTAssertEqual(parsed.command, "list", "\(arguments)")
-            XCTAssertTrue(parsed.flag("json"), "\(arguments)")
-            XCTAssertFalse(parsed.flag("help"))
-            XCTAssertEqual(parsed.positional, [])
+            let list = parsed.arguments(for: ListCommand.self)
+            XCTAssertTrue(list[Global.json], "\(arguments)")
+            XCTAssertFalse(list[Global.help])
+            XCTAssertEqual(parsed.argumentCount, 0)
         }
-        let before = try parser.parse(["--index", "/tmp/i.sqlite", "--extensions-path", "/a:/b", "list"])
-        let after = try parser.parse(["list", "--index", "/tmp/i.sqlite", "--extensions-path", "/a:/b"])
+        let before = try parse(["--index", "/tmp/i.sqlite", "--extensions-path", "/a:/b", "list"], as: ListCommand.self)
+        let after = try parse(["list", "--index", "/tmp/i.sqlite", "--extensions-path", "/a:/b"], as: ListCommand.self)
         for parsed in [before, after] {
-            XCTAssertEqual(parsed.value("index"), "/tmp/i.sqlite")
-            XCTAssertEqual(parsed.value("extensions-path"), "/a:/b")
+            XCTAssertEqual(try parsed.value(Global.index), "/tmp/i.sqlite")
+            XCTAssertEqual(try parsed.value(Global.extensionsPath), "/a:/b")
         }
-        let mixed = try parser.parse(["--json", "validate", "--index", "/i", "some/dir", "--run"])
-        XCTAssertEqual(mixed.command, "validate")
-        XCTAssertEqual(mixed.positional, ["some/dir"])
-        XCTAssertTrue(mixed.flag("json"))
-        XCTAssertTrue(mixed.flag("run"))
-        XCTAssertEqual(mixed.value("index"), "/i")
+        let mixed = try parse(["--json", "validate", "--index", "/i", "some/dir", "--run"], as: ValidateCommand.self)
+        XCTAssertEqual(mixed[ValidateCommand.directory], "some/dir")
+        XCTAssertTrue(mixed[Global.json])
+        XCTAssertTrue(mixed[ValidateCommand.runSuite])
+        XCTAssertEqual(try mixed.value(Global.index), "/i")
+        let validate = try ValidateCommand(mixed)
+        XCTAssertEqual(validate.directory, "some/dir")
+        XCTAssertTrue(validate.runSuite)
+        XCTAssertNil(validate.check)
     }
 
     func testOptionEqualsValue() throws {
-        let parsed = try parser.parse(["--index=/x/y.sqlite", "list", "--extensions-path=/a=b:/c"])
-        XCTAssertEqual(parsed.value("index"), "/x/y.sqlite")
-        XCTAssertEqual(parsed.value("extensions-path"), "/a=b:/c", "only the first '=' separates the value")
-        XCTAssertEqual(try parser.parse(["--index=", "list"]).value("index"), "", "an empty inline value is a value")
+        let parsed = try parse(["--index=/x/y.sqlite", "list", "--extensions-path=/a=b:/c"], as: ListCommand.self)
+        XCTAssertEqual(try parsed.value(Global.index), "/x/y.sqlite")
+        XCTAssertEqual(try parsed.value(Global.extensionsPath), "/a=b:/c", "only the first '=' separates the value")
+        XCTAssertEqual(try parse(["--index=", "list"], as: ListCommand.self).value(Global.index), "", "an empty inline value is a value")
     }
 
     func testValuesMayLookLikeOptions() throws {
-        XCTAssertEqual(try parser.parse(["--index", "--json", "list"]).value("index"), "--json")
-        XCTAssertFalse(try parser.parse(["--index", "--json", "list"]).flag("json"))
+        XCTAssertEqual(try parse(["--index", "--json", "list"], as: ListCommand.self).value(Global.index), "--json")
+        XCTAssertFalse(try parse(["--index", "--json", "list"], as: ListCommand.self)[Global.json])
     }
 
     func testRepeatedOptionsKeepEveryValueAndTheLastWins() throws {
-        let parsed = try parser.parse(["--index", "/one", "list", "--index=/two"])
-        XCTAssertEqual(parsed.options["index"], ["/one", "/two"])
-        XCTAssertEqual(parsed.value("index"), "/two")
-        XCTAssertEqual(try parser.parse(["--json", "list", "--json"]).options["json"], ["", ""])
+        let parsed = try parse(["--index", "/one", "list", "--index=/two"], as: ListCommand.self)
+        XCTAssertEqual(parsed.occurrences(Global.index), ["/one", "/two"])
+        XCTAssertEqual(try parsed.value(Global.index), "/two")
+        XCTAssertEqual(try parse(["--json", "list", "--json"], as: ListCommand.self).count(Global.json), 2)
     }
 
     func testShortOptions() throws {
-        XCTAssertTrue(try parser.parse(["-h"]).flag("help"))
-        XCTAssertTrue(try parser.parse(["list", "-h"]).flag("help"))
-        XCTAssertTrue(try custom.parse(["go", "-v", "x"]).flag("verbose"))
+        XCTAssertTrue(try parser.parse(["-h"]).globals[Global.help])
+        XCTAssertTrue(try parse(["list", "-h"], as: ListCommand.self)[Global.help])
+        XCTAssertTrue(try parse(["go", "-v", "x"], as: GoCommand.self, with: custom)[GoCommand.verbose])
         XCTAssertEqual(usageError { try custom.parse(["-v", "go", "x"]) }?.message, "unknown option '-v'", "a command's short option before the command")
         XCTAssertEqual(usageError { try parser.parse(["-x", "list"]) }?.message, "unknown option '-x'")
         XCTAssertEqual(usageError { try parser.parse(["list", "-hx"]) }?.message, "unknown option '-hx'")
     }
 
     func testDoubleDashEndsOptions() throws {
-        let parsed = try parser.parse(["validate", "--", "--not-an-option"])
-        XCTAssertEqual(parsed.positional, ["--not-an-option"])
-        XCTAssertEqual(try parser.parse(["validate", "-"]).positional, ["-"])
+        let parsed = try parse(["validate", "--", "--not-an-option"], as: ValidateCommand.self)
+        XCTAssertEqual(parsed[ValidateCommand.directory], "--not-an-option")
+        XCTAssertFalse(parsed[ValidateCommand.runSuite])
+        XCTAssertEqual(try parse(["validate", "-"], as: ValidateCommand.self)[ValidateCommand.directory], "-")
     }
 
     // MARK: Usage errors
@@ -145,22 +177,27 @@ final class ArgumentParserTests: XCTestCase {
         let extra = try XCTUnwrap(usageError { try parser.parse(["validate", "a", "b"]) })
         XCTAssertEqual(extra.message, "'validate' takes at most 1 argument(s), got 'b'")
         XCTAssertNotNil(usageError { try parser.parse(["list", "extra"]) })
-        XCTAssertEqual(try custom.parse(["go", "a"]).positional, ["a"])
-        XCTAssertEqual(try custom.parse(["go", "a", "b"]).positional, ["a", "b"])
+        let one = try parse(["go", "a"], as: GoCommand.self, with: custom)
+        XCTAssertEqual(one[GoCommand.target], "a")
+        XCTAssertNil(one[GoCommand.extra])
+        let two = try parse(["go", "a", "b"], as: GoCommand.self, with: custom)
+        XCTAssertEqual(two[GoCommand.target], "a")
+        XCTAssertEqual(two[GoCommand.extra], "b")
         XCTAssertNotNil(usageError { try custom.parse(["go", "a", "b", "c"]) })
     }
 
     func testHelpAndVersionSkipValidation() throws {
-        XCTAssertTrue(try parser.parse(["validate", "--help"]).flag("help"))
-        XCTAssertTrue(try parser.parse(["--version"]).flag("version"))
+        XCTAssertTrue(try parse(["validate", "--help"], as: ValidateCommand.self)[Global.help])
+        XCTAssertTrue(try parser.parse(["--version"]).globals[Global.version])
         XCTAssertNil(try parser.parse(["--version"]).command)
-        XCTAssertTrue(try custom.parse(["go", "--all", "--ids", "x", "--help"]).flag("help"))
+        XCTAssertTrue(try parse(["go", "--all", "--ids", "x", "--help"], as: GoCommand.self, with: custom)[Global.help])
     }
 
     func testNoArgumentsParseToNoCommand() throws {
         let parsed = try parser.parse([])
         XCTAssertNil(parsed.command)
-        XCTAssertTrue(parsed.options.isEmpty)
+        XCTAssertTrue(parsed.isEmpty)
+        XCTAssertFalse(parsed.globals[Global.help])
     }
 
     // MARK: Exclusive groups and optional values
@@ -170,8 +207,10 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(usageError { try custom.parse(["go", "x", "--ids-from", "f", "--ids=a"]) }?.message, "--ids and --ids-from cannot be used together")
         XCTAssertNotNil(usageError { try custom.parse(["go", "--ids-from=f", "x", "--all"]) })
         // One member of a group, repeated or alone, is fine, as are options outside the group.
-        XCTAssertEqual(try custom.parse(["go", "x", "--ids", "a", "--ids", "b", "--verbose"]).options["ids"], ["a", "b"])
-        XCTAssertTrue(try custom.parse(["go", "x", "--all", "--wait"]).flag("all"))
+        let repeated = try parse(["go", "x", "--ids", "a", "--ids", "b", "--verbose"], as: GoCommand.self, with: custom)
+        XCTAssertEqual(repeated.occurrences(GoCommand.ids), ["a", "b"])
+        XCTAssertEqual(try repeated.value(GoCommand.ids), ["a", "b"])
+        XCTAssertTrue(try parse(["go", "x", "--all", "--wait"], as: GoCommand.self, with: custom)[GoCommand.all])
     }
 
     func testExclusiveGroupsOfTheRealCommands() throws {
@@ -197,12 +236,13 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func testOptionalValues() throws {
-        XCTAssertEqual(try custom.parse(["go", "x", "--wait"]).options["wait"], [""])
-        XCTAssertEqual(try custom.parse(["go", "x", "--wait=30"]).value("wait"), "30")
+        XCTAssertEqual(try parse(["go", "x", "--wait"], as: GoCommand.self, with: custom).occurrences(GoCommand.wait), [""])
+        XCTAssertEqual(try parse(["go", "x", "--wait=30"], as: GoCommand.self, with: custom).value(GoCommand.wait), "30")
         // Without '=' the next word is not taken as the value.
-        let separate = try custom.parse(["go", "--wait", "x"])
-        XCTAssertEqual(separate.value("wait"), "")
-        XCTAssertEqual(separate.positional, ["x"])
+        let separate = try parse(["go", "--wait", "x"], as: GoCommand.self, with: custom)
+        XCTAssertEqual(try separate.value(GoCommand.wait), "")
+        XCTAssertEqual(separate[GoCommand.target], "x")
+        XCTAssertNil(separate[GoCommand.extra])
     }
 
     // MARK: Usage text
@@ -261,6 +301,118 @@ final class ArgumentParserTests: XCTestCase {
         for command in ["list", "paths", "validate"] {
             XCTAssertNotNil(ReindexCommands.parser.command(named: command), command)
         }
+    }
+
+    // MARK: Typed options
+
+    func testTypedOptionsConvertTheirValues() throws {
+        let search = try command(["search", "dune", "--limit", "5", "--fields", "title,,year", "--fields", "rating", "--facet", "a", "--facet", "b",
+                                  "--sort", "year:desc", "--markers", "<b>,</b>"], as: SearchCommand.self)
+        XCTAssertEqual(search.query, "dune")
+        XCTAssertEqual(search.limit, 5)
+        XCTAssertEqual(search.fields, ["title", "year", "rating"], "comma lists join every occurrence and drop empty parts")
+        XCTAssertEqual(search.facets, ["a", "b"], "a repeatable option keeps every occurrence")
+        XCTAssertEqual(search.sort.count, 1)
+        XCTAssertEqual(search.markers?.open, "<b>")
+        XCTAssertEqual(search.markers?.close, "</b>")
+        XCTAssertFalse(search.count)
+        // Absent options take their declared defaults.
+        let plain = try command(["search", "dune"], as: SearchCommand.self)
+        XCTAssertEqual(plain.limit, 20)
+        XCTAssertEqual(plain.facetTop, 10)
+        XCTAssertNil(plain.fields)
+        XCTAssertNil(plain.bundle)
+        XCTAssertEqual(plain.facets, [])
+        XCTAssertEqual(try command(["items", "com.example.x"], as: ItemsCommand.self).limit, 100)
+
+        let serve = try command(["serve", "--rescan", "2.5", "--removal-grace=0", "--concurrency", "3"], as: ServeCommand.self)
+        XCTAssertEqual(serve.rescanSeconds, 2.5)
+        XCTAssertEqual(serve.removalGraceSeconds, 0)
+        XCTAssertEqual(serve.concurrency, 3)
+        XCTAssertEqual(serve.retryBaseSeconds, 5)
+        XCTAssertFalse(serve.requireSandbox)
+
+        let run = try command(["run", "com.example.x", "--ids", "a,b", "--ids", "c", "--reason", "indexLost", "--queue"], as: RunCommand.self)
+        XCTAssertEqual(run.bundle, "com.example.x")
+        XCTAssertEqual(run.request.ids, ["a", "b", "c"])
+        XCTAssertEqual(run.request.reason, .indexLost)
+        XCTAssertFalse(run.request.resume)
+        XCTAssertTrue(run.queue)
+        let selection = try RequestSelection(run.request)
+        XCTAssertEqual(selection.kind, .reindexItems)
+        XCTAssertEqual(selection.identifiers, ["a", "b", "c"])
+        let all = try RequestSelection(try command(["run", "com.example.x", "--resume"], as: RunCommand.self).request)
+        XCTAssertEqual(all.kind, .reindexAll)
+        XCTAssertEqual(all.reason, .forced)
+        XCTAssertTrue(all.resume)
+
+        let debug = try command(["debug", "com.example.x", "--wait-for-debugger", "--trace=full"], as: DebugCommand.self)
+        XCTAssertEqual(debug.waitSeconds, 0, "--wait-for-debugger without a value waits for ever")
+        XCTAssertEqual(debug.traceFull, true)
+        let timed = try command(["debug", "com.example.x", "--wait-for-debugger=7.5", "--trace"], as: DebugCommand.self)
+        XCTAssertEqual(timed.waitSeconds, 7.5)
+        XCTAssertEqual(timed.traceFull, false)
+        let quiet = try command(["debug", "com.example.x"], as: DebugCommand.self)
+        XCTAssertNil(quiet.waitSeconds)
+        XCTAssertNil(quiet.traceFull)
+
+        XCTAssertEqual(try command(["delete", "b", "--domains", "x,y"], as: DeleteCommand.self).what, .domains(["x", "y"]))
+        XCTAssertEqual(try command(["delete", "b", "--all"], as: DeleteCommand.self).what, .all)
+        XCTAssertNil(try command(["delete", "b"], as: DeleteCommand.self).what)
+        XCTAssertEqual(try command(["completions", "zsh"], as: CompletionsCommand.self).shell, .zsh)
+        XCTAssertNil(try command(["help"], as: HelpCommand.self).command)
+        XCTAssertEqual(try command(["help", "run", "--man"], as: HelpCommand.self).command, "run")
+    }
+
+    func testTypedOptionsReportBadValuesAsUsageErrors() {
+        let cases: [(String, () throws -> Any)] = [
+            ("--limit needs a positive whole number, got '0'", { try self.command(["search", "q", "--limit", "0"], as: SearchCommand.self) }),
+            ("--limit needs a positive whole number, got 'ten'", { try self.command(["items", "b", "--limit=ten"], as: ItemsCommand.self) }),
+            ("--facet-top needs a positive whole number, got '-3'", { try self.command(["search", "q", "--facet-top", "-3"], as: SearchCommand.self) }),
+            ("--concurrency needs a positive whole number, got '1.5'", { try self.command(["serve", "--concurrency", "1.5"], as: ServeCommand.self) }),
+            ("--rescan needs a number of seconds, got '-1'", { try self.command(["serve", "--rescan", "-1"], as: ServeCommand.self) }),
+            ("--removal-grace needs a number of seconds, got 'inf'", { try self.command(["serve", "--removal-grace", "inf"], as: ServeCommand.self) }),
+            ("--retry-base needs a number of seconds, got 'soon'", { try self.command(["serve", "--retry-base=soon"], as: ServeCommand.self) }),
+            ("--wait-for-debugger takes a number of seconds, got 'abc'", { try self.command(["debug", "b", "--wait-for-debugger=abc"], as: DebugCommand.self) }),
+            ("--trace takes no value or 'full', got 'some'", { try self.command(["debug", "b", "--trace=some"], as: DebugCommand.self) }),
+            ("--markers x: expected OPEN,CLOSE (e.g. '<b>,</b>')", { try self.command(["search", "q", "--markers", "x"], as: SearchCommand.self) }),
+            ("no completions for shell 'tcsh'; shells: bash, zsh, fish", { try self.command(["completions", "tcsh"], as: CompletionsCommand.self) }),
+        ]
+        for (message, body) in cases {
+            XCTAssertEqual(usageError(body)?.message, message)
+        }
+        // The last occurrence is the one converted.
+        XCTAssertNotNil(usageError { try self.command(["search", "q", "--limit", "5", "--limit", "0"], as: SearchCommand.self) })
+        XCTAssertEqual(try command(["search", "q", "--limit", "0", "--limit", "5"], as: SearchCommand.self).limit, 5)
+    }
+
+    // MARK: The command table
+
+    func testEveryCommandOfTheTableHasAUniqueNameAndAppearsInHelpCompletionsAndTheManualPage() throws {
+        let names = ReindexCommands.table.map { $0.name }
+        XCTAssertEqual(Set(names).count, names.count, "duplicate command names: \(names)")
+        XCTAssertEqual(names.count, 17)
+        XCTAssertEqual(ReindexCommands.all.map(\.name), names, "the declarations are the table's, in its order")
+        XCTAssertEqual(parser.commands.map(\.name), names)
+        let usage = parser.usage()
+        let man = ManPage.roff(parser)
+        let scripts = CompletionScript.Shell.allCases.map { CompletionScript.script(for: $0, parser: parser) }
+        let globalNames = Set(ReindexCommands.global.map(\.name))
+        for type in ReindexCommands.table {
+            let name = type.name
+            XCTAssertTrue(try XCTUnwrap(ReindexCommands.command(named: name)) == type, name)
+            XCTAssertTrue(usage.contains("\n  \(name) "), "help lacks \(name)")
+            XCTAssertTrue(man.contains(".SS \(name)\n"), "the manual page lacks \(name)")
+            for (shell, script) in zip(CompletionScript.Shell.allCases, scripts) {
+                XCTAssertTrue(script.contains(shell == .fish ? "-a \(name) -d" : "\(name))"), "\(shell) completion lacks \(name)")
+            }
+            let options = type.spec.options.map(\.name)
+            XCTAssertEqual(Set(options).count, options.count, "\(name) declares an option twice: \(options)")
+            XCTAssertTrue(globalNames.isDisjoint(with: options), "\(name) redeclares a global option")
+            let arguments = type.spec.arguments.map(\.name)
+            XCTAssertEqual(Set(arguments).count, arguments.count, "\(name) declares an argument twice")
+        }
+        XCTAssertNil(ReindexCommands.command(named: "nope"))
     }
 
     func testExitCodesOfErrorCodes() {

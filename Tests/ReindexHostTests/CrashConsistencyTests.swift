@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The crash-consistency loop (`Scripts/crash-consistency.py`) at chosen points: a real `reindex
 /// run` (the built command) is killed with SIGKILL while its real extension
@@ -118,6 +112,18 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
             if Date() >= end { throw GaveUp(description: "gave up waiting \(Int(timeout)) s for \(what)") }
             usleep(10_000)
         }
+    }
+
+    /// Whether `host` has the index database open and is asleep (in SQLite's busy handler while
+    /// another connection holds the write lock).
+    private func hostWaitsForTheIndex(_ host: T.RunningCommand) -> Bool {
+        let pid = host.process.processIdentifier
+        let index = URL(fileURLWithPath: indexPath).resolvingSymlinksInPath().path
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let hasIndexOpen = descriptors.contains { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == index
+        }
+        return hasIndexOpen && T.processState(pid) == "S"
     }
 
     /// Kills a running host with SIGKILL and checks that it died of it.
@@ -297,7 +303,9 @@ final class CrashConsistencyTests: XCTestCase, @unchecked Sendable {
         let blocker = try SQLiteConnection(path: indexPath)
         try blocker.execute("BEGIN IMMEDIATE")
         let host = try start(["run", batched, "--all", "--json"])
-        usleep(500_000)  // the host is now waiting for the write lock (its busy timeout is a minute)
+        // The host has the index open and sleeps in SQLite's busy handler, waiting for the write
+        // lock (its busy timeout is a minute).
+        try waitUntil("the host to wait for the index's write lock") { hostWaitsForTheIndex(host) }
         killHost(host)
         try blocker.execute("ROLLBACK")
 

@@ -4,6 +4,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// Custom attributes declared in the manifest, end to end through a real extension

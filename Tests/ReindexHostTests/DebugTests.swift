@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `reindex debug` as a developer uses it: the built command as a real process, the example
 /// extensions (the Swift Colleagues indexer built beside these tests, the Python bookshelf) in a
@@ -417,7 +411,7 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         let omitted = request.bytes - shown.utf8.count
         guard claimed == omitted else {
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/CommandLine/Trace.swift TracePrinter.record: a shortened line says \
+                Regression (was a bug): Sources/ReindexCommandLine/CommandLine/Trace.swift TracePrinter.record: a shortened line says \
                 "(\(claimed ?? -1) more bytes" but \(omitted) bytes were left out (\(request.bytes) B line, \
                 \(shown.utf8.count) bytes shown). It computes line.count - limit, bytes minus characters, so \
                 any non-ASCII text in the first 160 characters inflates the count. Input: reindex debug \

@@ -4,6 +4,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// The filter columns (contentType, rating, rankingHint, dates) through `reindex put` and

@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Isolation between bundles, and between the host and the extensions it runs, through the
 /// built `reindex` command: no protocol message reaches another bundle's items, the host's

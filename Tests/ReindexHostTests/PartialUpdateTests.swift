@@ -4,6 +4,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// Partial updates (`"isUpdate": true`) through a real extension

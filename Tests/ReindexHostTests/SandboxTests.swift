@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The sandbox (issue #19) through the built `reindex` command, with real extensions and the
 /// real kernel: what a sandboxed extension cannot reach and what it still can, interpreters
@@ -48,31 +42,8 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         guard !wrapper.isEmpty else {
             return try T.runReindex(all, scratch: scratch, environment: environment ?? self.environment(), timeout: timeout)
         }
-        return try Self.run(wrapper[0], Array(wrapper.dropFirst()) + [T.reindexBinary] + all, scratch: scratch,
-                            environment: environment ?? self.environment(), timeout: timeout)
-    }
-
-    /// Runs any program to completion (the Landlock-less wrapper around the command).
-    private static func run(_ executable: String, _ arguments: [String], scratch: String, environment: [String: String], timeout: Double) throws -> T.CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: scratch)
-        let out = "\(scratch)/wrapped-\(UUID().uuidString).out", err = out.replacingOccurrences(of: ".out", with: ".err")
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        let timedOut = process.isRunning
-        if timedOut { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return T.CommandResult(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal,
-                               stdout: T.read(out) ?? "", stderr: T.read(err) ?? "", timedOut: timedOut)
+        return try T.run(wrapper[0], Array(wrapper.dropFirst()) + [T.reindexBinary] + all, scratch: scratch,
+                         environment: environment ?? self.environment(), timeout: timeout)
     }
 
     /// `python3 Tests/Fixtures/without_landlock.py`: what follows runs as on a kernel without Landlock.

@@ -1,5 +1,6 @@
 import Foundation
 import ReindexQuery
+import ReindexTestSupport
 import XCTest
 
 /// The application API (the ReindexQuery product) end to end: a real extension

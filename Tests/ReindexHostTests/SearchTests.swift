@@ -4,6 +4,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
 
 /// Search behaviour that depends on the candidate window and the whole-word-then-prefix passes.

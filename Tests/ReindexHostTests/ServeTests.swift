@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `reindex serve` as a real process: the built command, fixture extensions in bundles on a
 /// search path in a scratch directory, and a real index file. Each test starts serve, changes
@@ -247,15 +241,14 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
         }
         let requests = received(record)
         guard refreshedInTime else {
-            let checked: Double? = nil
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/Scheduler/Server.swift refreshExpiring(now:): every tick sets the bundle's \
-                expiry_checked_until to now + refreshBeforeExpirySeconds and only asks for items expiring after the \
-                previous checkpoint, so an item indexed after a tick (here by the bundle's first reindexAll) whose \
-                expiration falls before that checkpoint is never refreshed. Input: refreshBeforeExpirySeconds 60, an item \
-                expiring \(Int(expiresIn)) s after it was put. Expected a reindexItems (expiring) for rec.1 before \
-                it expired; got none (the fixture was asked \(requests.map(\.description)); expiry_checked_until \
-                \(checked.map { RFC3339.format($0) } ?? "nil") is past the item's expiration \(RFC3339.format(expiry))), \
+                Regression (was a bug): an item indexed after a tick of serve, whose expiration fell before the bundle's \
+                expiry checkpoint, was never refreshed. Sources/ReindexHost/Scheduler/Server.swift refreshExpiring(now:) asks \
+                each tick for the live items expiring within refreshBeforeExpirySeconds whose refresh was not yet asked for \
+                that expiration (items.refresh_asked_for; Sources/ReindexStore/Store/BundleRegistry.swift expiringItems). \
+                Input: refreshBeforeExpirySeconds 60, an item expiring \(Int(expiresIn)) s after it was put. Expected a \
+                reindexItems (expiring) for rec.1 before it expired (\(RFC3339.format(expiry))); got none (the fixture was \
+                asked \(requests.map(\.description))), \
                 so the item simply expired.
                 """)
             return
@@ -526,9 +519,9 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
                 XCTFail("""
                     Regression (was a bug): serve does not notice SIGTERM while a request streams items. A request's staged writes hold \
                     a write transaction from its first operation until commit/acknowledgement \
-                    (Sources/ReindexHost/Store/StagedWrites.swift begin(): BEGIN IMMEDIATE), and every turn of serve's \
+                    (Sources/ReindexStore/Store/StagedWrites.swift begin(): BEGIN IMMEDIATE), and every turn of serve's \
                     loop writes on the main thread (Sources/ReindexHost/Scheduler/Server.swift tick(): scan() → \
-                    IndexStore.recordSeen, refreshExpiring() → setExpiryChecked), so the main thread waits in SQLite's \
+                    IndexStore.recordSeen, refreshExpiring() → markRefreshAsked), so the main thread waits in SQLite's \
                     busy handler for the 60 s busy timeout, twice, before it polls the signal descriptor. Input: a \
                     reindexAll putting one item every 0.3 s, SIGTERM after 5 puts. Expected: "stopping", $/cancel, \
                     exit 0 within seconds. Actual: nothing logged and no $/cancel within \(Int(deadline)) s (by hand: \

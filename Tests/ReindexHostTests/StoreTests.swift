@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The index store against a real SQLite file in a scratch directory: staged writes, the
 /// replacement of `reindexAll`, crash consistency, damaged files, the request queue, search and
@@ -279,7 +273,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         if first == second {
             XCTAssertEqual(T.read(second), "second damaged file\n")
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/Store/IndexStore.swift moveAside(_:label:): the kept name has a one-second \
+                Regression (was a bug): Sources/ReindexStore/Store/IndexStore.swift moveAside(_:label:): the kept name has a one-second \
                 timestamp and rename(2) replaces an existing file, so a second damaged index moved aside within the same \
                 second (same for 'reindex reset') silently overwrites the first kept copy (\(first)); expected both kept \
                 ("kept for inspection"), actual: \(kept.count) file(s) kept.
@@ -337,7 +331,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
         } catch {
             XCTAssertTrue(error.isCorruption, "\(error)")
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/Store/IndexStore.swift integrityCheck(quick:): on an index whose pages are \
+                Regression (was a bug): Sources/ReindexStore/Store/IndexStore.swift integrityCheck(quick:): on an index whose pages are \
                 damaged (a good index with its middle quarter overwritten), PRAGMA integrity_check fails with \
                 SQLITE_CORRUPT and integrityCheck throws it instead of returning it as a problem; so 'reindex check' \
                 exits 70 ("error: PRAGMA integrity_check: database disk image is malformed") instead of 65 with \

@@ -4,14 +4,8 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The supervisor against real extension processes (the fixtures in `Tests/Fixtures/extensions`),
 /// driven through `RequestRunner` and through the built `reindex run` command. For every way an

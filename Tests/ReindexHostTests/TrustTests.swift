@@ -1,4 +1,5 @@
 import Foundation
+import ReindexTestSupport
 import XCTest
 import ReindexHost
 import ReindexSystem

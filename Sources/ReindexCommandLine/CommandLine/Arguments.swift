@@ -113,20 +113,91 @@ public struct CommandSpec: Sendable {
     }
 }
 
-/// What the command line said.
+/// What the command line said, before it is read through a command's typed declarations
+/// (`arguments(for:)`, `globals`). The occurrences are kept by option name; only this file reads
+/// them by name, so a command cannot ask for an option it did not declare.
 public struct ParsedArguments: Sendable {
-    public var command: String?
-    public var positional: [String] = []
+    /// The command's name, or nil when none was given.
+    public fileprivate(set) var command: String?
+    fileprivate var positional: [String] = []
     /// Every occurrence of each option, by long name; flags hold "" per occurrence.
-    public var options: [String: [String]] = [:]
+    fileprivate var options: [String: [String]] = [:]
 
-    public func flag(_ name: String) -> Bool { options[name] != nil }
-    public func value(_ name: String) -> String? { options[name]?.last }
-    public func has(_ name: String) -> Bool { options[name] != nil }
+    /// How many positional arguments the command got.
+    public var argumentCount: Int { positional.count }
+    /// Nothing at all was given.
+    public var isEmpty: Bool { command == nil && positional.isEmpty && options.isEmpty }
+
+    fileprivate func flag(_ name: String) -> Bool { options[name] != nil }
+
+    /// The command line read through `Command`'s declarations and the global options.
+    public func arguments<Command: ReindexCommand>(for command: Command.Type) -> Arguments<Command> {
+        Arguments(parsed: self, argumentNames: Command.arguments.map(\.spec.name),
+                  declared: Set((Command.options.map(\.spec) + Global.options.map(\.spec)).map(\.name)))
+    }
+
+    /// The global options alone (`--help`, `--version`, `--index` …), before a command is chosen.
+    public var globals: Arguments<Global> {
+        Arguments(parsed: self, argumentNames: [], declared: Set(Global.options.map(\.spec.name)))
+    }
 }
 
-/// A small argument parser in the spirit of swift-argument-parser: each option is declared once
-/// in a `CommandSpec`, and both parsing and `--help` text derive from those declarations.
+/// The parsed command line as `Command` may read it: its own flags, options and arguments, and
+/// the `Global` ones. Reading another command's declaration does not compile.
+public struct Arguments<Command>: Sendable {
+    fileprivate let parsed: ParsedArguments
+    fileprivate let argumentNames: [String]
+    fileprivate let declared: Set<String>
+
+    fileprivate func occurrences(_ spec: OptionSpec) -> [String] {
+        precondition(declared.contains(spec.name), "--\(spec.name) is read but not listed in the options of \(Command.self)")
+        return parsed.options[spec.name] ?? []
+    }
+
+    fileprivate func convert<Value>(_ spec: OptionSpec, _ conversion: ValueConversion<Value>) throws(ReindexError) -> Value? {
+        let given = occurrences(spec)
+        return given.isEmpty ? nil : try conversion.convert(spec.name, given)
+    }
+
+    fileprivate func positional(_ spec: ArgumentSpec) -> String? {
+        guard let index = argumentNames.firstIndex(of: spec.name) else {
+            preconditionFailure("\(spec.name) is read but not listed in the arguments of \(Command.self)")
+        }
+        return index < parsed.positional.count ? parsed.positional[index] : nil
+    }
+
+    /// Whether the flag was given.
+    public subscript(_ flag: Flag<Command>) -> Bool { !occurrences(flag.spec).isEmpty }
+    /// How often the flag was given.
+    public func count(_ flag: Flag<Command>) -> Int { occurrences(flag.spec).count }
+    /// The option's value, converted, or nil when it was not given.
+    public func value<Value>(_ option: Option<Command, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
+    /// The option's value, converted, or `defaultValue` when it was not given.
+    public func value<Value>(_ option: Option<Command, Value>, default defaultValue: Value) throws(ReindexError) -> Value {
+        try convert(option.spec, option.conversion) ?? defaultValue
+    }
+    /// Every occurrence of the option as written, in order.
+    public func occurrences<Value>(_ option: Option<Command, Value>) -> [String] { occurrences(option.spec) }
+    /// A required argument (the parser has checked that it is there).
+    public subscript(_ argument: Argument<Command, String>) -> String { positional(argument.spec) ?? "" }
+    /// An optional argument.
+    public subscript(_ argument: Argument<Command, String?>) -> String? { positional(argument.spec) }
+}
+
+extension Arguments where Command: ReindexCommand {
+    /// Whether the global flag was given.
+    public subscript(_ flag: Flag<Global>) -> Bool { !occurrences(flag.spec).isEmpty }
+    /// How often the global flag was given.
+    public func count(_ flag: Flag<Global>) -> Int { occurrences(flag.spec).count }
+    /// The global option's value, or nil.
+    public func value<Value>(_ option: Option<Global, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
+    /// Every occurrence of the global option as written, in order.
+    public func occurrences<Value>(_ option: Option<Global, Value>) -> [String] { occurrences(option.spec) }
+}
+
+/// A small argument parser in the spirit of swift-argument-parser: each option is declared once,
+/// as a typed constant of its command (`Declarations.swift`), whose `CommandSpec` both parsing and
+/// `--help` text derive from.
 public struct ArgumentParser: Sendable {
     public var toolName: String
     public var summary: String
@@ -208,7 +279,7 @@ public struct ArgumentParser: Sendable {
         if let spec {
             var groups: [String: String] = [:]
             for option in spec.options {
-                guard let group = option.exclusiveGroup, result.has(option.name) else { continue }
+                guard let group = option.exclusiveGroup, result.flag(option.name) else { continue }
                 if let other = groups[group] {
                     throw ReindexError(.usage, "--\(other) and --\(option.name) cannot be used together")
                 }

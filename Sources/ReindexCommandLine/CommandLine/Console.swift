@@ -37,17 +37,23 @@ public enum Console {
     }
 }
 
-/// The state every command starts from: parsed options, resolved paths and the environment.
+/// The state every command starts from: the global options, resolved paths and the environment.
 public struct CommandContext: Sendable {
-    public var arguments: ParsedArguments
     public var paths: HostPaths
     public var environment: [String: String]
-    public var json: Bool { arguments.flag("json") }
+    /// `--json`: print JSON instead of text.
+    public var json: Bool
 
-    public init(arguments: ParsedArguments, environment: [String: String]) {
-        self.arguments = arguments
+    public init(paths: HostPaths, environment: [String: String], json: Bool) {
+        self.paths = paths
         self.environment = environment
-        self.paths = HostPaths(extensionsPath: arguments.value("extensions-path"), index: arguments.value("index"), environment: environment)
+        self.json = json
+    }
+
+    /// From the global options (`--index`, `--extensions-path`, `--json`) and the environment.
+    public init<Command: ReindexCommand>(_ arguments: Arguments<Command>, environment: [String: String]) throws(ReindexError) {
+        self.init(paths: HostPaths(extensionsPath: try arguments.value(Global.extensionsPath), index: try arguments.value(Global.index), environment: environment),
+                  environment: environment, json: arguments[Global.json])
     }
 
     /// Discovers bundles and finds one by identifier, or fails with exit 66 naming what exists.
@@ -93,25 +99,6 @@ extension CommandContext {
             }
         }
         return queued
-    }
-
-    /// A positive whole-number option, or a usage error.
-    public func positiveInteger(_ name: String, default value: Int) throws(ReindexError) -> Int {
-        guard let text = arguments.value(name) else { return value }
-        guard let number = Int(text), number > 0 else { throw ReindexError(.usage, "--\(name) needs a positive whole number, got '\(text)'") }
-        return number
-    }
-
-    /// A non-negative number of seconds, or a usage error.
-    public func seconds(_ name: String, default value: Double) throws(ReindexError) -> Double {
-        guard let text = arguments.value(name) else { return value }
-        guard let number = Double(text), number >= 0, number.isFinite else { throw ReindexError(.usage, "--\(name) needs a number of seconds, got '\(text)'") }
-        return number
-    }
-
-    /// A comma-separated list option.
-    public func list(_ name: String) -> [String]? {
-        arguments.options[name].map { values in values.flatMap { $0.split(separator: ",").map { String($0) } }.filter { !$0.isEmpty } }
     }
 }
 

@@ -18,15 +18,23 @@ public struct RequestSelection: Sendable {
         self.resume = resume
     }
 
-    /// Reads `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume`.
-    public init(_ context: CommandContext) throws(ReindexError) {
-        reason = ReindexReason(context.arguments.value("reason") ?? "forced")
-        resume = context.arguments.flag("resume")
-        if let ids = context.list("ids") {
+    /// What `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume` said (`RequestCommand`).
+    public struct Asked: Sendable {
+        public var ids: [String]?
+        public var idsFrom: String?
+        public var reason: ReindexReason
+        public var resume: Bool
+    }
+
+    /// The request asked for; reads the `--ids-from` file (or stdin) now.
+    public init(_ asked: Asked) throws(ReindexError) {
+        reason = asked.reason
+        resume = asked.resume
+        if let ids = asked.ids {
             guard !ids.isEmpty else { throw ReindexError(.usage, "--ids needs at least one identifier") }
             kind = .reindexItems
             identifiers = ids
-        } else if let file = context.arguments.value("ids-from") {
+        } else if let file = asked.idsFrom {
             var ids: [String] = []
             let bytes: [UInt8]
             if file == "-" {

@@ -8,10 +8,10 @@ import ReindexProtocol
 /// `list`, `status` and `paths` show.
 public enum SandboxReport {
     /// `--require-sandbox` and (for `debug`) `--no-sandbox`, for the command's host paths.
-    public static func options(_ context: CommandContext) throws(ReindexError) -> SandboxOptions {
+    public static func options(required: Bool, disabled: Bool = false, context: CommandContext) throws(ReindexError) -> SandboxOptions {
         var options = SandboxOptions()
-        options.required = context.arguments.flag("require-sandbox")
-        options.disabled = context.arguments.flag("no-sandbox")
+        options.required = required
+        options.disabled = disabled
         if options.required && options.disabled {
             throw ReindexError(.usage, "--require-sandbox and --no-sandbox cannot be used together")
         }

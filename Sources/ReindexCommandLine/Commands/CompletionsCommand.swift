@@ -3,12 +3,34 @@ import ReindexSystem
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func completions(_ context: CommandContext) throws -> Int32 {
-        let name = context.arguments.positional[0]
+/// `reindex completions bash|zsh|fish`: prints the completion script (`CompletionScript`),
+/// generated from the command table.
+public struct CompletionsCommand: ReindexCommand {
+    public static let name = "completions"
+    public static let summary = "print a shell completion script for bash, zsh or fish"
+    public static let discussion = """
+            Commands, options and known option values are completed; bundle identifiers are asked of
+            'reindex list --json' at completion time. Install, for example:
+              bash: reindex completions bash > ~/.local/share/bash-completion/completions/reindex
+              zsh:  reindex completions zsh > ~/.zfunc/_reindex   (with fpath+=~/.zfunc before compinit)
+              fish: reindex completions fish > ~/.config/fish/completions/reindex.fish
+            """
+
+    public static let shell = Argument<Self, String>(
+        "SHELL", help: "bash, zsh or fish", completion: .values(CompletionScript.Shell.allCases.map(\.rawValue)))
+    public static let arguments: [any DeclaredArgument<Self>] = [shell]
+
+    public let shell: CompletionScript.Shell
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        let name = arguments[Self.shell]
         guard let shell = CompletionScript.Shell(rawValue: name) else {
             throw ReindexError(.usage, "no completions for shell '\(name)'; shells: \(CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        self.shell = shell
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
         Console.writeAll(1, Array(CompletionScript.script(for: shell, parser: ReindexCommands.parser).utf8))
         return 0
     }

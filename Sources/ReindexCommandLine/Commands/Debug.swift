@@ -1,10 +1,146 @@
-import ReindexProtocol
-import ReindexStore
-import ReindexSystem
 import ReindexHost
+import ReindexStore
+import ReindexProtocol
+import ReindexSystem
 
-extension Reindex {
-    static func debug(_ context: CommandContext) throws -> Int32 {
-        try DebugRun.execute(context: context)
+/// `reindex debug BUNDLE_ID`: the `mdutil -cr` of this host. Forces a request with every timeout
+/// off, prints how to attach a debugger before the extension does any work, optionally holds it
+/// until one attaches, streams its stderr and traces the protocol (then as `run`, `ForcedRun`).
+public struct DebugCommand: RequestCommand, SandboxedCommand {
+    public static let name = "debug"
+    public static let summary = "run a request in debug mode: no timeouts, attach a debugger, trace the protocol"
+    public static let discussion = """
+            The request runs now, whatever the queue and backoff say, with every timeout off.
+            Before the extension does any work its PID and the attach commands (lldb, gdb, a VS Code
+            launch.json entry) are printed to stderr; its stderr is streamed live, prefixed 'ext|'.
+            With --wait-for-debugger an SDK extension waits in the SDK's gate; any other extension is
+            started stopped just before exec, so attaching and continuing starts it.
+            The process name for attach-by-name tools is the executable's file name.
+            The extension runs in its sandbox, as under 'reindex run' (a debugger attaches to it from
+            outside all the same); the host prints what the sandbox grants.
+            Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
+            """
+
+    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to debug")
+    public static let waitForDebugger = Option<Self, Double>(
+        "wait-for-debugger", optionalValue: "SECONDS",
+        help: "hold the extension until a debugger attaches (give up after SECONDS; default: wait forever)",
+        as: .last { (option, text) throws(ReindexError) in
+            if text.isEmpty { return 0 }
+            guard let seconds = Double(text), seconds >= 0 else {
+                throw ReindexError(.usage, "--\(option) takes a number of seconds, got '\(text)'")
+            }
+            return seconds
+        })
+    /// `--trace` (true: whole payloads with `--trace=full`).
+    public static let trace = Option<Self, Bool>(
+        "trace", optionalValue: "full", help: "print every protocol message with direction, time and size (--trace=full: whole payloads)",
+        completion: .values(["full"]),
+        as: .last { (option, text) throws(ReindexError) in
+            switch text {
+            case "": return false
+            case "full": return true
+            default: throw ReindexError(.usage, "--\(option) takes no value or 'full', got '\(text)'")
+            }
+        })
+    public static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index")
+    public static let printAttach = Flag<Self>("print-attach", help: "print the process name and attach commands, then go on without waiting")
+    public static let noSandbox = Flag<Self>("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)")
+    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    public static var options: [any DeclaredOption<Self>] {
+        requestOptions + [reason, waitForDebugger, trace, scratchIndex, printAttach, noSandbox, requireSandbox]
     }
+
+    public let bundle: String
+    public let request: RequestSelection.Asked
+    /// Seconds to wait for a debugger (0: for ever), or nil not to wait.
+    public let waitSeconds: Double?
+    /// nil: no trace; true: whole payloads.
+    public let traceFull: Bool?
+    public let scratchIndex: Bool
+    public let printAttach: Bool
+    public let noSandbox: Bool
+    public let requireSandbox: Bool
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        bundle = arguments[Self.bundle]
+        request = try Self.request(arguments)
+        waitSeconds = try arguments.value(Self.waitForDebugger)
+        traceFull = try arguments.value(Self.trace)
+        scratchIndex = arguments[Self.scratchIndex]
+        printAttach = arguments[Self.printAttach]
+        noSandbox = arguments[Self.noSandbox]
+        requireSandbox = arguments[Self.requireSandbox]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let bundle = try context.findBundle(self.bundle)
+        let selection = try RequestSelection(request)
+        let waitSeconds = self.waitSeconds, printAttach = self.printAttach
+
+        // The index: the real one, or a throwaway copy of it.
+        var indexPath = context.paths.index
+        var scratchDirectory: String? = nil
+        if scratchIndex {
+            let directory = FileSystem.join(context.environment["TMPDIR"] ?? "/tmp", "reindex-debug-\(getpid())")
+            try FileSystem.makeDirectories(directory)
+            scratchDirectory = directory
+            indexPath = FileSystem.join(directory, "index.sqlite")
+            if FileSystem.exists(context.paths.index) {
+                let real = try IndexStore.open(path: context.paths.index)
+                do { try real.copy(to: indexPath) } catch {
+                    throw ReindexError(.ioError, "cannot copy the index to a scratch file: \(error)")
+                }
+            }
+            Console.err("debug: using a scratch copy of the index: \(indexPath) (removed afterwards)")
+        }
+        defer { if let scratchDirectory { BundleLint.removeTree(scratchDirectory) } }
+        var scratchContext = context
+        scratchContext.paths.index = indexPath
+        if scratchDirectory != nil { scratchContext.paths.logs = FileSystem.join(scratchDirectory!, "logs") }
+        let store = try scratchContext.openStore()
+
+        var options = SessionOptions()
+        options.debug = true
+        options.sandbox = try SandboxReport.options(required: requireSandbox, disabled: noSandbox, context: context)
+        options.sandbox.paths = scratchContext.paths
+        // Against a scratch copy the real index, locks and logs stay out of reach too.
+        if scratchDirectory != nil { options.sandbox.alsoProtect = [context.paths] }
+        // No timeouts at all: after the acknowledgement the extension may sit at a breakpoint
+        // for as long as the developer likes; Ctrl-C moves the shutdown on.
+        options.exitGraceSeconds = .infinity
+        options.waitForDebuggerSeconds = waitSeconds
+        let gate = Debugging.implementsGate(bundle)
+        // --print-attach prints the commands and goes on: nothing waits.
+        if printAttach { options.waitForDebuggerSeconds = nil }
+        options.holdBeforeExecSeconds = (printAttach || gate) ? nil : waitSeconds
+        let name = Debugging.processName(bundle)
+        options.onStderrLine = { Console.err("ext| \($0)") }
+        if let traceFull {
+            let printer = TracePrinter(full: traceFull)
+            options.onTrace = { printer.record($0, $1) }
+        }
+        // Read here, not in the closure: capturing `options` would box it, and the box would hold
+        // the closure that holds the box (a cycle LeakSanitizer reports).
+        let heldBeforeExec = options.holdBeforeExecSeconds != nil
+        options.onSpawn = { process in
+            Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name)")
+            if let launch = process.launch { Console.err("debug: \(launch.summary)") }
+            Console.err("debug: timeouts are off; attach with one of:")
+            for command in Debugging.attachCommands(pid: process.pid, bundle: bundle) { Console.err("  \(command)") }
+            guard let waitSeconds, !printAttach else { return }
+            let how = heldBeforeExec
+                ? "it is held just before exec; attach, then continue: the debugger follows the exec into the extension"
+                : "it waits in the SDK's debugger gate"
+            let limit = waitSeconds > 0 ? " (giving up after \(Int(waitSeconds)) s)" : ""
+            Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit); \(how)")
+            let attached = Debugging.waitForTracer(pid: process.pid, seconds: waitSeconds)
+            if attached {
+                Console.err("debug: debugger attached to pid \(process.pid)")
+            } else {
+                Console.err("debug: no debugger attached within \(Int(waitSeconds)) s; going on without one")
+            }
+        }
+        return try ForcedRun.execute(context: scratchContext, bundle: bundle, selection: selection, options: options, store: store).status
+        }
 }

@@ -3,15 +3,43 @@ import ReindexSystem
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func new(_ context: CommandContext) throws -> Int32 {
-        let arguments = context.arguments
-        guard arguments.positional.count == 2 else {
-            throw ReindexError(.usage, "'new' needs LANGUAGE and NAME; usage: reindex \(ReindexCommands.parser.synopsis(ReindexCommands.new))")
-        }
+/// `reindex new swift|python|typescript NAME`: writes a working extension project to start from.
+public struct NewCommand: ReindexCommand {
+    public static let name = "new"
+    public static let summary = "write a working extension project (manifest, handlers with a batch loop, README) to start from"
+    public static let discussion = """
+            Python and TypeScript projects are bundles as written: 'reindex validate DIR --run' passes. A Swift
+            project is a bundle once built ('swift build'; its manifest names .build/debug/NAME). The project finds
+            the SDK of the ReindexHost checkout this reindex was built from (or $REINDEX_SOURCE_ROOT,
+            $REINDEX_PYTHON_SDK, $REINDEX_TS_SDK when set); its README says how to vendor it instead.
+            Exit status: 0 written, 64 bad NAME, language or --id, 73 the output exists and is not empty.
+            """
+
+    public static let language = Argument<Self, String>(
+        "LANGUAGE", help: "swift, python or typescript", completion: .values(NewExtension.Language.allCases.map(\.rawValue)))
+    public static let extensionName = Argument<Self, String>(
+        "NAME", help: "the extension's name: a letter, then letters, digits and _ (its type, executable and directory)")
+    public static let id = Option<Self, String>(
+        "id", value: "BUNDLE_ID", help: "the bundle identifier (default com.example.<name in lower case>.indexer)", completion: CompletionKind.none)
+    public static let output = Option<Self, String>("output", value: "DIR", help: "where to write the project (default ./NAME); must be new or empty")
+    public static let arguments: [any DeclaredArgument<Self>] = [language, extensionName]
+    public static let options: [any DeclaredOption<Self>] = [id, output]
+
+    public let language: String
+    public let extensionName: String
+    public let bundleIdentifier: String?
+    public let output: String?
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        language = arguments[Self.language]
+        extensionName = arguments[Self.extensionName]
+        bundleIdentifier = try arguments.value(Self.id)
+        output = try arguments.value(Self.output)
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
         let options = try NewExtension.Options(
-            language: arguments.positional[0], name: arguments.positional[1],
-            bundleIdentifier: arguments.value("id"), output: arguments.value("output"), environment: context.environment)
+            language: language, name: extensionName, bundleIdentifier: bundleIdentifier, output: output, environment: context.environment)
         let result = try NewExtension.write(options)
         if context.json {
             Console.json(.object([

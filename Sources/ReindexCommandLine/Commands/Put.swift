@@ -3,9 +3,28 @@ import ReindexSystem
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func put(_ context: CommandContext) throws -> Int32 {
-        let bundle = context.arguments.positional[0]
+/// `reindex put BUNDLE_ID`: indexes the items read from stdin, one JSON item per line.
+public struct PutCommand: ReindexCommand {
+    public static let name = "put"
+    public static let summary = "index items read from stdin (one JSON item per line) for a bundle"
+    public static let discussion = """
+            A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
+            skipped; the rest is applied together in one short transaction at the end of input (nothing is visible
+            before). No more than one line is held in memory.
+            Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
+            """
+
+    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle the items belong to")
+    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
+
+    public let bundle: String
+
+    public init(_ arguments: Arguments<Self>) {
+        bundle = arguments[Self.bundle]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let bundle = self.bundle
         guard Manifest.isValidBundleIdentifier(bundle) else {
             throw ReindexError(.usage, "\(bundle): not a valid bundle identifier")
         }
@@ -45,27 +64,5 @@ extension Reindex {
             throw error
         }
         return rejected > 0 ? ReindexError.Code.invalidData.exitCode : 0
-    }
-
-    static func delete(_ context: CommandContext) throws -> Int32 {
-        let bundle = context.arguments.positional[0]
-        let store = try context.openStore()
-        let index = LocalIndex(store: store, bundleIdentifier: bundle)
-        let deleted: Int
-        if let ids = context.list("ids") {
-            deleted = try index.delete(identifiers: ids)
-        } else if let domains = context.list("domains") {
-            deleted = try index.delete(domainIdentifiers: domains)
-        } else if context.arguments.flag("all") {
-            deleted = try index.deleteAll()
-        } else {
-            throw ReindexError(.usage, "delete needs --ids, --domains or --all")
-        }
-        if context.json {
-            Console.json(.object([("bundleIdentifier", .string(bundle)), ("deleted", .integer(Int64(deleted)))]))
-        } else {
-            Console.out("\(bundle): deleted \(deleted) item(s)")
-        }
-        return 0
     }
 }

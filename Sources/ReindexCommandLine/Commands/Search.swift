@@ -4,38 +4,98 @@ import Foundation
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func search(_ context: CommandContext) throws -> Int32 {
-        let query = context.arguments.positional[0]
-        let arguments = context.arguments
-        var options = QueryOptions(bundle: arguments.value("bundle"), domain: arguments.value("domain"),
-                                   limit: try context.positiveInteger("limit", default: 20), after: arguments.value("after"))
-        for key in arguments.options["sort"] ?? [] { options.sort.append(try QuerySort(parsing: key)) }
+/// `reindex search QUERY`: full-text search with the query language over live items, best first;
+/// or the number of matches (`--count`), or counts per value (`--facet`).
+public struct SearchCommand: ReindexCommand {
+    public static let name = "search"
+    public static let summary = "search live items with words and the query language, best first"
+    public static let discussion = """
+            Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
+            alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
+            whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
+            Exit status: 0 (also when nothing matches), 65 a malformed query (the message gives its position).
+            """
+
+    public static let query = Argument<Self, String>(
+        "QUERY", help: "words (each also matches as a prefix: eng finds engineering) and/or comparisons: rating >= 4 && title == \"dune*\"cd (see docs/QUERIES.md)")
+    public static let bundle = Option<Self, String>("bundle", value: "ID", help: "only this bundle's items", completion: .bundleIdentifier)
+    public static let domain = Option<Self, String>("domain", value: "D", help: "only items in this domain or its subdomains")
+    public static let limit = Option<Self, Int>("limit", value: "N", help: "at most N results (default 20)", as: .positiveInteger)
+    public static let sort = Option<Self, [QuerySort]>(
+        "sort", value: "ATTR[:asc|:desc]", help: "order by an attribute instead of relevance; repeat for ties (then bundle and identifier)",
+        as: ValueConversion { (_, keys) throws(ReindexError) in
+            var sort: [QuerySort] = []
+            for key in keys { sort.append(try QuerySort(parsing: key)) }
+            return sort
+        })
+    public static let after = Option<Self, String>("after", value: "CURSOR", help: "the page after this cursor (nextCursor of the previous page)")
+    public static let count = Flag<Self>("count", help: "print only the exact number of matches")
+    public static let fields = Option<Self, [String]>("fields", value: "A,B,…", help: "only these attributes in each result", as: .commaList)
+    public static let facet = Option<Self, [String]>(
+        "facet", value: "ATTR",
+        help: "count the matches per value of a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …); repeatable",
+        as: .repeated)
+    public static let facetTop = Option<Self, Int>("facet-top", value: "N", help: "the N most common values of each facet (default 10)", as: .positiveInteger)
+    public static let markers = Option<Self, (open: String, close: String)>(
+        "markers", value: "OPEN,CLOSE", help: "what marks matched words in JSON snippets (default [,])",
+        as: .last { (option, text) throws(ReindexError) in
+            let parts = text.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2 else { throw ReindexError(.usage, "--\(option) \(text): expected OPEN,CLOSE (e.g. '<b>,</b>')") }
+            return (parts[0], parts[1])
+        })
+    public static let arguments: [any DeclaredArgument<Self>] = [query]
+    public static let options: [any DeclaredOption<Self>] = [bundle, domain, limit, sort, after, count, fields, facet, facetTop, markers]
+
+    public let query: String
+    public let bundle: String?
+    public let domain: String?
+    public let limit: Int
+    public let sort: [QuerySort]
+    public let after: String?
+    public let count: Bool
+    public let fields: [String]?
+    public let facets: [String]
+    public let facetTop: Int
+    public let markers: (open: String, close: String)?
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        query = arguments[Self.query]
+        bundle = try arguments.value(Self.bundle)
+        domain = try arguments.value(Self.domain)
+        limit = try arguments.value(Self.limit, default: 20)
+        sort = try arguments.value(Self.sort, default: [])
+        after = try arguments.value(Self.after)
+        count = arguments[Self.count]
+        fields = try arguments.value(Self.fields)
+        facets = try arguments.value(Self.facet, default: [])
+        facetTop = try arguments.value(Self.facetTop, default: 10)
+        markers = try arguments.value(Self.markers)
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        var options = QueryOptions(bundle: bundle, domain: domain, limit: limit, after: after)
+        options.sort = sort
         if let after = options.after, !QueryCursor.isValid(after) {
             throw ReindexError(.invalidData, "--after: not a cursor this reindex wrote (use nextCursor of the previous page)")
         }
         let terminal = !context.json && isatty(1) == 1 && context.environment["NO_COLOR"] == nil
         if terminal {
             options.snippetMarkers = ("\u{1B}[1;7m", "\u{1B}[0m")
-        } else if let markers = arguments.value("markers") {
-            let parts = markers.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 2 else { throw ReindexError(.usage, "--markers \(markers): expected OPEN,CLOSE (e.g. '<b>,</b>')") }
-            options.snippetMarkers = (parts[0], parts[1])
+        } else if let markers {
+            options.snippetMarkers = (markers.open, markers.close)
         } else if !context.json {
             options.snippetMarkers = ("", "")
         }
         let store = try context.openStore()
-        if arguments.flag("count") {
+        if count {
             let n = try store.count(query, options: options)
             if context.json { Console.json(.object([("count", .integer(Int64(n)))])) } else { Console.out(String(n)) }
             return 0
         }
-        let facets = arguments.options["facet"] ?? []
         if !facets.isEmpty {
-            let top = try context.positiveInteger("facet-top", default: 10)
             var members: [(String, JSONValue)] = []
             for attribute in facets {
-                let counts = try store.facet(query, attribute: attribute, top: top, options: options)
+                let counts = try store.facet(query, attribute: attribute, top: facetTop, options: options)
                 if context.json {
                     members.append((attribute, .array(counts.map { .object([("value", .string($0.value)), ("count", .integer(Int64($0.count)))]) })))
                 } else {
@@ -48,7 +108,7 @@ extension Reindex {
             return 0
         }
         var page = try store.query(query, options: options)
-        if let fields = context.list("fields") {
+        if let fields {
             for n in page.results.indices {
                 let kept = (page.results[n].attributes.objectValue ?? []).filter { fields.contains($0.0) }
                 page.results[n].attributes = .object(kept)
@@ -58,56 +118,8 @@ extension Reindex {
             Console.json(.object([("results", .array(page.results.map(\.json))), ("nextCursor", page.nextCursor.map(JSONValue.string) ?? .null)]))
             return 0
         }
-        printResults(page.results, context: context, empty: "No items match '\(query)'.")
+        ResultList.print(page.results, context: context, empty: "No items match '\(query)'.")
         if let next = page.nextCursor { Console.out("(more: --after \(next))") }
         return 0
-    }
-
-    static func show(_ context: CommandContext) throws -> Int32 {
-        let bundle = context.arguments.positional[0], identifier = context.arguments.positional[1]
-        let store = try context.openStore()
-        guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier) else {
-            throw ReindexError(.bundleNotFound, "\(bundle): no live item '\(identifier)'")
-        }
-        if context.json {
-            Console.json(record.json)
-            return 0
-        }
-        let r = record.result
-        Console.out("\(r.title ?? r.uniqueIdentifier)  [\(r.bundleIdentifier) \(r.uniqueIdentifier)]")
-        Console.out("  domain: \(r.domainIdentifier ?? "-")")
-        Console.out("  expires: \(r.expiration.map { RFC3339.format($0) + (record.expired ? " (expired)" : "") } ?? "never")")
-        Console.out("  generation: \(record.generation)\(record.generationCommitted.map { ", made live " + RFC3339.format($0) } ?? "")")
-        for (key, value) in r.attributes.objectValue ?? [] {
-            Console.out("  \(key): \(value.stringValue ?? String(decoding: JSONWriter.bytes(value), as: UTF8.self))")
-        }
-        return 0
-    }
-
-    static func items(_ context: CommandContext) throws -> Int32 {
-        let bundle = context.arguments.positional[0]
-        let limit = try context.positiveInteger("limit", default: 100)
-        let store = try context.openStore()
-        let results = try store.items(bundle: bundle, domain: context.arguments.value("domain"), limit: limit)
-        printResults(results, context: context, empty: "No items are indexed for \(bundle).")
-        return 0
-    }
-
-    static func printResults(_ results: [SearchResult], context: CommandContext, empty: String) {
-        if context.json {
-            Console.json(.object([("results", .array(results.map(\.json)))]))
-            return
-        }
-        if results.isEmpty { Console.out(empty); return }
-        for result in results {
-            let title = result.title ?? result.uniqueIdentifier
-            let line = "\(title)  [\(result.bundleIdentifier) \(result.uniqueIdentifier)]"
-            Console.out(line)
-            if let snippet = result.snippet {
-                Console.out("    \(snippet.text)")
-            } else if let description = result.attributes["contentDescription"]?.stringValue {
-                Console.out("    \(description)")
-            }
-        }
     }
 }

@@ -3,15 +3,58 @@ import ReindexStore
 import ReindexSystem
 import ReindexHost
 
-extension Reindex {
-    static func serve(_ context: CommandContext) throws -> Int32 {
+/// `reindex serve`: the service (`Server`): works the queue, refreshes expiring items, recovers a
+/// lost index and follows bundle changes until SIGTERM or SIGINT.
+public struct ServeCommand: ReindexCommand {
+    public static let name = "serve"
+    public static let summary = "run as a service: work the queue, refresh expiring items, recover a lost index, follow bundle changes"
+    public static let discussion = """
+            Runs until SIGTERM or SIGINT: stops taking work, cancels running requests with $/cancel (they
+            return to the queue), and exits 0. SIGHUP rescans the search path. A new bundle, or one whose
+            version or executable changed, gets reindexAll (bundleChanged); a missing or corrupt index at
+            start or while running is moved aside and every bundle gets reindexAll (indexLost); items
+            expiring within a bundle's refreshBeforeExpirySeconds get one reindexItems (expiring); expired
+            items are purged. Requests queued with 'reindex run --queue' are picked up without a restart.
+            Logs go to stderr, one line each: TIME serve LEVEL: message. Only one serve per index.
+            Extensions run sandboxed (docs/SECURITY.md); where the system has no Landlock, serve says so
+            once at start and runs them unsandboxed, unless --require-sandbox is given.
+            """
+
+    public static let concurrency = Option<Self, Int>(
+        "concurrency", value: "N", help: "at most N extensions at a time (default 2; never two of one bundle)", as: .positiveInteger)
+    public static let removalGrace = Option<Self, Double>(
+        "removal-grace", value: "SECONDS", help: "remove a bundle's items this long after it left the search path (default 3600)", as: .seconds)
+    public static let rescan = Option<Self, Double>(
+        "rescan", value: "SECONDS", help: "rescan the search path at least this often (default 5; inotify also triggers rescans)", as: .seconds)
+    public static let retryBase = Option<Self, Double>(
+        "retry-base", value: "SECONDS", help: "first retry delay; doubles with each failed attempt (default 5, at most 1 h)", as: .seconds)
+    public static let requireSandbox = Flag<Self>(
+        "require-sandbox",
+        help: "run no extension unsandboxed: exit 69 at start where the system has no Landlock; a bundle with \"sandbox\": false fails its requests")
+    public static let options: [any DeclaredOption<Self>] = [concurrency, removalGrace, rescan, retryBase, requireSandbox]
+
+    public let concurrency: Int
+    public let removalGraceSeconds: Double
+    public let rescanSeconds: Double
+    public let retryBaseSeconds: Double
+    public let requireSandbox: Bool
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        concurrency = try arguments.value(Self.concurrency, default: 2)
+        removalGraceSeconds = try arguments.value(Self.removalGrace, default: 3600)
+        rescanSeconds = try arguments.value(Self.rescan, default: 5)
+        retryBaseSeconds = try arguments.value(Self.retryBase, default: 5)
+        requireSandbox = arguments[Self.requireSandbox]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
         var options = ServeOptions()
         options.environment = context.environment
-        options.concurrency = try context.positiveInteger("concurrency", default: 2)
-        options.removalGraceSeconds = try context.seconds("removal-grace", default: 3600)
-        options.rescanSeconds = try context.seconds("rescan", default: 5)
-        options.backoff.baseSeconds = try context.seconds("retry-base", default: 5)
-        options.sandbox = try SandboxReport.options(context)
+        options.concurrency = concurrency
+        options.removalGraceSeconds = removalGraceSeconds
+        options.rescanSeconds = rescanSeconds
+        options.backoff.baseSeconds = retryBaseSeconds
+        options.sandbox = try SandboxReport.options(required: requireSandbox, context: context)
         let server = try Server(paths: context.paths, options: options)
         return server.run()
     }

@@ -3,8 +3,29 @@ import ReindexSystem
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func status(_ context: CommandContext) throws -> Int32 {
+/// `reindex status`: index health, per-bundle item counts, running, queued and failed requests,
+/// last runs.
+public struct StatusCommand: ReindexCommand {
+    public static let name = "status"
+    public static let summary = "index health, per-bundle item counts, running, queued and failed requests, last runs"
+    public static let discussion = """
+            A running request is shown with its extension's last progress. A failed request counts until a later
+            run of the bundle succeeds (any reindexAll, or a reindexItems after a failed reindexItems); then it is
+            moot, and only --failed lists it. A bundle the index knows but the search path no longer has is marked
+            'not installed': 'reindex serve' removes its items after its removal grace (default 1 hour).
+            """
+
+    public static let failed = Flag<Self>("failed", help: "also list failed requests that a later success made moot")
+    public static let options: [any DeclaredOption<Self>] = [failed]
+
+    /// `--failed`: also the failed requests a later success made moot.
+    public let showMoot: Bool
+
+    public init(_ arguments: Arguments<Self>) {
+        showMoot = arguments[Self.failed]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.
@@ -18,7 +39,6 @@ extension Reindex {
         }
         let healthy = store.openReport.lostReason == nil
         let installed = Set(discovered.map(\.key))
-        let showMoot = context.arguments.flag("failed")
         let moot: [String: [QueuedRequest]] = showMoot
             ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
         func progressJSON(_ progress: ProgressParams) -> JSONValue {
@@ -41,7 +61,7 @@ extension Reindex {
                         ("failed", .integer(Int64(status.failed))),
                     ]
                     if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
-                    if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
+                    if let run = status.lastRun { members.append(("lastRun", Self.runJSON(run))) }
                     members.append(("running", .array(status.runningRequests.map { running in
                         var fields: [(String, JSONValue)] = [
                             ("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
@@ -112,52 +132,5 @@ extension Reindex {
             ("deleted", .integer(Int64(run.counts.deleted))), ("rejected", .integer(Int64(run.counts.rejected))),
             ("error", run.error.map(JSONValue.string) ?? .null),
         ])
-    }
-
-    static func check(_ context: CommandContext) throws -> Int32 {
-        let store = try context.openStore()
-        let quick = context.arguments.flag("quick")
-        var problems = try store.integrityCheck(quick: quick, fullText: !quick)
-        var leftovers: [String] = []
-        if problems.isEmpty {
-            // The file is sound; now the index's own invariants.
-            do {
-                let invariants = try store.checkInvariants()
-                problems = invariants.problems
-                leftovers = invariants.leftovers
-            } catch {
-                guard error.isCorruption else { throw error }
-                problems.append(error.message)
-            }
-        }
-        let lost = store.openReport.lostReason
-        if context.json {
-            Console.json(.object([("index", .string(store.path)), ("healthy", .bool(problems.isEmpty && lost == nil)),
-                                  ("problems", .array(problems.map(JSONValue.string))),
-                                  ("leftovers", .array(leftovers.map(JSONValue.string))),
-                                  ("lostReason", lost.map(JSONValue.string) ?? .null)]))
-        } else {
-            if problems.isEmpty && lost == nil { Console.out("\(store.path): healthy") }
-            if let lost { Console.out("\(store.path): was lost (\(lost)) and has been recreated; rebuilds are queued") }
-            for problem in problems { Console.out("\(store.path): \(problem)") }
-            for leftover in leftovers { Console.out("\(store.path): leftover, swept by the next run or serve: \(leftover)") }
-        }
-        if !problems.isEmpty {
-            Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
-            return ReindexError.Code.invalidData.exitCode
-        }
-        return 0
-    }
-
-    static func reset(_ context: CommandContext) throws -> Int32 {
-        let aside = try IndexStore.erase(path: context.paths.index)
-        let store = try IndexStore.open(path: context.paths.index)
-        let queued = context.queueIndexLost(store)
-        if context.json {
-            Console.json(.object([("index", .string(store.path)), ("keptAs", aside.map(JSONValue.string) ?? .null), ("queued", .integer(Int64(queued)))]))
-        } else {
-            Console.out("\(store.path): erased" + (aside.map { " (the old database is kept as \($0))" } ?? "") + "; queued reindexAll (indexLost) for \(queued) bundle(s)")
-        }
-        return 0
     }
 }

@@ -3,9 +3,53 @@ import ReindexSystem
 import ReindexHost
 import ReindexProtocol
 
-extension Reindex {
-    static func validate(_ context: CommandContext) throws -> Int32 {
-        let directory = context.arguments.positional[0]
+/// `reindex validate DIR [--run [--check NAME]]`: checks one bundle directory; with `--run`, the
+/// conformance suite (`BundleLint`).
+public struct ValidateCommand: SandboxedCommand {
+    public static let name = "validate"
+    public static let summary = "check one bundle directory"
+    public static let discussion = """
+            Shows what the extension's sandbox lets it use besides the system (its directory, its
+            interpreter's installation, its data and temporary directories, the manifest's
+            sandbox.read and sandbox.write), and warns when its manifest turns the sandbox off.
+            --run prints one line per check (pass, fail or skipped, with its evidence), or with --json
+            {"bundleIdentifier", "valid", "checks": [{"name", "rule", "result", "evidence"}], "put", "deleted", "rejected"}.
+            A check stops at the first violation that decides it; it never waits out a timeout.
+            Exit status: 0 valid (with --run: every check passed), 65 invalid manifest (also: a declared
+            path inside the index, the logs or another bundle) or a failed check, 66 no such directory,
+            69 --require-sandbox refused to run it unsandboxed.
+            """
+
+    public static let directory = Argument<Self, String>("DIR", help: "the bundle directory (holding manifest.json)")
+    public static let runSuite = Flag<Self>(
+        "run", help: "also run the conformance suite: start the extension against a scratch index and check every rule of the protocol")
+    public static let check = Option<Self, String>(
+        "check", value: "NAME",
+        help: "with --run, run only this check (initialize, version-negotiation, reindexAll, reindexAll-resume, reindexItems, unknown-request, cancel, batch-commit, stdout-clean, exit, no-leftover-processes)")
+    public static let arguments: [any DeclaredArgument<Self>] = [directory]
+    public static let options: [any DeclaredOption<Self>] = [runSuite, check, requireSandbox]
+
+    public let directory: String
+    public let runSuite: Bool
+    public let check: String?
+    public let requireSandbox: Bool
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        directory = arguments[Self.directory]
+        runSuite = arguments[Self.runSuite]
+        check = try arguments.value(Self.check)
+        requireSandbox = arguments[Self.requireSandbox]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        // The manifest's warnings (misspelt keys) first, on stderr, one `warning:` line each.
+        if case .success(let bundle) = Discovery.load(directory: directory) {
+            for warning in bundle.warnings { Console.err("warning: \(warning)") }
+        }
+        return try validate(context)
+    }
+
+    func validate(_ context: CommandContext) throws -> Int32 {
         guard FileSystem.isDirectory(directory) else {
             throw ReindexError(.bundleNotFound, "\(directory): no such bundle directory")
         }
@@ -15,7 +59,7 @@ extension Reindex {
         case .failure(let problem):
             throw ReindexError(.invalidData, problem.reason)
         }
-        let sandbox = try SandboxReport.options(context)
+        let sandbox = try SandboxReport.options(required: requireSandbox, context: context)
         // The sandbox it would get here: a declared path inside the index, the logs or another
         // bundle makes the manifest invalid (65).
         var profile: SandboxProfile? = nil
@@ -23,7 +67,7 @@ extension Reindex {
             profile = try SandboxProfile.preview(bundle: bundle, paths: context.paths, hostEnvironment: context.environment)
         }
         let warnings = SandboxReport.bundleWarning(bundle).map { ["\(bundle.identifier): \($0)"] } ?? []
-        if context.arguments.flag("run") {
+        if runSuite {
             return try lint(bundle, context, sandbox: sandbox, warnings: warnings)
         }
         if context.json {
@@ -39,13 +83,13 @@ extension Reindex {
         return 0
     }
 
-    static func lint(_ bundle: DiscoveredBundle, _ context: CommandContext, sandbox: SandboxOptions, warnings: [String]) throws -> Int32 {
+    func lint(_ bundle: DiscoveredBundle, _ context: CommandContext, sandbox: SandboxOptions, warnings: [String]) throws -> Int32 {
         for warning in SandboxSupport.current.warnings(for: bundle, options: sandbox) where !sandbox.required {
             Console.err("warning: \(warning)")
         }
         // Refused before any check runs: the suite would only fail every check for the same reason.
         try SandboxLaunch.checkRequired(bundle: bundle, options: sandbox)
-        let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: context.arguments.value("check"), sandbox: sandbox)
+        let report = try BundleLint.run(bundle: bundle, environment: context.environment, only: check, sandbox: sandbox)
         let status: Int32 = report.passed ? 0 : ReindexError.Code.invalidData.exitCode
         if context.json {
             Console.json(.object([

@@ -145,17 +145,10 @@ public final class IndexStore {
         return prepared
     }
 
-    /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolling back on error.
+    /// Runs `body` in one write transaction (BEGIN IMMEDIATE … COMMIT), rolling back on error;
+    /// inside a transaction already open, it just runs.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            let result = try body()
-            try connection.execute("COMMIT")
-            return result
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
+        try within("BEGIN IMMEDIATE", body, { $0 })
     }
 
     /// Runs `body` as one read transaction: every statement in it sees the same snapshot of the
@@ -166,13 +159,18 @@ public final class IndexStore {
     }
 
     /// Runs `body` between `begin` and COMMIT (ROLLBACK on error), or just runs it inside a
-    /// transaction already open: the one mechanism under `read` and `writeTransaction`.
+    /// transaction already open: the one mechanism under `read`, `writeTransaction` and
+    /// `transaction`. `wrap` turns the store's own errors into the caller's error type.
     func within<T>(_ begin: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try within(begin, body, { $0 })
+    }
+
+    func within<T, E: Error>(_ begin: String, _ body: () throws(E) -> T, _ wrap: (SQLiteError) -> E) throws(E) -> T {
         if connection.isInTransaction { return try body() }
-        try connection.execute(begin)
-        do throws(SQLiteError) {
+        do { try connection.execute(begin) } catch { throw wrap(error) }
+        do throws(E) {
             let result = try body()
-            try connection.execute("COMMIT")
+            do { try connection.execute("COMMIT") } catch { throw wrap(error) }
             return result
         } catch {
             try? connection.execute("ROLLBACK")

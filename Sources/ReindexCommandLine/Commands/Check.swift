@@ -1,0 +1,62 @@
+import ReindexStore
+import ReindexSystem
+import ReindexHost
+import ReindexProtocol
+
+/// `reindex check`: the index's integrity: SQLite's, the full-text index's and the index's own
+/// invariants.
+public struct CheckCommand: ReindexCommand {
+    public static let name = "check"
+    public static let summary = "check the index's integrity (SQLite, the full-text index and the index's own invariants)"
+    public static let discussion = """
+            Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
+            known bundle, every live generation a reindexAll that made it, and every invisible row a running or
+            resumable writer. Rows left by a writer that is gone are listed as leftovers (the next run of the bundle or
+            'reindex serve' sweeps them); they do not make the index unhealthy.
+            Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions),
+            75 the index stayed busy (try again later).
+            """
+
+    public static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")
+    public static let options: [any DeclaredOption<Self>] = [quick]
+
+    public let quick: Bool
+
+    public init(_ arguments: Arguments<Self>) {
+        quick = arguments[Self.quick]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        var problems = try store.integrityCheck(quick: quick, fullText: !quick)
+        var leftovers: [String] = []
+        if problems.isEmpty {
+            // The file is sound; now the index's own invariants.
+            do {
+                let invariants = try store.checkInvariants()
+                problems = invariants.problems
+                leftovers = invariants.leftovers
+            } catch {
+                guard error.isCorruption else { throw error }
+                problems.append(error.message)
+            }
+        }
+        let lost = store.openReport.lostReason
+        if context.json {
+            Console.json(.object([("index", .string(store.path)), ("healthy", .bool(problems.isEmpty && lost == nil)),
+                                  ("problems", .array(problems.map(JSONValue.string))),
+                                  ("leftovers", .array(leftovers.map(JSONValue.string))),
+                                  ("lostReason", lost.map(JSONValue.string) ?? .null)]))
+        } else {
+            if problems.isEmpty && lost == nil { Console.out("\(store.path): healthy") }
+            if let lost { Console.out("\(store.path): was lost (\(lost)) and has been recreated; rebuilds are queued") }
+            for problem in problems { Console.out("\(store.path): \(problem)") }
+            for leftover in leftovers { Console.out("\(store.path): leftover, swept by the next run or serve: \(leftover)") }
+        }
+        if !problems.isEmpty {
+            Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
+            return ReindexError.Code.invalidData.exitCode
+        }
+        return 0
+    }
+}

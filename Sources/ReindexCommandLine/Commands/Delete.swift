@@ -1,0 +1,57 @@
+import ReindexStore
+import ReindexSystem
+import ReindexHost
+import ReindexProtocol
+
+/// `reindex delete BUNDLE_ID (--ids … | --domains … | --all)`: removes items of a bundle.
+public struct DeleteCommand: ReindexCommand {
+    public static let name = "delete"
+    public static let summary = "remove items of a bundle"
+
+    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle")
+    public static let ids = Option<Self, [String]>("ids", value: "ID[,ID…]", help: "these items", exclusiveGroup: "what", as: .commaList)
+    public static let domains = Option<Self, [String]>(
+        "domains", value: "D[,D…]", help: "every item in these domains and their subdomains", exclusiveGroup: "what", as: .commaList)
+    public static let all = Flag<Self>("all", help: "every item of the bundle", exclusiveGroup: "what")
+    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    public static let options: [any DeclaredOption<Self>] = [ids, domains, all]
+
+    /// What to remove.
+    public enum What: Sendable, Equatable {
+        case ids([String]), domains([String]), all
+    }
+
+    public let bundle: String
+    /// nil when none of `--ids`, `--domains`, `--all` was given (a usage error when run).
+    public let what: What?
+
+    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+        bundle = arguments[Self.bundle]
+        if let ids = try arguments.value(Self.ids) {
+            what = .ids(ids)
+        } else if let domains = try arguments.value(Self.domains) {
+            what = .domains(domains)
+        } else {
+            what = arguments[Self.all] ? .all : nil
+        }
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let bundle = self.bundle
+        let store = try context.openStore()
+        let index = LocalIndex(store: store, bundleIdentifier: bundle)
+        let deleted: Int
+        switch what {
+        case .ids(let ids): deleted = try index.delete(identifiers: ids)
+        case .domains(let domains): deleted = try index.delete(domainIdentifiers: domains)
+        case .all: deleted = try index.deleteAll()
+        case nil: throw ReindexError(.usage, "delete needs --ids, --domains or --all")
+        }
+        if context.json {
+            Console.json(.object([("bundleIdentifier", .string(bundle)), ("deleted", .integer(Int64(deleted)))]))
+        } else {
+            Console.out("\(bundle): deleted \(deleted) item(s)")
+        }
+        return 0
+    }
+}

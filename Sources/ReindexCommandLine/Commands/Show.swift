@@ -1,0 +1,43 @@
+import ReindexStore
+import ReindexSystem
+import ReindexHost
+import ReindexProtocol
+
+/// `reindex show BUNDLE_ID UNIQUE_ID`: one live item, whole.
+public struct ShowCommand: ReindexCommand {
+    public static let name = "show"
+    public static let summary = "print one live item whole: attributes, domain, expiration, generation"
+    public static let discussion = "Exit status: 0, or 66 when the bundle has no such live item."
+
+    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle", completion: .bundleIdentifier)
+    public static let identifier = Argument<Self, String>("UNIQUE_ID", help: "the item's identifier")
+    public static let arguments: [any DeclaredArgument<Self>] = [bundle, identifier]
+
+    public let bundle: String
+    public let identifier: String
+
+    public init(_ arguments: Arguments<Self>) {
+        bundle = arguments[Self.bundle]
+        identifier = arguments[Self.identifier]
+    }
+
+    public func run(_ context: CommandContext) throws -> Int32 {
+        let store = try context.openStore()
+        guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier) else {
+            throw ReindexError(.bundleNotFound, "\(bundle): no live item '\(identifier)'")
+        }
+        if context.json {
+            Console.json(record.json)
+            return 0
+        }
+        let r = record.result
+        Console.out("\(r.title ?? r.uniqueIdentifier)  [\(r.bundleIdentifier) \(r.uniqueIdentifier)]")
+        Console.out("  domain: \(r.domainIdentifier ?? "-")")
+        Console.out("  expires: \(r.expiration.map { RFC3339.format($0) + (record.expired ? " (expired)" : "") } ?? "never")")
+        Console.out("  generation: \(record.generation)\(record.generationCommitted.map { ", made live " + RFC3339.format($0) } ?? "")")
+        for (key, value) in r.attributes.objectValue ?? [] {
+            Console.out("  \(key): \(value.stringValue ?? String(decoding: JSONWriter.bytes(value), as: UTF8.self))")
+        }
+        return 0
+    }
+}
