@@ -7,6 +7,7 @@ import BenchSupport
 /// `BENCH_BATCH` items per `put` call (each with the keyword `BENCH_TAG` when it is set). For the concurrency scenarios: with `BENCH_SLEEP_SECONDS`
 /// it works that long without a word to the host after half its items; with `BENCH_READY_FILE`
 /// and `BENCH_RELEASE_FILE`, after its items it creates the first and waits for the second.
+/// With `BENCH_EXTRA=1` the items carry rankingHints and the declared attribute `level`.
 struct BenchIndexer: IndexRequestHandler {
     var extensionName: String { "BenchIndexer" }
     var extensionVersion: String { "1" }
@@ -17,13 +18,14 @@ struct BenchIndexer: IndexRequestHandler {
         let large = environment["BENCH_SIZE"] == "large"
         let batch = Int(environment["BENCH_BATCH"] ?? "") ?? 2000
         let tag = environment["BENCH_TAG"]
+        let extra = environment["BENCH_EXTRA"] == "1"
         let sleep = Double(environment["BENCH_SLEEP_SECONDS"] ?? "") ?? 0
         var start = 0
         var slept = false
         while start < count {
             let end = min(count, start + batch)
             try await index.put((start..<end).map { n in
-                var item = BenchItems.item(n, large: large)
+                var item = BenchItems.item(n, large: large, extra: extra)
                 // A generation's mark, for telling two generations apart in one search.
                 if let tag { item.attributes.keywords = (item.attributes.keywords ?? []) + [tag] }
                 return item
@@ -44,7 +46,7 @@ struct BenchIndexer: IndexRequestHandler {
         let large = ProcessInfo.processInfo.environment["BENCH_SIZE"] == "large"
         let items = identifiers.compactMap { id -> SearchableItem? in
             guard id.hasPrefix("item."), let n = Int(id.dropFirst(5)) else { return nil }
-            return BenchItems.item(n, large: large)
+            return BenchItems.item(n, large: large, extra: ProcessInfo.processInfo.environment["BENCH_EXTRA"] == "1")
         }
         try await index.put(items)
     }

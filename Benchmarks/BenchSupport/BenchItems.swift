@@ -12,8 +12,9 @@ public enum BenchItems {
                         "report", "meeting", "project", "budget", "design", "review", "release", "customer", "contract", "schedule", "travel", "office"]
 
     /// Item `n`: small (name, department line, three keywords, email, phone) or large (plus a
-    /// 40-word description).
-    public static func item(_ n: Int, large: Bool) -> SearchableItem {
+    /// 40-word description). With `extra`, one item in 100 has a rankingHint (1–5) and every
+    /// item the declared attribute `level` (n mod 1000; `level >= 998` selects 0.2%).
+    public static func item(_ n: Int, large: Bool, extra: Bool = false) -> SearchableItem {
         let name = "\(first[n % first.count]) \(last[(n / first.count) % last.count]) \(n)"
         let department = departments[n % departments.count]
         var attributes = SearchableItemAttributes(
@@ -33,6 +34,10 @@ public enum BenchItems {
                 text.append(words[Int((x >> 33) % UInt64(words.count))])
             }
             attributes.textContent = text.joined(separator: " ")
+        }
+        if extra {
+            if n % 100 == 0 { attributes.rankingHint = Double(1 + (n / 100) % 5) }
+            attributes.custom["level"] = .integer(Int64(n % 1000))
         }
         return SearchableItem(uniqueIdentifier: "item.\(n)", domainIdentifier: "com.example.bench.\(department.lowercased())", attributes: attributes)
     }

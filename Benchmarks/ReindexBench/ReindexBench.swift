@@ -142,7 +142,8 @@ final class Bench {
     // MARK: Bundles
 
     func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer",
-                    executable: String? = nil, environment: [String: String] = [:], sandboxed: Bool = true) throws -> String {
+                    executable: String? = nil, environment: [String: String] = [:], sandboxed: Bool = true,
+                    declarations: JSONValue? = nil) throws -> String {
         let bundle = directory + "/" + identifier
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         var variables: [(String, JSONValue)] = [("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))]
@@ -153,6 +154,7 @@ final class Bench {
             ("timeouts", .object([("startupSeconds", 60), ("idleSeconds", 600), ("requestSeconds", 36000)])),
         ]
         if !sandboxed { members.append(("sandbox", false)) }
+        if let declarations { members.append(("attributes", declarations)) }
         let manifest: JSONValue = .object(members)
         try Data(JSONWriter.bytes(manifest)).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
         return bundle
@@ -452,7 +454,9 @@ final class Bench {
         if path == nil {
             let extensions = work + "/ext-search"
             let count = options.items.max() ?? 100_000
-            _ = try makeBundle(in: extensions, items: count, large: false)
+            // Its items carry rankingHints (one in 100) and the declared attribute `level`.
+            _ = try makeBundle(in: extensions, items: count, large: false, environment: ["BENCH_EXTRA": "1"],
+                               declarations: .object([("level", .object([("type", .string("number"))]))]))
             path = work + "/search.sqlite"
             _ = try runCommand(reindexBinary, ["--index", path!, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
         }
@@ -485,12 +489,19 @@ final class Bench {
             rows.append(["search \(name), cold connection (ms)", "p50 \(fmt(cold.percentile(0.5), 2)), max \(fmt(cold.max, 2))", "-", "\(cold.values.count) queries, one new connection each"])
         }
         // The query language: filters alone, filters with words, exact counts, deep pages.
-        let languageQueries: [(String, String)] = [
+        var languageQueries: [(String, String)] = [
             ("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
             ("filter + words", #"park && domainIdentifier == "com.example.bench.design""#),
             // Selects 0.2% of the items, through the rating column's index.
             ("filter only, selective", "rating >= 4.9"),
         ]
+        let declared = try store.declarations(bundle: "com.example.bench.indexer")["level"] != nil
+        if declared {
+            // A declared attribute, through item_attributes: 0.2% of the items, then 0.1% with words.
+            languageQueries.append(("filter only, declared attribute", "level >= 998"))
+            languageQueries.append(("filter + words, declared attribute", "park && level == 500"))
+        }
+        rows.append(["items with a rankingHint", declared ? "\(try store.count("rankingHint > 0"))" : "0", "-", "the plain-word rows above rank over them"])
         for (name, query) in languageQueries {
             var sample = Sample()
             for _ in 0..<50 {
@@ -503,16 +514,17 @@ final class Bench {
                             .object([("p50Ms", .double(sample.percentile(0.5))), ("p99Ms", .double(sample.percentile(0.99)))])))
         }
         // Sorted by an indexed attribute, every item: the first page walks the index.
-        for sort in [QuerySort(attribute: "rating"), QuerySort(attribute: "rating", descending: true)] {
+        for sort in [QuerySort(attribute: "rating"), QuerySort(attribute: "rating", descending: true)]
+            + (declared ? [QuerySort(attribute: "level", descending: true)] : []) {
             var sample = Sample()
             for _ in 0..<50 {
                 let start = Clock.monotonic()
                 _ = try store.query("", options: QueryOptions(limit: 20, sort: [sort]))
                 sample.add((Clock.monotonic() - start) * 1000)
             }
-            let name = "--sort rating\(sort.descending ? ":desc" : "")"
+            let name = "--sort \(sort.attribute)\(sort.descending ? ":desc" : "")"
             rows.append(["\(name), every item, first page of 20 (ms)", "p50 \(fmt(sample.percentile(0.5), 2)), p99 \(fmt(sample.percentile(0.99), 2))", "-", "\(items) items"])
-            results.append(("sort_rating\(sort.descending ? "_desc" : "")", .object([("p50Ms", .double(sample.percentile(0.5))), ("p99Ms", .double(sample.percentile(0.99)))])))
+            results.append(("sort_\(sort.attribute)\(sort.descending ? "_desc" : "")", .object([("p50Ms", .double(sample.percentile(0.5))), ("p99Ms", .double(sample.percentile(0.99)))])))
         }
         var counts = Sample()
         for _ in 0..<10 {

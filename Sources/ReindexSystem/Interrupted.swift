@@ -38,3 +38,6 @@ package func writeErrorLine(_ text: String) {
     if !line.hasSuffix("\n") { line += "\n" }
     writeAll(2, Array(line.utf8))
 }
+
+/// `close(2)`, for types that have a `close()` of their own.
+package func systemClose(_ fd: Int32) { _ = close(fd) }

@@ -6,6 +6,7 @@ import CReindexSystem
 package final class WakePipe: @unchecked Sendable {
     package let readFD: Int32
     package let writeFD: Int32
+    private let closed = Locked(false)
 
     package init() {
         var fds: [Int32] = [-1, -1]
@@ -15,13 +16,24 @@ package final class WakePipe: @unchecked Sendable {
         reindex_set_nonblocking(writeFD, 1)
     }
 
-    deinit {
-        close(readFD)
-        close(writeFD)
+    deinit { close() }
+
+    /// Closes both ends now (an owner that must leave no descriptor open when it stops, rather
+    /// than whenever the last reference goes); waking or draining a closed pipe does nothing.
+    package func close() {
+        let wasOpen = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        if wasOpen {
+            systemClose(readFD)
+            systemClose(writeFD)
+        }
     }
 
     /// Wakes the loop; `byte` may say why.
     package func wake(_ byte: UInt8 = 1) {
+        if closed.withLock({ $0 }) { return }
         var value = byte
         _ = retryingOnInterrupt { write(writeFD, &value, 1) }
     }
@@ -29,6 +41,7 @@ package final class WakePipe: @unchecked Sendable {
     /// Reads every pending byte without blocking; returns how many there were.
     @discardableResult
     package func drain() -> Int {
+        if closed.withLock({ $0 }) { return 0 }
         var count = 0
         var byte: UInt8 = 0
         while true {

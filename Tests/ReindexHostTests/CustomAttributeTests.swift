@@ -139,4 +139,57 @@ final class CustomAttributeTests: XCTestCase {
             XCTAssertTrue(problems.contains { $0.contains(message) }, "\(declarations): \(problems)")
         }
     }
+
+    func testFiltersAndSortsOnDeclaredAttributesReadTheirIndexAndFollowTheItems() throws {
+        XCTAssertEqual(try reindex(["run", bundle]).status, 0)
+        let store = try IndexStore.open(path: scratch + "/index.sqlite")
+        func plan(_ query: String, sort: [QuerySort] = []) throws -> String {
+            try store.queryPlan(query, options: QueryOptions(limit: 20, sort: sort)).joined(separator: "\n")
+        }
+        // Each type reads `item_attributes` through its (name, value) index, not the item's JSON.
+        for query in ["pages >= 300", "InRange(pages, 100, 400)", "published > $time.iso(2020-01-01T00:00:00Z)", "inPrint == true"] {
+            let explained = try plan(query)
+            XCTAssertTrue(explained.contains("item_attributes_num"), "\(query): \(explained)")
+        }
+        for query in [#"isbn == "978-2""#, #"genres == "mystery""#, #"isbn > "978-1""#] {
+            let explained = try plan(query)
+            XCTAssertTrue(explained.contains("item_attributes_text"), "\(query): \(explained)")
+        }
+        // The first page of a sort by a declared attribute walks its index.
+        let sorted = try plan("", sort: [QuerySort(attribute: "pages", descending: true)])
+        XCTAssertTrue(sorted.contains("USING INDEX item_attributes_num") || sorted.contains("USING COVERING INDEX item_attributes_num"), sorted)
+        XCTAssertEqual(try store.query("", options: QueryOptions(limit: 20, sort: [QuerySort(attribute: "pages", descending: true)])).results.map(\.uniqueIdentifier),
+                       ["b.3", "b.1", "b.2"])
+        for limit in [1, 2] {
+            var options = QueryOptions(limit: limit, sort: [QuerySort(attribute: "pages")])
+            var all: [String] = []
+            while true {
+                let page = try store.query("", options: options)
+                all += page.results.map(\.uniqueIdentifier)
+                guard let next = page.nextCursor else { break }
+                options.after = next
+            }
+            XCTAssertEqual(all, ["b.2", "b.1", "b.3"], "limit \(limit)")
+        }
+        XCTAssertEqual(try found(#"isbn > "978-1""#), ["b.2", "b.3"])
+        XCTAssertEqual(try found(#"isbn != "978-2""#), ["b.1", "b.3"])
+        XCTAssertEqual(try found("pages != 120"), ["b.1", "b.3"])
+
+        // The values move with their item: a reindexItems staging, a partial update, a delete,
+        // and a reindexAll that replaces the generation.
+        XCTAssertEqual(try reindex(["run", bundle, "--ids", "b.4"]).status, 0)
+        XCTAssertEqual(try found("pages < 100"), ["b.4"])
+        let update = try reindex(["put", bundle], stdin: #"{"uniqueIdentifier":"b.4","isUpdate":true,"attributes":{"pages":90,"genres":null}}"# + "\n")
+        XCTAssertEqual(update.status, 0, update.description)
+        XCTAssertEqual(try found("pages == 80"), [])
+        XCTAssertEqual(try found("pages == 90"), ["b.4"])
+        XCTAssertEqual(try found(#"genres == "poetry""#), [])
+        let delete = try reindex(["delete", bundle, "--ids", "b.1"])
+        XCTAssertEqual(delete.status, 0, delete.description)
+        XCTAssertEqual(try found("pages >= 300"), ["b.3"])
+        XCTAssertEqual(try reindex(["run", bundle]).status, 0)
+        XCTAssertEqual(try found("pages >= 300"), ["b.1", "b.3"])
+        XCTAssertEqual(try found("pages < 100"), [], "b.4 is not in the new generation")
+        XCTAssertEqual(try json(["check"])["healthy"] as? Bool, true)
+    }
 }

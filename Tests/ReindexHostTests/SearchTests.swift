@@ -123,3 +123,84 @@ final class CountTests: XCTestCase {
         staged.rollback()
     }
 }
+
+/// rankingHint in relevance (docs/QUERIES.md, "Relevance"): among items of equal field score,
+/// the higher hint first (none counts as 0), then the newest; never above a better score.
+final class RankingHintTests: XCTestCase {
+    private func item(_ id: String, title: String? = nil, description: String? = nil, hint: Double? = nil) -> SearchableItem {
+        SearchableItem(uniqueIdentifier: id, attributes: .init(title: title, contentDescription: description, rankingHint: hint))
+    }
+
+    /// Every result of `query`, page by page through the cursor.
+    private func paged(_ store: IndexStore, _ query: String, limit: Int) throws -> [String] {
+        var options = QueryOptions(limit: limit)
+        var all: [String] = []
+        for _ in 0..<1000 {
+            let page = try store.query(query, options: options)
+            all += page.results.map(\.uniqueIdentifier)
+            guard let next = page.nextCursor else { return all }
+            options.after = next
+        }
+        XCTFail("paging did not end")
+        return all
+    }
+
+    func testAHigherHintComesFirstAmongEqualScoresButNeverAboveABetterMatch() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
+        // Written oldest first: without hints the described items would come newest first.
+        try index.put([
+            item("high", description: "river", hint: 5),
+            item("low", description: "river", hint: 1),
+            item("sunk", description: "river", hint: -2),
+            item("titled", title: "river"),
+            item("zero", description: "river", hint: 0),
+            item("none", description: "river"),
+        ])
+        let expected = ["titled", "high", "low", "none", "zero", "sunk"]
+        XCTAssertEqual(try store.search("river", limit: 10).map(\.uniqueIdentifier), expected)
+        for limit in [1, 2, 4] { XCTAssertEqual(try paged(store, "river", limit: limit), expected, "limit \(limit)") }
+        // The prefix pass orders its group the same way.
+        XCTAssertEqual(try store.search("riv", limit: 10).map(\.uniqueIdentifier), expected)
+        // A filter keeps the order of what passes it.
+        XCTAssertEqual(try paged(store, "river && rankingHint != 1", limit: 2), ["titled", "high", "none", "zero", "sunk"])
+    }
+
+    func testALargeGroupOrdersItsNewest200ByHintThenTheRestNewestFirstAndPagesThroughEveryItemOnce() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
+        // 300 matches in one score group: the newest 200 (i100…i299) are ordered by hint, the
+        // older ones follow newest first, their hints (i5) not lifting them.
+        var items: [SearchableItem] = []
+        let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
+        for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
+        items.append(item("other", title: "unrelated", hint: 50))
+        try index.put(items)
+        let window = (100..<300).reversed().filter { hints[$0] == nil }.map { "i\($0)" }
+        let older = (0..<100).reversed().map { "i\($0)" }
+        let expected = ["i100", "i260"] + window + ["i250"] + older
+        XCTAssertEqual(try store.search("lantern", limit: 400).map(\.uniqueIdentifier), expected)
+        for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
+        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i299"])
+        // A filter applies after the window is chosen: what passes keeps the window's order.
+        XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i250", "i5"])
+    }
+
+    func testAPartialUpdateOfTheHintReordersTheResults() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let result = try TestSupport.runReindex(["--index", directory + "/index.sqlite", "put", "com.example.hints"], scratch: directory, stdin: """
+            {"uniqueIdentifier":"a","attributes":{"title":"comet"}}
+            {"uniqueIdentifier":"b","attributes":{"title":"comet"}}
+
+            """)
+        XCTAssertEqual(result.status, 0, result.description)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        XCTAssertEqual(try store.search("comet").map(\.uniqueIdentifier), ["b", "a"])
+        let update = try TestSupport.runReindex(["--index", directory + "/index.sqlite", "put", "com.example.hints"], scratch: directory,
+                                                stdin: #"{"uniqueIdentifier":"a","isUpdate":true,"attributes":{"rankingHint":3}}"# + "\n")
+        XCTAssertEqual(update.status, 0, update.description)
+        XCTAssertEqual(try store.search("comet").map(\.uniqueIdentifier), ["a", "b"])
+    }
+}

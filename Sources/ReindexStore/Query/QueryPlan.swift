@@ -155,6 +155,9 @@ struct QueryPlan {
             guard isNumber else {
                 throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
             }
+            if case .custom = attribute {
+                return typed(name, "num BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))")
+            }
             return "\(Self.value(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
         case .comparison(let c):
             return try comparison(c)
@@ -192,6 +195,7 @@ struct QueryPlan {
         if case .custom(let declaration) = attribute, case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
             return try customWordCondition(c, text: text, declaration)
         }
+        if case .custom(let declaration) = attribute { return try customComparison(c, declaration) }
         switch attribute {
         case .custom(let declaration): column = Self.json(c.attribute); kind = declaration.attributeKind
         case .domain: column = "i.domain"; kind = .string
@@ -227,6 +231,71 @@ struct QueryPlan {
             return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
+        default:
+            let wanted: String
+            switch kind {
+            case .string, .stringList: wanted = "a \"string\""
+            case .number: wanted = "a number"
+            case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
+            case .boolean: wanted = "true or false with == or !="
+            case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
+            }
+            throw QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: Self.describe(c.value))
+        }
+    }
+
+    /// The items with a value of the declared attribute `name` that passes `test` (SQL over
+    /// `num` and `text`), through the `item_attributes` indexes on (name, value, item).
+    mutating func typed(_ name: String, _ test: String) -> String {
+        "\(Self.typedSet)name = \(bind(.text(name))) AND \(test))"
+    }
+
+    /// How `typed` begins: the set of items whose value passes, built once per statement — what
+    /// a filter over many items wants (the index drives the walk).
+    static let typedSet = "i.id IN (SELECT item FROM item_attributes WHERE "
+    /// The same test for one item (`forOneItem`): a lookup of that item's values, for a
+    /// statement run once per candidate, which would otherwise build the whole set every time.
+    static let typedRow = "EXISTS (SELECT 1 FROM item_attributes WHERE item = i.id AND "
+
+    /// `condition` for a statement that tests one item at a time (the relevance walk's check).
+    static func forOneItem(_ condition: String) -> String {
+        condition.replacing(typedSet, with: typedRow)
+    }
+
+    /// The sort expression of a declared attribute with a single value: its value from
+    /// `item_attributes`, one index lookup per item.
+    static func typedValue(_ name: String, _ kind: AttributeKind, alias: String = "t") -> String {
+        "(SELECT \(alias).\(kind == .string ? "text" : "num") FROM item_attributes \(alias) WHERE \(alias).item = i.id AND \(alias).name = '\(name)')"
+    }
+
+    /// A comparison on a declared attribute, through `item_attributes` (not the item's JSON):
+    /// numbers, dates (as seconds) and bools compare `num`, strings and lists `text` (a list
+    /// matches when any element does). `!=` is the negation of `==`, so an item without the
+    /// attribute matches it, as for built-in attributes.
+    mutating func customComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
+        let kind = declaration.attributeKind
+        let op = c.op.rawValue == "==" ? "=" : c.op.rawValue
+        func negatable(_ equal: String) -> String { c.op == .notEqual ? "NOT \(equal)" : equal }
+        switch (kind, c.value) {
+        case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
+            if c.op == .equal || c.op == .notEqual {
+                return negatable(typed(c.attribute, stringMatch("text", text, modifiers)))
+            }
+            guard kind == .string, modifiers.isEmpty else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+            }
+            return typed(c.attribute, "text \(op) \(bind(.text(text)))")
+        case (.number, .number(let n)):
+            return c.op == .notEqual ? negatable(typed(c.attribute, "num = \(bind(.double(n)))")) : typed(c.attribute, "num \(op) \(bind(.double(n)))")
+        case (.date, .time(let t)):
+            return c.op == .notEqual ? negatable(typed(c.attribute, "num = \(bind(.double(t)))")) : typed(c.attribute, "num \(op) \(bind(.double(t)))")
+        case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
+            guard let t = RFC3339.parse(text) else {
+                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+            }
+            return c.op == .notEqual ? negatable(typed(c.attribute, "num = \(bind(.double(t)))")) : typed(c.attribute, "num \(op) \(bind(.double(t)))")
+        case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
+            return negatable(typed(c.attribute, "num = \(b ? 1 : 0)"))
         default:
             let wanted: String
             switch kind {

@@ -7,7 +7,8 @@ import ReindexProtocol
 /// 1. every word of the query is scored by the most important attribute it is found in —
 ///    title 10, displayName 8, alternateNames and keywords 5, authors 3, contentDescription 2,
 ///    textContent 1 — and an item's score is the sum over the words;
-/// 2. among equal scores, the higher `rankingHint` first (none counts as 0);
+/// 2. among equal scores, the higher `rankingHint` first (none counts as 0), within the
+///    newest `IndexStore.hintWindow` matches of the score (older ones follow, newest first);
 /// 3. then the item written most recently first.
 ///
 /// Whole words come before matches of the last word as a prefix only. Because a word's score
@@ -98,6 +99,8 @@ final class QueryState {
     var registered = false
     var ftsVersion: [UInt8] = []
     var termColumns: [String: UInt8] = [:]
+    /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
+    var explained: [String]? = nil
 }
 
 extension IndexStore {

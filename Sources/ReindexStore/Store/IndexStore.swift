@@ -108,6 +108,7 @@ public final class IndexStore {
             }
             if version < Schema.migrations.count { try prepareQueries() }   // functions the migrations use
             for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
+            if version < 7 { try fillTypedAttributes() }
             try connection.execute("PRAGMA user_version = \(Schema.migrations.count)")
             try connection.execute("COMMIT")
         } catch {
@@ -123,6 +124,11 @@ public final class IndexStore {
         let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
         bind(fts)
         try fts.run()
+        if try hasTypedAttributes() {
+            let typed = try statement("DELETE FROM item_attributes WHERE item IN (SELECT id FROM items WHERE \(condition))")
+            bind(typed)
+            try typed.run()
+        }
         if try hasAttributeText() {
             let ids = try statement("SELECT id FROM items WHERE \(condition)")
             bind(ids)

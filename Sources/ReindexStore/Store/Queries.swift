@@ -139,6 +139,16 @@ extension IndexStore {
         }
     }
 
+    /// Runs the query like `query(_:options:)` and returns SQLite's query plan (`EXPLAIN QUERY
+    /// PLAN`, one line per step) of each statement it filtered and sorted with: which indexes a
+    /// filter or sort uses. Relevance walks of words alone use no such statement.
+    public func queryPlan(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [String] {
+        queryState.explained = []
+        defer { queryState.explained = nil }
+        _ = try query(text, options: options)
+        return queryState.explained ?? []
+    }
+
     /// One live item, whole.
     public func item(bundle: String, uniqueIdentifier: String, now: Double = Clock.now()) throws(ReindexError) -> ItemRecord? {
         do {
@@ -272,6 +282,10 @@ extension IndexStore {
         var sql = "SELECT \(select) FROM \(from ?? "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen") WHERE " + filterSQL(q)
         if !q.plan.units.isEmpty { sql += " AND i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?4)" }
         let s = try statement(sql + tail)
+        if queryState.explained != nil {
+            let plan = try connection.prepare("EXPLAIN QUERY PLAN " + sql + tail)
+            while try plan.step() { queryState.explained?.append(plan.text(3) ?? "") }
+        }
         bindFilters(s, q)
         if !q.plan.units.isEmpty { s.bind(4, FullText.conjunction(q.plan.units, prefix: true)) }
         return s
@@ -285,30 +299,42 @@ extension IndexStore {
     }
 
     /// Relevance order (Query/Ranking.swift): walks the score groups from the best down, each
-    /// newest first, keeping the visible items that pass the filters.
+    /// by rankingHint (highest first, none counting as 0) then newest first, keeping the visible
+    /// items that pass the filters.
     func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
         let units = q.plan.units
         let check = try statement("""
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, IFNULL(i.ranking_hint, 0)
             FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE i.id = ?1 AND \(filterSQL(q))
+            WHERE i.id = ?1 AND \(QueryPlan.forOneItem(filterSQL(q)))
             """)
         bindFilters(check, q)
         defer { check.reset() }
         var results: [SearchResult] = []
         var last: Cursor? = nil
         let hasPrefixPass = units.contains { $0.prefixable && !$0.starred }
-        var start: (pass: Int, score: Double, row: Int64)? = nil
-        if case .ranked(let pass, let score, let row)? = cursor { start = (pass, score, row) }
-        func take(_ row: Int64, score: Double, pass: Int) throws(SQLiteError) -> Bool {
+        var start: (pass: Int, score: Double, hint: Double, row: Int64)? = nil
+        if case .ranked(let pass, let score, let hint, let row)? = cursor { start = (pass, score, hint, row) }
+        /// Whether (hint, row) comes at or before the cursor in its group (so is skipped).
+        func seen(_ pass: Int, _ score: Double, _ hint: Double, _ row: Int64) -> Bool {
+            guard let start, start.pass == pass else { return false }
+            return score > start.score || (score == start.score && (hint > start.hint || (hint == start.hint && row >= start.row)))
+        }
+        /// Adds the row if visible and passing the filters; true when the page is full and one
+        /// more match exists. `order` is the row's place in its group when it is not its own
+        /// hint (`Self.beyondWindow` for a match older than its group's window).
+        func take(_ row: Int64, score: Double, pass: Int, order: Double? = nil) throws(SQLiteError) -> Bool {
             check.bind(1, row)
             defer { sqlite3Reset(check) }
             guard try check.step() else { return false }
+            let hint = order ?? check.double(6)
+            if seen(pass, score, hint, row) { return false }
             if results.count == limit { return true }
             results.append(result(check, score: score))
-            last = .ranked(pass: pass, score: score, row: row)
+            last = .ranked(pass: pass, score: score, hint: hint, row: row)
             return false
         }
+        let hinted = try hasRankingHints()
         for pass in (hasPrefixPass ? [0, 1] : [0]) {
             if let start, pass < start.pass { continue }
             let prefix = pass == 1
@@ -318,13 +344,20 @@ extension IndexStore {
             if let groups = Ranking.groups(units, possible: possible, prefix: prefix) {
                 let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
                 for group in groups {
-                    var below = Int64.max
-                    if let start, start.pass == pass {
-                        if group.score > start.score { continue }
-                        if group.score == start.score { below = start.row }
+                    if let start, start.pass == pass, group.score > start.score { continue }
+                    let expression = "(" + group.expression + ")" + exclusion
+                    if hinted {
+                        var resume: (hint: Double, row: Int64)? = nil
+                        if let start, start.pass == pass, group.score == start.score { resume = (start.hint, start.row) }
+                        if try hintedGroup(expression, score: group.score, pass: pass, resume: resume, take: take) {
+                            return QueryPage(results: results, nextCursor: last?.encoded)
+                        }
+                        continue
                     }
+                    var below = Int64.max
+                    if let start, start.pass == pass, group.score == start.score { below = start.row }
                     stream.reset()
-                    stream.bind(1, "(" + group.expression + ")" + exclusion)
+                    stream.bind(1, expression)
                     stream.bind(2, below)
                     while try stream.step() {
                         if try take(stream.int64(0), score: group.score, pass: pass) {
@@ -337,14 +370,14 @@ extension IndexStore {
             } else {
                 // Too many score groups to walk: one pass over every match, scored by column.
                 let all = try statement("""
-                    SELECT rowid, reindex_rank(items_fts, ?2) AS s FROM items_fts WHERE items_fts MATCH ?1 ORDER BY s DESC, rowid DESC
+                    SELECT items_fts.rowid, reindex_rank(items_fts, ?2) AS s, IFNULL(i.ranking_hint, 0) AS h
+                    FROM items_fts JOIN items i ON i.id = items_fts.rowid
+                    WHERE items_fts MATCH ?1 ORDER BY s DESC, h DESC, items_fts.rowid DESC
                     """)
                 all.bind(1, "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion)
                 all.bind(2, units.count)
                 while try all.step() {
-                    let row = all.int64(0), score = all.double(1)
-                    if let start, start.pass == pass, score > start.score || (score == start.score && row >= start.row) { continue }
-                    if try take(row, score: score, pass: pass) {
+                    if try take(all.int64(0), score: all.double(1), pass: pass) {
                         all.reset()
                         return QueryPage(results: results, nextCursor: last?.encoded)
                     }
@@ -353,6 +386,63 @@ extension IndexStore {
             }
         }
         return QueryPage(results: results, nextCursor: nil)
+    }
+
+    /// With hints in the index, the newest this many matches of a score group are ordered by
+    /// hint; the group's older matches follow, newest first (docs/QUERIES.md, "Relevance").
+    static let hintWindow = 200
+    /// The place in its group of a match older than the group's window: after every match of
+    /// the window, whatever its hint (hints are finite JSON numbers), and among these by row.
+    static let beyondWindow = -Double.greatestFiniteMagnitude
+
+    /// Whether any item has a nonzero rankingHint (one lookup in `items_ranking_hint`); when
+    /// none has, groups are read newest first straight from the full-text index.
+    func hasRankingHints() throws(SQLiteError) -> Bool {
+        let any = try statement("SELECT 1 FROM items WHERE ranking_hint != 0 LIMIT 1")
+        defer { any.reset() }
+        return try any.step()
+    }
+
+    /// One score group when the index holds hints: its newest `hintWindow` matches (before
+    /// the filters) ordered by hint, highest first, then newest first; then its older matches,
+    /// newest first. A cursor past the window (`resume` with `beyondWindow`) goes straight to
+    /// the rows below it, so a deep page does not read the window again. True when the page
+    /// is full.
+    private func hintedGroup(_ expression: String, score: Double, pass: Int, resume: (hint: Double, row: Int64)?,
+                             take: (Int64, Double, Int, Double?) throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
+        let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
+        defer { stream.reset() }
+        var below = Int64.max
+        if let resume, resume.hint == Self.beyondWindow {
+            below = resume.row
+        } else {
+            stream.reset()
+            stream.bind(1, expression)
+            stream.bind(2, Int64.max)
+            var window: [Int64] = []
+            while window.count < Self.hintWindow, try stream.step() { window.append(stream.int64(0)) }
+            stream.reset()
+            let hintOf = try statement("SELECT IFNULL(ranking_hint, 0) FROM items WHERE id = ?1")
+            var ordered: [(row: Int64, hint: Double)] = []
+            ordered.reserveCapacity(window.count)
+            for row in window {
+                hintOf.reset()
+                hintOf.bind(1, row)
+                ordered.append((row, try hintOf.step() ? hintOf.double(0) : 0))
+            }
+            hintOf.reset()
+            ordered.sort { $0.hint != $1.hint ? $0.hint > $1.hint : $0.row > $1.row }
+            for entry in ordered where try take(entry.row, score, pass, entry.hint) { return true }
+            guard window.count == Self.hintWindow, let oldest = window.last else { return false }
+            below = oldest
+        }
+        stream.reset()
+        stream.bind(1, expression)
+        stream.bind(2, below)
+        while try stream.step() {
+            if try take(stream.int64(0), score, pass, Self.beyondWindow) { return true }
+        }
+        return false
     }
 
     private func sqlite3Reset(_ s: SQLiteStatement) {
@@ -369,6 +459,9 @@ extension IndexStore {
         case "expirationDate": return "i.expires"
         default:
             if let column = QueryPlan.column(attribute) { return column }
+            if AttributeSchema.kinds[attribute] == nil, let kind = declared[attribute]?.attributeKind, kind != .stringList {
+                return QueryPlan.typedValue(attribute, kind)
+            }
             switch AttributeSchema.kinds[attribute] ?? declared[attribute]?.attributeKind {
             case .date?: return "reindex_seconds(\(QueryPlan.json(attribute)))"
             case .stringList?: return "json_extract(i.attributes, '$.\(attribute)[0]')"
@@ -412,17 +505,33 @@ extension IndexStore {
         // not are read apart, each in an order its index can give (`x` alone, where `(x IS NULL)`
         // is constant): the first page walks the index instead of sorting every match.
         var phases: [(condition: String, keys: ArraySlice<(expression: String, descending: Bool)>)] = [("", keys[...])]
+        var phaseAfter: String? = nil
         // The generation is left out of that order: every visible row of a bundle has its live
         // generation, so it changes nothing, and the indexes do not hold it.
+        // A declared single-valued attribute first: the items with it are read from its
+        // `item_attributes` index in value order (joined as `a`), then those without.
+        var from: [String?] = [nil, nil]
         if let first = q.options.sort.first, let column = QueryPlan.column(first.attribute), keys.count >= 2 {
             let withoutGeneration = keys.filter { $0.expression != "i.gen" }
             phases = [(" AND \(column) IS NOT NULL", withoutGeneration.dropFirst()), (" AND \(column) IS NULL", withoutGeneration.dropFirst(2))]
+        } else if let first = q.options.sort.first, AttributeSchema.kinds[first.attribute] == nil,
+                  let kind = q.plan.declared[first.attribute]?.attributeKind, kind != .stringList, keys.count >= 2 {
+            let expression = keys[1].expression
+            let value = "a.\(kind == .string ? "text" : "num")"
+            let withoutGeneration = keys.filter { $0.expression != "i.gen" }
+            var present = Array(withoutGeneration.dropFirst())
+            present[0].expression = value
+            phases = [(" AND a.name = '\(first.attribute)' AND \(value) IS NOT NULL", present[...]), (" AND \(expression) IS NULL", withoutGeneration.dropFirst(2))]
+            from = ["item_attributes a JOIN items i ON i.id = a.item JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen", nil]
+            if !after.isEmpty { phaseAfter = after.replacingOccurrences(of: expression, with: value) }
         }
         var results: [SearchResult] = []
         var last: [JSONValue] = []
-        for phase in phases {
+        for (n, phase) in phases.enumerated() {
             let order = phase.keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
-            let s = try matchStatement(q, select: select, tail: phase.condition + after + " ORDER BY \(order) LIMIT ?5")
+            let joined = n == 0 && from[0] != nil
+            let s = try matchStatement(q, select: joined ? select.replacingOccurrences(of: keys[1].expression, with: phase.keys.first?.expression ?? "") : select,
+                                       from: from[n], tail: phase.condition + ((joined ? phaseAfter : nil) ?? after) + " ORDER BY \(order) LIMIT ?5")
             for (n, value) in cursorValues.enumerated() {
                 let index = Int32(100 + n)
                 switch value {
@@ -503,15 +612,16 @@ extension IndexStore {
 
 /// The opaque position a page ended at.
 enum Cursor: Equatable {
-    /// Relevance order: the pass (whole words, then prefixes), the score and the row.
-    case ranked(pass: Int, score: Double, row: Int64)
+    /// Relevance order: the pass (whole words, then prefixes), the score, the rankingHint and
+    /// the row.
+    case ranked(pass: Int, score: Double, hint: Double, row: Int64)
     /// Sorted order: the values of every sort key (with the bundle and identifier last).
     case sorted(values: [JSONValue])
 
     var encoded: String {
         let json: JSONValue
         switch self {
-        case .ranked(let pass, let score, let row): json = .array([.string("r"), .integer(Int64(pass)), .double(score), .integer(row)])
+        case .ranked(let pass, let score, let hint, let row): json = .array([.string("r"), .integer(Int64(pass)), .double(score), .integer(row), .double(hint)])
         case .sorted(let values): json = .array([.string("s")] + values)
         }
         return Base64.encode(JSONWriter.bytes(json)).replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -522,8 +632,9 @@ enum Cursor: Equatable {
         guard let text, let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json, let kind = items.first?.stringValue else { return nil }
         switch kind {
         case "r":
-            guard items.count == 4, let pass = items[1].doubleValue, let score = items[2].doubleValue, let row = items[3].doubleValue else { return nil }
-            return .ranked(pass: Int(pass), score: score, row: Int64(row))
+            guard items.count == 5, let pass = items[1].doubleValue, let score = items[2].doubleValue, let row = items[3].integerValue,
+                  let hint = items[4].doubleValue else { return nil }
+            return .ranked(pass: Int(pass), score: score, hint: hint, row: row)
         case "s": return .sorted(values: Array(items.dropFirst()))
         default: return nil
         }

@@ -158,6 +158,23 @@ enum Schema {
         CREATE INDEX items_created_date ON items(created_date) WHERE created_date IS NOT NULL;
         CREATE INDEX items_modified_date ON items(modified_date) WHERE modified_date IS NOT NULL;
         """,
+        // 7: indexes for the custom attributes a manifest declares, and for rankingHint in
+        // relevance. `item_attributes` holds each declared number, date (seconds), bool (0/1),
+        // string and strings (one row per element) value of an item, keyed by the item's row id,
+        // so it moves with the item through staging and publication (which change `gen`, not
+        // `id`); (name, value, item) indexes serve filters and sorts. The rows of items written
+        // before this version are filled in by `IndexStore.fillTypedAttributes` in the same
+        // transaction. `staged_undo.typed` keeps a kept-aside row's values (a JSON array of
+        // [name, num, text]). `items_ranking_hint` lists the items with a nonzero hint, for the
+        // relevance walk (docs/QUERIES.md, "Relevance").
+        """
+        CREATE TABLE item_attributes(item INTEGER NOT NULL, name TEXT NOT NULL, num REAL, text TEXT);
+        CREATE INDEX item_attributes_item ON item_attributes(item);
+        CREATE INDEX item_attributes_num ON item_attributes(name, num, item) WHERE num IS NOT NULL;
+        CREATE INDEX item_attributes_text ON item_attributes(name, text, item) WHERE text IS NOT NULL;
+        ALTER TABLE staged_undo ADD COLUMN typed TEXT;
+        CREATE INDEX items_ranking_hint ON items(ranking_hint) WHERE ranking_hint != 0;
+        """,
     ]
 
     /// The items' columns for `AttributeSchema.filtered`, in that order.

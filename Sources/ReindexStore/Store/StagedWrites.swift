@@ -81,6 +81,8 @@ public final class StagedWrites {
     /// The searchable ones, sorted by name: an attribute's position is its slot in
     /// `attributes_fts` (row id = item id × 64 + slot).
     private let searchableNames: [String]
+    /// Every declared attribute (each value has an `item_attributes` row).
+    private let typedNames: [String]
 
     /// Prepares writes for `bundleIdentifier`; registers the bundle if the index has not seen it.
     /// A replacement first discards whatever an earlier attempt wrote after its last commit.
@@ -102,6 +104,7 @@ public final class StagedWrites {
             self.declarations = try store.declarations(bundle: bundleKey)
         }
         searchableNames = self.declarations.filter { $0.value.searchable }.keys.sorted()
+        typedNames = self.declarations.keys.sorted()
         switch scope {
         case .replacement(let g):
             generation = g
@@ -199,6 +202,7 @@ public final class StagedWrites {
             remove.bind(1, rowID)
             try remove.run()
             try store.deleteAttributeText(item: rowID)
+            if !typedNames.isEmpty { try store.deleteTypedAttributes(item: rowID) }
         }
         let fts: SQLiteStatement
         if let cached = ftsStatement { fts = cached } else {
@@ -210,17 +214,31 @@ public final class StagedWrites {
             item.withField(field) { fts.bindText(Int32(n + 2), $0) }
         }
         try fts.run()
-        if !searchableNames.isEmpty { try writeAttributeText(item, rowID: rowID) }
+        if !searchableNames.isEmpty || !typedNames.isEmpty { try writeCustomAttributes(item, rowID: rowID) }
         counts.put += 1
         try operationDone()
     }
 
-    /// One `attributes_fts` row per searchable custom attribute the item has.
-    private func writeAttributeText(_ item: ValidatedItem, rowID: Int64) throws(SQLiteError) {
+    /// The item's declared attributes: one `item_attributes` row per value (the filters' and
+    /// sorts' index), and one `attributes_fts` row per searchable attribute it has.
+    private func writeCustomAttributes(_ item: ValidatedItem, rowID: Int64) throws(SQLiteError) {
         guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return }
         var values: [String: JSONValue] = [:]
-        for (key, value) in members where declarations[key]?.searchable == true { values[key] = value }
+        for (key, value) in members where declarations[key] != nil { values[key] = value }
         guard !values.isEmpty else { return }
+        let typed = try store.statement("INSERT INTO item_attributes(item, name, num, text) VALUES(?1, ?2, ?3, ?4)")
+        for (name, value) in values {
+            guard let declaration = declarations[name] else { continue }
+            for row in IndexStore.typedValues(value, declaration) {
+                typed.reset()
+                typed.bind(1, rowID)
+                typed.bind(2, name)
+                typed.bind(3, row.num)
+                typed.bind(4, row.text)
+                try typed.run()
+            }
+        }
+        guard !searchableNames.isEmpty else { return }
         let insert = try store.statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
         for (slot, name) in searchableNames.enumerated() {
             let text: String
@@ -348,11 +366,12 @@ public final class StagedWrites {
     private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom)
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed)
             SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
                 f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors,
                 (SELECT json_group_array(json_array(a.rowid & 63, a.name, a.value)) FROM attributes_fts a
-                 WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63)
+                 WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63),
+                (SELECT json_group_array(json_array(t.name, t.num, t.text)) FROM item_attributes t WHERE t.item = i.id)
             FROM items i JOIN items_fts f ON f.rowid = i.id
             WHERE i.id IN (SELECT id FROM items WHERE \(condition)) AND i.batch IS NOT ?7
             """)

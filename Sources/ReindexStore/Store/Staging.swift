@@ -89,14 +89,14 @@ extension IndexStore {
     private func restoreKeptRows(bundle key: String, request id: Int64) throws(SQLiteError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom
+                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed
             FROM staged_undo WHERE request = ?1
             """)
         kept.bind(1, id)
         var rows: [[String?]] = []
         var numbers: [(expires: Double?, refresh: Double?, batch: Int64?)] = []
         while try kept.step() {
-            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...13).map { kept.text(Int32($0)) })
+            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...14).map { kept.text(Int32($0)) })
             numbers.append((kept.optionalDouble(2), kept.optionalDouble(4), kept.isNull(5) ? nil : kept.int64(5)))
         }
         kept.reset()
@@ -126,6 +126,7 @@ extension IndexStore {
             for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
             try restoreAttributeText(row[10], item: restored)
+            try restoreTypedAttributes(row[11], item: restored)
             try fillFilterColumns(item: restored)
         }
         try forgetKeptRows(request: id)
@@ -327,6 +328,8 @@ extension IndexStore {
                  "full-text row(s) belong to no item"),
                 ("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id WHERE f.title IS NOT json_extract(i.attributes, '$.title')",
                  "full-text row(s) do not match their item's title"),
+                ("SELECT count(*) FROM item_attributes t WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = t.item)",
+                 "declared attribute value(s) belong to no item"),
                 ("SELECT count(*) FROM items WHERE bundle NOT IN (SELECT key FROM bundles)",
                  "item(s) belong to a bundle the index does not know"),
             ]
@@ -472,6 +475,83 @@ extension IndexStore {
             """)
         fill.bind(1, id)
         try fill.run()
+    }
+
+    /// The `item_attributes` rows of one declared attribute's value: numbers as they are, dates
+    /// as seconds, bools as 0 or 1, a string as text, a list as one row per string.
+    static func typedValues(_ value: JSONValue, _ declaration: AttributeDeclaration) -> [(num: Double?, text: String?)] {
+        switch (declaration.attributeKind, value) {
+        case (.number, .integer(let n)): return [(Double(n), nil)]
+        case (.number, .double(let d)): return [(d, nil)]
+        case (.date, .string(let s)): return RFC3339.parse(s).map { [($0, nil)] } ?? []
+        case (.boolean, .bool(let b)): return [(b ? 1 : 0, nil)]
+        case (.string, .string(let s)): return [(nil, s)]
+        case (.stringList, .array(let list)): return list.compactMap(\.stringValue).map { (nil, $0) }
+        case (.stringList, .string(let s)): return [(nil, s)]
+        default: return []
+        }
+    }
+
+    /// Whether any item has a declared attribute's value (else deletions skip that table).
+    func hasTypedAttributes() throws(SQLiteError) -> Bool {
+        let any = try statement("SELECT 1 FROM item_attributes LIMIT 1")
+        defer { any.reset() }
+        return try any.step()
+    }
+
+    /// Removes an item's declared attribute values.
+    func deleteTypedAttributes(item id: Int64) throws(SQLiteError) {
+        let remove = try statement("DELETE FROM item_attributes WHERE item = ?1")
+        remove.bind(1, id)
+        try remove.run()
+    }
+
+    /// Writes back the declared attribute values `keepCommittedRows` kept aside (a JSON array
+    /// of [name, num, text]) for the restored item `id`.
+    func restoreTypedAttributes(_ kept: String?, item id: Int64) throws(SQLiteError) {
+        guard let kept, let json = try? JSONParser.parse(text: kept), case .array(let rows) = json, !rows.isEmpty else { return }
+        let insert = try statement("INSERT INTO item_attributes(item, name, num, text) VALUES(?1, ?2, ?3, ?4)")
+        for case .array(let row) in rows where row.count == 3 {
+            guard let name = row[0].stringValue else { continue }
+            insert.reset()
+            insert.bind(1, id)
+            insert.bind(2, name)
+            insert.bind(3, row[1].doubleValue)
+            insert.bind(4, row[2].stringValue)
+            try insert.run()
+        }
+    }
+
+    /// Fills `item_attributes` for the items an index held before it existed (schema 7), from
+    /// each item's JSON and its bundle's recorded declarations, inside the migration.
+    func fillTypedAttributes() throws(SQLiteError) {
+        let bundles = try statement("SELECT key FROM bundles WHERE attributes IS NOT NULL")
+        var keys: [String] = []
+        while try bundles.step() { keys.append(bundles.text(0) ?? "") }
+        bundles.reset()
+        let select = try statement("SELECT id, attributes FROM items WHERE bundle = ?1")
+        let insert = try statement("INSERT INTO item_attributes(item, name, num, text) VALUES(?1, ?2, ?3, ?4)")
+        for key in keys {
+            let declared = try declarations(bundle: key)
+            guard !declared.isEmpty else { continue }
+            select.reset()
+            select.bind(1, key)
+            while try select.step() {
+                guard case .object(let members)? = try? JSONParser.parse(select.bytes(1)) else { continue }
+                for (name, value) in members {
+                    guard let declaration = declared[name] else { continue }
+                    for row in Self.typedValues(value, declaration) {
+                        insert.reset()
+                        insert.bind(1, select.int64(0))
+                        insert.bind(2, name)
+                        insert.bind(3, row.num)
+                        insert.bind(4, row.text)
+                        try insert.run()
+                    }
+                }
+            }
+            select.reset()
+        }
     }
 
     /// Writes back the custom attribute text `keepCommittedRows` kept aside (a JSON array of

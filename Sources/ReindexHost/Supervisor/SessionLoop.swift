@@ -1,0 +1,153 @@
+import ReindexStore
+import ReindexSystem
+import ReindexProtocol
+
+/// The session's I/O: one `poll` loop on the calling thread over the stdout decoder's wake
+/// descriptor, the extension's stderr and stdin (only when output is pending) and the cancel
+/// descriptor, with the deadlines as its timeout.
+extension ExtensionSession {
+    /// Runs the poll loop until `done` holds, a failure happens, or a deadline passes.
+    func pump(until done: () -> Bool) throws(RequestFailure) {
+        try carryOut(rules.raiseDeferredViolation())
+        while true {
+            if let failure { throw failure }
+            if done() { return }
+            guard let process else { throw fail(.crashed, "is not running") }
+            let now = Clock.monotonic()
+            var wait = 0.25
+            if let deadline = deadlines.nearest() {
+                if now >= deadline.time {
+                    throw fail(.timeout, deadline.reason)
+                }
+                wait = min(wait, deadline.time - now)
+            }
+            if let sent = current?.cancelSentAt {
+                if now >= sent + options.cancelGraceSeconds {
+                    throw fail(.cancelled, "the request was cancelled and the extension did not answer $/cancel within \(Int(options.cancelGraceSeconds)) s")
+                }
+                wait = min(wait, sent + options.cancelGraceSeconds - now)
+            }
+            var fds: [pollfd] = []
+            if let decoder, !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
+            if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
+            if !outgoing.isEmpty && process.stdinFD >= 0 { fds.append(pollfd(fd: process.stdinFD, events: Int16(POLLOUT), revents: 0)) }
+            if let cancel = options.cancelFD, current?.cancelSentAt == nil { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
+            try commitGroupBeforeWaiting(&fds)
+            let rc = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(max(0, wait) * 1000) + 1) }
+            if rc < 0 && errno != EINTR {
+                throw fail(.crashed, "poll failed: \(FileSystem.errnoText())")
+            }
+            for entry in fds where entry.revents != 0 {
+                if entry.fd == process.stderrFD { drainStderr() }
+                else if let decoder, entry.fd == decoder.wakeFD { try processDecoderEvents(decoder) }
+                else if entry.fd == process.stdinFD { flushOutgoing() }
+                else if entry.fd == options.cancelFD { requestCancel() }
+                if failure != nil { break }
+            }
+            if failure == nil && !done() && (stdoutClosed || process.waitForExit(blocking: false) != nil) {
+                try processEnded()
+            }
+        }
+    }
+
+    /// Commits the request's open group of writes when nothing is ready to read, so no write
+    /// transaction is ever held while the host waits for the extension (other bundles and
+    /// commands write in between).
+    private func commitGroupBeforeWaiting(_ fds: inout [pollfd]) throws(RequestFailure) {
+        guard let writes = current?.writes, writes.hasOpenGroup else { return }
+        // A moment's grace first: a stream that pauses between two messages is not waiting, and
+        // committing at every such gap would write the full-text index in many small segments.
+        let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), StagedWrites.pauseMilliseconds) }
+        guard ready == 0 else { return }
+        do { try writes.flush() } catch {
+            throw storeFailure("cannot write to the index", error)
+        }
+    }
+
+    /// Events from the decoder thread, in order, through the protocol's rules. Time spent
+    /// waiting for the index is not the extension's idleness.
+    func processDecoderEvents(_ decoder: StdoutDecoder) throws(RequestFailure) {
+        for event in decoder.take() {
+            if failure != nil { return }
+            switch event {
+            case let .message(_, _, _, line):
+                if let line { trace(line) }
+                deadlines.messageReceived(now: Clock.monotonic())
+                try carryOut(rules.receive(event))
+                deadlines.messageReceived(now: Clock.monotonic())
+            case let .undecodable(line, _, _):
+                trace(line)
+                try carryOut(rules.receive(event))
+            case .framing:
+                try carryOut(rules.receive(event))
+            case .end:
+                stdoutClosed = true
+                try carryOut(rules.receive(event))
+            }
+        }
+    }
+
+    private func trace(_ line: [UInt8]) {
+        guard let onTrace = options.onTrace else { return }
+        line.withUnsafeBytes { onTrace(.fromExtension, $0) }
+    }
+
+    /// Handles what the decoder read before stdout ended.
+    func drainStdout() throws(RequestFailure) {
+        guard let decoder else { return }
+        // Let the decoder reach what the extension left in the pipe before judging its end.
+        let until = Clock.monotonic() + 0.5
+        while !stdoutClosed && failure == nil {
+            try processDecoderEvents(decoder)
+            if stdoutClosed || Clock.monotonic() >= until { return }
+            var fds = [pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 1, 50)
+        }
+    }
+
+    func drainStderr() {
+        guard let process, process.stderrFD >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        for _ in 0..<16 {
+            let n = buffer.withUnsafeMutableBytes { read(process.stderrFD, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return }
+            if n == 0 { process.closeStderr(); return }
+            buffer.withUnsafeBytes { log.consume(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            if n < buffer.count { return }
+        }
+    }
+
+    func send(_ message: Message) {
+        let line = message.line
+        if let onTrace = options.onTrace {
+            line.withUnsafeBytes { onTrace(.toExtension, UnsafeRawBufferPointer(rebasing: $0[0..<($0.count - 1)])) }
+        }
+        outgoing.append(contentsOf: line)
+        flushOutgoing()
+    }
+
+    func flushOutgoing() {
+        guard let process, process.stdinFD >= 0, !outgoing.isEmpty else { return }
+        let n = outgoing.withUnsafeBytes { write(process.stdinFD, $0.baseAddress, $0.count) }
+        if n > 0 {
+            outgoing.removeFirst(n)
+        } else if n < 0 && errno != EAGAIN && errno != EINTR {
+            // EPIPE: the extension closed stdin or died; its exit is noticed by the loop.
+            outgoing.removeAll()
+        }
+    }
+
+    private func requestCancel() {
+        if let fd = options.cancelFD {
+            var byte: UInt8 = 0
+            _ = read(fd, &byte, 1)
+        }
+        guard let context = current, context.cancelSentAt == nil else {
+            failure = fail(.cancelled, "cancelled before a request was outstanding")
+            return
+        }
+        context.cancelSentAt = Clock.monotonic()
+        log.note("cancelling request \(context.id)")
+        send(.notification(method: Method.cancel, params: CancelParams(id: context.id).json))
+    }
+}
