@@ -48,7 +48,7 @@ public final class FleetServer {
         do { try store.registerWorker() } catch {
             throw ReindexError(.cannotStart, "\(paths.indexDisplayName): cannot register this worker: \(error)")
         }
-        heartbeat = Heartbeat(index: paths.index, environment: options.environment, workerID: store.workerID, leaseSeconds: store.leaseSeconds)
+        heartbeat = Heartbeat(location: store.location, workerID: store.workerID, leaseSeconds: store.leaseSeconds)
         var fds: [Int32] = [-1, -1]
         _ = reindex_pipe_cloexec(&fds)
         wakeRead = fds[0]
@@ -176,7 +176,7 @@ public final class FleetServer {
         let runner = RequestRunner(paths: paths, backoff: options.backoff)
         do {
             guard let store = try Index.open(paths.index, environment: options.environment) as? PostgresStore else { return }
-            let release = try runner.hold(worker.bundle, store: store)
+            let release = try runner.hold(worker.bundle, store: store, renewingLeases: false)
             defer { release() }
             try store.recoverAbandoned(bundle: worker.bundle.identifier)
             // The lease names the heartbeat's worker id, which renews it.
@@ -251,16 +251,14 @@ public final class FleetServer {
 /// Renews the leases of this worker's running requests and its `last_seen`, every third of the
 /// lease, on a connection of its own (reconnecting with backoff when it is lost).
 final class Heartbeat: @unchecked Sendable {
-    let index: String
-    let environment: [String: String]
+    let location: PostgresLocation
     let workerID: String
     let leaseSeconds: Double
     private let lock = Lock()
     private var stopped = false
 
-    init(index: String, environment: [String: String], workerID: String, leaseSeconds: Double) {
-        self.index = index
-        self.environment = environment
+    init(location: PostgresLocation, workerID: String, leaseSeconds: Double) {
+        self.location = location
         self.workerID = workerID
         self.leaseSeconds = leaseSeconds
     }
@@ -269,7 +267,7 @@ final class Heartbeat: @unchecked Sendable {
         let thread = Thread { [self] in
             var store: PostgresStore?
             while !lock.withLock({ stopped }) {
-                if store == nil { store = try? Index.open(index, environment: environment) as? PostgresStore }
+                if store == nil { store = try? PostgresStore.open(location) }
                 if let store {
                     store.adoptWorkerID(workerID)
                     do { try store.renewLeases() } catch { ServeLog.warning("cannot renew this worker's leases: \(error)") }

@@ -27,10 +27,18 @@ public struct RequestRunner {
     /// Takes the bundle's lock for the index `store` is: the file lock beside a SQLite index, or
     /// for a PostgreSQL index one held by the store's connection across the whole fleet. Returns
     /// what releases it.
-    public func hold(_ bundle: DiscoveredBundle, store: any IndexBackend) throws(ReindexError) -> () -> Void {
+    /// On PostgreSQL, unless `renewingLeases` is false (a fleet worker renews its own), a
+    /// heartbeat renews the lease of what this process runs, so a long forced run is not taken
+    /// over by a fleet worker.
+    public func hold(_ bundle: DiscoveredBundle, store: any IndexBackend, renewingLeases: Bool = true) throws(ReindexError) -> () -> Void {
         if let fleet = store as? PostgresStore {
             try fleet.lockBundle(key: bundle.key, identifier: bundle.identifier)
-            return { fleet.unlockBundle(bundle.key) }
+            let heartbeat = renewingLeases ? Heartbeat(location: fleet.location, workerID: fleet.workerID, leaseSeconds: fleet.leaseSeconds) : nil
+            heartbeat?.start()
+            return {
+                heartbeat?.stop()
+                fleet.unlockBundle(bundle.key)
+            }
         }
         let lock = try lock(bundle)
         return { lock.release() }

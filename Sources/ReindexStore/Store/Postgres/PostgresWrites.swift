@@ -233,6 +233,9 @@ public final class PostgresWrites {
             try store.recordDeclarations(declarations, bundle: bundleKey)
             let old = try store.query("SELECT live_gen FROM bundles WHERE key = $1 FOR UPDATE", [bundleKey]).int64(0, 0)
             if old != newGeneration {
+                // The new generation's rows are not in the planner's statistics yet (nobody has
+                // seen them): without this it may pick a nested loop, quadratic in the items.
+                try store.query("SET LOCAL enable_nestloop = off")
                 let gone = try store.query("""
                     SELECT count(*) FROM items o WHERE o.bundle = $1 AND o.gen = $2
                     AND NOT EXISTS (SELECT 1 FROM items n WHERE n.bundle = $1 AND n.gen = $3 AND n.uid = o.uid)
