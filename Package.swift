@@ -24,6 +24,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(name: "CReindexSystem"),
 
         // System primitives, each written once (package access only): the C library import, the
@@ -36,8 +41,8 @@ let package = Package(
         // The SDK extension authors import.
         .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
 
-        // The index: SQLite store, staged writes, the request queue, the query language.
-        .target(name: "ReindexStore", dependencies: ["ReindexProtocol", "ReindexSystem", "CSQLite"]),
+        // The index: SQLite and PostgreSQL stores, staged writes, the request queue, the query language.
+        .target(name: "ReindexStore", dependencies: ["ReindexProtocol", "ReindexSystem", "CSQLite", "CLibPQ"]),
 
         // The engine: discovery, supervisor, scheduler (and the store, re-exported).
         .target(name: "ReindexHost", dependencies: ["ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem"]),

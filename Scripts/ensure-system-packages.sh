@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Installs the one system package the build needs (SQLite's headers, found via pkg-config),
-# only when it is missing. Debian/Ubuntu: apt-get; macOS: the SDK ships SQLite.
+# Installs the system packages the build and tests need, only those missing: SQLite's headers
+# (found via pkg-config), libpq's headers (the PostgreSQL store), and the PostgreSQL server with
+# its contrib modules (`unaccent`), which the PostgreSQL tests start themselves.
+# Debian/Ubuntu: apt-get; macOS: the SDK ships SQLite, and Homebrew's libpq/postgresql are used.
 set -euo pipefail
 if [ "$(uname)" = "Darwin" ]; then exit 0; fi
-if pkg-config --exists sqlite3 2>/dev/null && [ -f /usr/include/sqlite3.h ]; then exit 0; fi
-echo "installing libsqlite3-dev and pkg-config (needed to build against the system SQLite)…" >&2
+missing=()
+if ! command -v pkg-config >/dev/null 2>&1; then missing+=(pkg-config); fi
+if ! [ -f /usr/include/sqlite3.h ]; then missing+=(libsqlite3-dev); fi
+if ! [ -f /usr/include/postgresql/libpq-fe.h ]; then missing+=(libpq-dev); fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then missing+=(postgresql); fi
+if ! ls /usr/share/postgresql/*/extension/unaccent.control >/dev/null 2>&1; then missing+=(postgresql-contrib); fi
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "installing ${missing[*]} (needed to build and to run the SQLite and PostgreSQL tests)…" >&2
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libsqlite3-dev pkg-config >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

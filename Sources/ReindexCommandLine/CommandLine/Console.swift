@@ -79,12 +79,28 @@ extension CommandContext {
     /// Opens the index. When the database was lost (missing after use, corrupt, truncated), says
     /// so on stderr and queues `reindexAll` (`indexLost`) for every discovered bundle.
     package func openStore() throws(ReindexError) -> IndexStore {
+        if paths.isPostgreSQL {
+            throw ReindexError(.usage, "\(paths.indexDisplayName): this command needs a SQLite index; with a PostgreSQL index use run, search (words), items, status and serve")
+        }
         let store = try IndexStore.open(path: paths.index)
         if let reason = store.openReport.lostReason {
             let aside = store.openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
             Console.err("warning: the index at \(paths.index) was lost: \(reason)\(aside); a fresh one was created")
             let queued = queueIndexLost(store)
             if queued > 0 { Console.err("warning: queued reindexAll (indexLost) for \(queued) bundle(s); 'reindex serve' or 'reindex run' will rebuild them") }
+        }
+        return store
+    }
+
+    /// Opens the index whichever database holds it: a SQLite file (as `openStore`) or a
+    /// PostgreSQL database, which says on stderr when it was created and queues the rebuilds.
+    package func openIndex() throws(ReindexError) -> any IndexBackend {
+        guard paths.isPostgreSQL else { return try openStore() }
+        let store = try Index.open(paths.index, environment: environment)
+        if let fleet = store as? PostgresStore, fleet.created {
+            for bundle in Discovery.discover(paths).bundles {
+                _ = try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)
+            }
         }
         return store
     }

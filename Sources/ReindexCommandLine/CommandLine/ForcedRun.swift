@@ -66,14 +66,14 @@ package enum ForcedRun {
     /// Runs (or, with `queueOnly`, queues) a request and prints the summary; returns the exit code.
     package static func execute(
         context: CommandContext, bundle: DiscoveredBundle, selection: RequestSelection,
-        options baseOptions: SessionOptions, store: IndexStore, printSummary: Bool = true
+        options baseOptions: SessionOptions, store: any IndexBackend, printSummary: Bool = true
     ) throws(ReindexError) -> (status: Int32, result: RequestResult?) {
         let runner = RequestRunner(paths: context.paths)
         var sandbox = baseOptions.sandbox
         if sandbox.paths == nil { sandbox.paths = context.paths }
         try SandboxReport.prepare(bundle, options: sandbox, context: context)
-        let lock = try runner.lock(bundle)
-        defer { lock.release() }
+        let release = try runner.hold(bundle, store: store)
+        defer { release() }
         let request: QueuedRequest
         var discarded: String?
         do {
@@ -89,9 +89,9 @@ package enum ForcedRun {
             // identifiers given.
             request = try store.enqueue(
                 bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
-                reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, coalesce: selection.kind == .reindexAll)
+                reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, notBefore: nil, coalesce: selection.kind == .reindexAll)
         } catch let error as SQLiteError {
-            throw IndexStore.explain(error, index: store.path, doing: "\(bundle.identifier): cannot queue the request")
+            throw IndexStore.explain(error, index: store.displayLocation, doing: "\(bundle.identifier): cannot queue the request")
         } catch {
             throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
         }

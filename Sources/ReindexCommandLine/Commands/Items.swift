@@ -25,8 +25,8 @@ package struct ItemsCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        let store = try context.openStore()
-        let results = try store.items(bundle: bundle, domain: domain, limit: limit)
+        let store = try context.openIndex()
+        let results = try store.items(bundle: bundle, domain: domain, limit: limit, now: Clock.now())
         ResultList.print(results, context: context, empty: "No items are indexed for \(bundle).")
         return 0
     }

@@ -18,7 +18,7 @@ package struct PathsCommand: ReindexCommand {
                     .object([("directory", .string(entry.directory)), ("source", .string(entry.source.rawValue)),
                              ("exists", .bool(FileSystem.isDirectory(entry.directory)))])
                 })),
-                ("index", .string(paths.index)),
+                ("index", .string(paths.indexDisplayName)),
                 ("indexSource", .string(paths.indexSource)),
                 ("logs", .string(paths.logs)),
                 ("data", .string(paths.data)),
@@ -32,7 +32,7 @@ package struct PathsCommand: ReindexCommand {
             Console.out("  \(n + 1). \(entry.directory)  [\(entry.source.rawValue), \(state)]")
         }
         Console.out("Every subdirectory of these that holds a manifest.json is a bundle.")
-        Console.out("Index: \(paths.index)  [\(paths.indexSource)]")
+        Console.out("Index: \(paths.indexDisplayName)  [\(paths.indexSource)]")
         Console.out("Logs:  \(paths.logs)")
         Console.out("Data:  \(paths.data)  [each bundle's REINDEX_DATA_DIR is <bundle> in it]")
         Console.out("Sandbox: \(SandboxSupport.current)")

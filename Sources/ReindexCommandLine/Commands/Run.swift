@@ -43,7 +43,7 @@ package struct RunCommand: RequestCommand, SandboxedCommand {
     package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = try context.findBundle(self.bundle)
         let selection = try RequestSelection(request)
-        let store = try context.openStore()
+        let store = try context.openIndex()
         if queue {
             let request = try store.enqueue(bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                                             reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts)

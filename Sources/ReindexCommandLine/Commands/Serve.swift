@@ -55,6 +55,7 @@ package struct ServeCommand: ReindexCommand {
         options.rescanSeconds = rescanSeconds
         options.backoff.baseSeconds = retryBaseSeconds
         options.sandbox = try SandboxReport.options(required: requireSandbox, context: context)
+        if context.paths.isPostgreSQL { return try FleetServer(paths: context.paths, options: options).run() }
         let server = try Server(paths: context.paths, options: options)
         return server.run()
     }

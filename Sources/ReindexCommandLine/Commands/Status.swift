@@ -26,6 +26,7 @@ package struct StatusCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
+        if context.paths.isPostgreSQL { return try Self.fleetStatus(context) }
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.

@@ -63,22 +63,30 @@ public struct HostPaths: Sendable, Equatable {
         }
         searchPath = entries
 
+        // A PostgreSQL connection string is kept as given (it is no path).
+        func resolved(_ index: String) -> String { PostgresLocation.isConnectionString(index) ? index : FileSystem.absolute(index) }
         if let index {
-            self.index = FileSystem.absolute(index)
+            self.index = resolved(index)
             indexSource = "--index"
         } else if let fromEnvironment = environment["REINDEX_INDEX"], !fromEnvironment.isEmpty {
-            self.index = FileSystem.absolute(fromEnvironment)
+            self.index = resolved(fromEnvironment)
             indexSource = "REINDEX_INDEX"
         } else {
             self.index = FileSystem.join(dataHome, "reindex/index.sqlite")
             indexSource = "default"
         }
-        if indexSource == "default" {
+        if indexSource == "default" || PostgresLocation.isConnectionString(self.index) {
             logs = FileSystem.join(stateHome, "reindex/logs")
         } else {
             logs = FileSystem.join(FileSystem.directoryName(self.index), "logs")
         }
     }
+
+    /// Whether the index is a PostgreSQL database (`index` is then a connection string).
+    public var isPostgreSQL: Bool { PostgresLocation.isConnectionString(index) }
+
+    /// The index fit to print: a path, or a connection string with any password masked.
+    public var indexDisplayName: String { isPostgreSQL ? PostgresLocation.masked(index) : index }
 
     /// The log file of one bundle. Bundle identifiers are validated reverse-DNS names, so this
     /// can never leave the logs directory; the identifier is lower-cased since it is compared

@@ -24,11 +24,23 @@ public struct RequestRunner {
         return lock
     }
 
+    /// Takes the bundle's lock for the index `store` is: the file lock beside a SQLite index, or
+    /// for a PostgreSQL index one held by the store's connection across the whole fleet. Returns
+    /// what releases it.
+    public func hold(_ bundle: DiscoveredBundle, store: any IndexBackend) throws(ReindexError) -> () -> Void {
+        if let fleet = store as? PostgresStore {
+            try fleet.lockBundle(key: bundle.key, identifier: bundle.identifier)
+            return { fleet.unlockBundle(bundle.key) }
+        }
+        let lock = try lock(bundle)
+        return { lock.release() }
+    }
+
     /// Runs `requests` (already in the queue) in order in one session. The caller holds the
     /// bundle's lock. A failure to start fails every request; after another failure the session
     /// ends and the remaining requests stay pending.
     public func run(
-        bundle: DiscoveredBundle, requests: [QueuedRequest], store: IndexStore, options: SessionOptions,
+        bundle: DiscoveredBundle, requests: [QueuedRequest], store: any IndexBackend, options: SessionOptions,
         logPath: String? = nil
     ) -> [RequestResult] {
         var results: [RequestResult] = []
@@ -50,9 +62,9 @@ public struct RequestRunner {
                     return results
                 }
             }
-            let outcome = session.perform(request) { (store, counts) throws(SQLiteError) in
+            let outcome = session.perform(request) { (store, counts) throws in
                 try store.markDone(request.id)
-                try store.recordSeen(bundle)
+                try store.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version, fingerprint: bundle.executableFingerprint, now: Clock.now())
                 try store.recordRun(RunRecord(
                     requestID: request.id, bundleIdentifier: bundle.identifier, kind: request.kind, reason: request.reason,
                     started: begin, ended: Clock.now(), outcome: "acknowledged", counts: counts, error: nil))
@@ -91,14 +103,14 @@ public struct RequestRunner {
     /// When the store cannot record it (a full disk, say), the request stays `running` — the state
     /// a killed host leaves — and the failure says so; the next `reindex run` of the bundle, or
     /// `reindex serve` (which retries the recovery), puts it back in the queue.
-    private func finish(_ request: QueuedRequest, store: IndexStore, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
+    private func finish(_ request: QueuedRequest, store: any IndexBackend, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
         var failure = failure
         var state: RequestState = .pending
         var stateWritten = false
         do {
             if failure.requeuesWithoutPenalty {
                 try store.requeue(request.id, note: failure.message)
-            } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff) {
+            } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff, now: Clock.now()) {
                 state = updated.state
             }
             stateWritten = true

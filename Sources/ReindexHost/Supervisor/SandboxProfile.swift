@@ -230,9 +230,12 @@ struct Protected: Equatable {
             return FileSystem.directoryName(mine) == real ? FileSystem.baseName(mine) : nil
         }
         for host in paths {
-            let indexDirectory = FileSystem.directoryName(host.index)
-            add(indexDirectory, FileSystem.baseName(host.index), prefix: true, "the index")
-            add(indexDirectory, "locks", "the index's locks")
+            // A PostgreSQL index has no file here to protect.
+            if !host.isPostgreSQL {
+                let indexDirectory = FileSystem.directoryName(host.index)
+                add(indexDirectory, FileSystem.baseName(host.index), prefix: true, "the index")
+                add(indexDirectory, "locks", "the index's locks")
+            }
             add(FileSystem.directoryName(host.logs), FileSystem.baseName(host.logs), "the logs")
             for entry in host.searchPath {
                 add(entry.directory, "", prefix: true, except: own(in: entry.directory, bundleDirectory), "another bundle's directory")

@@ -14,7 +14,7 @@ import ReindexProtocol
 /// a session ends in `Teardown.swift`, its options in `SessionOptions.swift`.
 public final class ExtensionSession {
     public let bundle: DiscoveredBundle
-    public let store: IndexStore
+    public let store: any IndexBackend
     public let log: ExtensionLog
     public private(set) var process: ExtensionProcess?
     public private(set) var initializeResult: InitializeResult?
@@ -45,23 +45,23 @@ public final class ExtensionSession {
     final class RequestContext {
         let id: RequestID
         let request: QueuedRequest
-        let writes: StagedWrites
+        let writes: any IndexWriting
         var reply: Result<JSONValue, RPCError>?
         var rejections: [String] = []
         var cancelSentAt: Double?
         var progressSavedAt = -Double.infinity
-        init(id: RequestID, request: QueuedRequest, writes: StagedWrites) {
+        init(id: RequestID, request: QueuedRequest, writes: any IndexWriting) {
             self.id = id
             self.request = request
             self.writes = writes
         }
     }
 
-    public init(bundle: DiscoveredBundle, store: IndexStore, logPath: String?, options: SessionOptions) {
+    public init(bundle: DiscoveredBundle, store: any IndexBackend, logPath: String?, options: SessionOptions) {
         self.bundle = bundle
         self.store = store
         // Wait as long as it takes for another writer, unless this request is cancelled.
-        store.connection.setBusyWait(seconds: 3600, cancelFD: options.cancelFD)
+        store.prepareForSession(cancelFD: options.cancelFD)
         self.options = options
         self.log = ExtensionLog(path: logPath)
         self.deadlines = Deadlines(timeouts: options.debug ? nil : bundle.manifest.timeouts)
@@ -81,9 +81,9 @@ public final class ExtensionSession {
 
     /// A failure to write the index: the request's end (not the extension's fault when the
     /// index was busy with another writer).
-    func storeFailure(_ what: String, _ error: SQLiteError) -> RequestFailure {
+    func storeFailure(_ what: String, _ error: any Error) -> RequestFailure {
         var failure = fail(.storeFailure, "\(what): \(error)")
-        failure.hostSide = error.isBusy
+        failure.hostSide = isBusyStoreError(error)
         self.failure = failure
         return failure
     }
@@ -99,7 +99,7 @@ public final class ExtensionSession {
         let spawned: ExtensionProcess
         do {
             let launch = try SandboxLaunch(bundle: bundle, options: options.sandbox, environment: environment,
-                                           hostEnvironment: options.environment, indexPath: store.path)
+                                           hostEnvironment: options.environment, indexPath: store.displayLocation)
             log.note(launch.summary)
             spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
                                            waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch)
@@ -127,13 +127,13 @@ public final class ExtensionSession {
     /// failure what was not committed is rolled back and the failure returned.
     public func perform(
         _ request: QueuedRequest,
-        onAcknowledge: (IndexStore, WriteCounts) throws(SQLiteError) -> Void
+        onAcknowledge: (any IndexBackend, WriteCounts) throws -> Void
     ) -> (counts: WriteCounts, rejections: [String], failure: RequestFailure?) {
-        let writes: StagedWrites
+        let writes: any IndexWriting
         do {
-            writes = try StagedWrites(store: store, bundleIdentifier: bundle.identifier,
-                                      scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
-                                      requestID: request.id, declarations: bundle.manifest.attributes)
+            writes = try store.makeWriter(bundleIdentifier: bundle.identifier,
+                                          scope: request.kind == .reindexAll ? .replacement(generation: request.id) : .live,
+                                          requestID: request.id, declarations: bundle.manifest.attributes)
         } catch {
             return (WriteCounts(), [], fail(.storeFailure, "cannot prepare the index: \(error)"))
         }
@@ -173,7 +173,7 @@ public final class ExtensionSession {
             return (writes.counts, context.rejections, failure)
         default:
             do {
-                let counts = try writes.acknowledge { (store) throws(SQLiteError) in try onAcknowledge(store, writes.counts) }
+                let counts = try writes.acknowledge { store in try onAcknowledge(store, writes.counts) }
                 log.note("request \(requestID) acknowledged: put \(counts.put), deleted \(counts.deleted), rejected \(counts.rejected), ignored updates \(counts.ignoredUpdates)")
                 return (counts, context.rejections, nil)
             } catch {
@@ -257,7 +257,7 @@ public final class ExtensionSession {
                     case .valid(let validated):
                         try writes.put(validated)
                     case let .invalid(uid, reason):
-                        writes.reject()
+                        writes.reject(count: 1)
                         if context.rejections.count < 10 {
                             context.rejections.append("item rejected\(uid.map { " (\($0.prefix(80)))" } ?? ""): \(reason)")
                         }
@@ -279,7 +279,7 @@ public final class ExtensionSession {
         guard let context = current else { return }
         let requestRowID = context.request.id
         do {
-            let committed = try context.writes.commitBatch { (store) throws(SQLiteError) in
+            let committed = try context.writes.commitBatch { store in
                 try store.saveClientState(requestRowID, clientState)
             }
             send(.response(id: requestID, result: .success(BatchCommitResult(committed: Int64(committed)).json)))

@@ -1,0 +1,137 @@
+import ReindexProtocol
+
+/// What the supervisor, the scheduler and the commands need of an index, whichever database
+/// holds it: the SQLite file (`IndexStore`, the embedded default) or a PostgreSQL database shared
+/// by a fleet (`PostgresStore`). Each conformer is one connection, used from one thread at a
+/// time; each keeps every statement in its own folder.
+public protocol IndexBackend: AnyObject {
+    /// Where the index is, fit to print: a path, or a connection string with the password masked.
+    var displayLocation: String { get }
+
+    /// Writes for one request or writer, held back as protocol-v1.md says (see `IndexWriting`).
+    func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
+                    declarations: [String: AttributeDeclaration]) throws -> any IndexWriting
+    /// Called once before a session streams an extension's operations into this index.
+    func prepareForSession(cancelFD: Int32?)
+
+    // The durable request queue.
+    func enqueue(bundleIdentifier: String, kind: RequestKind, identifiers: [String], reason: ReindexReason,
+                 maxAttempts: Int, notBefore: Double?, coalesce: Bool) throws -> QueuedRequest
+    func request(_ id: Int64) throws -> QueuedRequest?
+    func requests(bundle identifier: String, state: RequestState) throws -> [QueuedRequest]
+    func requests(state: RequestState) throws -> [QueuedRequest]
+    func markRunning(_ id: Int64) throws -> QueuedRequest?
+    func nextDueRequest(now: Double, excludingBundles: Set<String>) throws -> QueuedRequest?
+    func nextDueTime(excludingBundles: Set<String>) throws -> Double?
+    func recoverAbandoned(bundle identifier: String) throws
+    func requeue(_ id: Int64, note: String) throws
+    func saveProgress(_ id: Int64, _ progress: ProgressParams) throws
+    func markDone(_ id: Int64) throws
+    func saveClientState(_ id: Int64, _ clientState: String?) throws
+    func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double) throws -> QueuedRequest?
+    func discardPartialReplacement(_ request: QueuedRequest) throws -> Int?
+
+    // Run history.
+    func recordRun(_ run: RunRecord) throws
+    func lastRun(bundle identifier: String) throws -> RunRecord?
+
+    // The bundle registry and expiry.
+    func bundleRecords() throws -> [BundleRecord]
+    func recordSeen(key: String, identifier: String, version: String?, fingerprint: String?, now: Double) throws
+    func markMissing(_ key: String, now: Double) throws
+    func removeBundle(_ key: String) throws -> Int
+    func expiringItems(bundle key: String, after: Double, until: Double, limit: Int) throws -> [String]
+    func markRefreshAsked(bundle key: String, identifiers: [String]) throws
+    func purgeExpired(now: Double) throws -> Int
+    func declarations(bundle key: String) throws -> [String: AttributeDeclaration]
+
+    // Reads.
+    func search(_ text: String, bundle: String?, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
+    func items(bundle: String, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
+    func itemCount(bundle: String, now: Double) throws -> Int
+    func knownBundles() throws -> [(key: String, identifier: String)]
+    func status(bundle identifier: String) throws -> BundleStatus
+}
+
+/// The operations of one request (or direct writer) on its way into an index: nothing is visible
+/// before `commitBatch` (for a `reindexItems`) or `acknowledge`; a replacement (`reindexAll`)
+/// only at `acknowledge`; `rollback` discards what was not committed.
+public protocol IndexWriting: AnyObject {
+    var counts: WriteCounts { get }
+    var declarations: [String: AttributeDeclaration] { get }
+    /// Operations are waiting to be sent (the session sends them before it waits).
+    var hasOpenGroup: Bool { get }
+    func put(_ item: ValidatedItem) throws
+    func reject(count: Int)
+    func delete(identifiers: [String]) throws
+    func delete(domains: [String]) throws
+    func deleteAll() throws
+    func flush() throws
+    /// Commits the batch with `extra` (the client state) in its transaction; returns how many
+    /// operations it held.
+    func commitBatch(with extra: (any IndexBackend) throws -> Void) throws -> Int
+    /// Ends the request successfully with `extra` (marking it done, the run) in its transaction.
+    func acknowledge(with extra: (any IndexBackend) throws -> Void) throws -> WriteCounts
+    func rollback()
+}
+
+extension IndexBackend {
+    @discardableResult
+    public func enqueue(bundleIdentifier: String, kind: RequestKind, identifiers: [String] = [], reason: ReindexReason,
+                        maxAttempts: Int = 5, notBefore: Double? = nil) throws -> QueuedRequest {
+        try enqueue(bundleIdentifier: bundleIdentifier, kind: kind, identifiers: identifiers, reason: reason,
+                    maxAttempts: maxAttempts, notBefore: notBefore, coalesce: true)
+    }
+}
+
+/// Whether a store error is the database being busy (held by another writer past the wait)
+/// rather than a failure of the host's own.
+package func isBusyStoreError(_ error: any Error) -> Bool {
+    (error as? SQLiteError)?.isBusy ?? false
+}
+
+/// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.
+public enum Index {
+    public static func open(_ index: String, environment: [String: String]) throws(ReindexError) -> any IndexBackend {
+        if PostgresLocation.isConnectionString(index) {
+            let store = try PostgresStore.open(try PostgresLocation(index, environment: environment))
+            if let lease = environment["REINDEX_PG_LEASE_SECONDS"].flatMap(Double.init), lease > 0 { store.leaseSeconds = lease }
+            return store
+        }
+        return try IndexStore.open(path: index)
+    }
+}
+
+// MARK: The SQLite index
+
+extension IndexStore: IndexBackend {
+    public var displayLocation: String { path }
+
+    public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
+                           declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
+        try StagedWrites(store: self, bundleIdentifier: bundleIdentifier, scope: scope, requestID: requestID, declarations: declarations)
+    }
+
+    public func prepareForSession(cancelFD: Int32?) {
+        // Wait as long as it takes for another writer, unless this request is cancelled.
+        connection.setBusyWait(seconds: 3600, cancelFD: cancelFD)
+    }
+}
+
+
+extension StagedWrites: IndexWriting {
+    public func commitBatch(with extra: (any IndexBackend) throws -> Void) throws -> Int {
+        try commitBatch({ (store: IndexStore) throws(SQLiteError) in try Self.carry(extra, store, "batch/commit") })
+    }
+
+    public func acknowledge(with extra: (any IndexBackend) throws -> Void) throws -> WriteCounts {
+        try acknowledge({ (store: IndexStore) throws(SQLiteError) in try Self.carry(extra, store, "acknowledgement") })
+    }
+
+    /// Runs the caller's part of a transaction inside SQLite's typed-throws closure.
+    private static func carry(_ extra: (any IndexBackend) throws -> Void, _ store: IndexStore, _ what: String) throws(SQLiteError) {
+        do { try extra(store) } catch let error as SQLiteError { throw error } catch {
+            throw SQLiteError(code: 1, message: "\(error)", context: what)
+        }
+    }
+}

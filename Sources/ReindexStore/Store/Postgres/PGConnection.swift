@@ -1,0 +1,391 @@
+import CLibPQ
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An error from PostgreSQL (or from libpq before a server answered): its SQLSTATE when the
+/// server gave one, the message, and what was being done.
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// The five-character SQLSTATE, nil when the connection failed before an answer.
+    public var sqlState: String?
+    public var message: String
+    public var context: String
+    /// The connection is gone (server stopped or restarted, backend terminated, network cut):
+    /// the transaction in progress was rolled back by the server.
+    public var connectionLost: Bool
+
+    public init(sqlState: String?, message: String, context: String, connectionLost: Bool = false) {
+        self.sqlState = sqlState
+        self.message = message
+        self.context = context
+        self.connectionLost = connectionLost
+    }
+
+    /// A serialization failure or a deadlock: the transaction may simply be run again.
+    public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
+
+    public var description: String {
+        let state = sqlState.map { " (SQLSTATE \($0))" } ?? ""
+        return context.isEmpty ? "\(message)\(state)" : "\(context): \(message)\(state)"
+    }
+}
+
+/// Where a PostgreSQL index lives, as the user gave it (`postgresql://…`, `postgres://…` or a
+/// libpq keyword string), and the schema the host keeps its tables in.
+public struct PostgresLocation: Sendable, Equatable {
+    /// The connection string passed to libpq, unchanged.
+    public var connectionString: String
+    /// The schema of the host's tables: `REINDEX_PG_SCHEMA`, else a `search_path` set through
+    /// `options=-csearch_path=…`, else `reindex`.
+    public var schema: String
+
+    /// Whether `index` names a PostgreSQL database rather than a SQLite file.
+    public static func isConnectionString(_ index: String) -> Bool {
+        if index.hasPrefix("postgresql://") || index.hasPrefix("postgres://") { return true }
+        // A libpq keyword string: `host=… dbname=…` (a path never starts with `word=`).
+        guard !index.hasPrefix("/") && !index.hasPrefix("."), let equals = index.firstIndex(of: "=") else { return false }
+        let keyword = index[..<equals]
+        let known = ["host", "hostaddr", "port", "dbname", "user", "password", "service", "options", "sslmode", "application_name", "connect_timeout", "passfile"]
+        return known.contains(String(keyword))
+    }
+
+    public init(_ connectionString: String, environment: [String: String] = [:]) throws(ReindexError) {
+        self.connectionString = connectionString
+        var schema = environment["REINDEX_PG_SCHEMA"] ?? ""
+        if schema.isEmpty, let path = Self.searchPath(inOptions: Self.option("options", in: connectionString) ?? "") { schema = path }
+        if schema.isEmpty { schema = "reindex" }
+        guard schema.utf8.count <= 63, let first = schema.unicodeScalars.first, first == "_" || (first.properties.isAlphabetic && first.isASCII),
+              schema.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") })
+        else {
+            throw ReindexError(.usage, "\(Self.masked(connectionString)): the schema name '\(schema)' is not a plain identifier (letters, digits and _, at most 63 bytes)")
+        }
+        self.schema = schema.lowercased()
+    }
+
+    /// The value of a connection parameter, from a URI's query or a keyword string.
+    static func option(_ name: String, in connection: String) -> String? {
+        if connection.hasPrefix("postgres") {
+            guard let query = connection.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+            for pair in query.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 && parts[0] == name { return percentDecoded(String(parts[1])) }
+            }
+            return nil
+        }
+        for pair in connection.split(separator: " ") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 && parts[0] == name { return String(parts[1]).trimmingQuotes }
+        }
+        return nil
+    }
+
+    /// The first schema of a `-c search_path=…` in libpq's `options`.
+    static func searchPath(inOptions options: String) -> String? {
+        let spaced = options.replacingAll("-c ", with: "-c")
+        for part in spaced.split(separator: " ") where part.hasPrefix("-csearch_path=") {
+            let value = part.dropFirst("-csearch_path=".count)
+            return value.split(separator: ",").first.map { String($0).trimmingQuotes }
+        }
+        return nil
+    }
+
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+            } else if byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The connection string with any password replaced by `***`, fit to print.
+    public static func masked(_ connection: String) -> String {
+        if connection.hasPrefix("postgres") {
+            var result = connection
+            // postgresql://user:password@host…: the password is between the first ':' after the
+            // scheme and the last '@' of the authority.
+            if let schemeEnd = result.range(of: "://") {
+                let rest = result[schemeEnd.upperBound...]
+                let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+                let authority = rest[..<authorityEnd]
+                if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                    result.replaceSubrange(result.index(after: colon)..<at, with: "***")
+                }
+            }
+            return maskPasswordParameter(result, separator: "&")
+        }
+        return maskPasswordParameter(connection, separator: " ")
+    }
+
+    private static func maskPasswordParameter(_ text: String, separator: Character) -> String {
+        var parts: [String] = []
+        var masked = false
+        for piece in text.split(separator: separator, omittingEmptySubsequences: false) {
+            // In a URI the first parameter follows '?'.
+            if let q = piece.firstIndex(of: "?"), piece[piece.index(after: q)...].hasPrefix("password=") {
+                parts.append(String(piece[...q]) + "password=***")
+                masked = true
+            } else if piece.hasPrefix("password=") {
+                parts.append("password=***")
+                masked = true
+            } else {
+                parts.append(String(piece))
+            }
+        }
+        return masked ? parts.joined(separator: String(separator)) : text
+    }
+
+    /// The location fit to print: password masked.
+    public var displayName: String { Self.masked(connectionString) }
+}
+
+extension String {
+    var trimmingQuotes: String {
+        var s = Substring(self)
+        while let f = s.first, f == "'" || f == "\"" { s = s.dropFirst() }
+        while let l = s.last, l == "'" || l == "\"" { s = s.dropLast() }
+        return String(s)
+    }
+
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var result = ""
+        var rest = Substring(self)
+        while let range = rest.range(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}
+
+/// The rows of one statement's result.
+public final class PGResult {
+    let handle: OpaquePointer?
+    public let rowCount: Int
+    /// Rows changed by an INSERT/UPDATE/DELETE.
+    public let affected: Int
+
+    init(_ handle: OpaquePointer?) {
+        self.handle = handle
+        rowCount = handle.map { Int(PQntuples($0)) } ?? 0
+        let tuples = handle.flatMap { String(cString: PQcmdTuples($0)) } ?? ""
+        affected = Int(tuples) ?? 0
+    }
+
+    deinit { if let handle { PQclear(handle) } }
+
+    public func isNull(_ row: Int, _ column: Int) -> Bool {
+        guard let handle else { return true }
+        return PQgetisnull(handle, Int32(row), Int32(column)) == 1
+    }
+
+    public func text(_ row: Int, _ column: Int) -> String? {
+        guard let handle, !isNull(row, column), let value = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
+        return String(cString: value)
+    }
+
+    public func int64(_ row: Int, _ column: Int) -> Int64 { text(row, column).flatMap { Int64($0) } ?? 0 }
+    public func int(_ row: Int, _ column: Int) -> Int { Int(int64(row, column)) }
+    public func double(_ row: Int, _ column: Int) -> Double { optionalDouble(row, column) ?? 0 }
+    public func optionalDouble(_ row: Int, _ column: Int) -> Double? { text(row, column).flatMap { Double($0) } }
+    public func bool(_ row: Int, _ column: Int) -> Bool { text(row, column) == "t" }
+}
+
+/// One libpq connection, used from one thread at a time. Statements with parameters are prepared
+/// once per connection and reused.
+public final class PGConnection {
+    let handle: OpaquePointer
+    /// Host and port as libpq resolved them, for messages.
+    public let hostDescription: String
+    private var prepared: [String: String] = [:]
+    public private(set) var inTransaction = false
+
+    /// Connects; a failure names the host and port and says what libpq said.
+    public init(_ connectionString: String) throws(PostgresError) {
+        guard let conn = PQconnectdb(connectionString) else {
+            throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", context: PostgresLocation.masked(connectionString), connectionLost: true)
+        }
+        let host = PQhost(conn).map { String(cString: $0) } ?? "localhost"
+        let port = PQport(conn).map { String(cString: $0) } ?? "5432"
+        hostDescription = host.hasPrefix("/") ? "socket \(host)/.s.PGSQL.\(port)" : "\(host) port \(port)"
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: "\n ")
+            PQfinish(conn)
+            throw PostgresError(sqlState: nil, message: "cannot connect to PostgreSQL at \(hostDescription): \(message.replacingAll("\n", with: "; "))",
+                                context: "", connectionLost: true)
+        }
+        handle = conn
+        // Notices (such as "relation already exists, skipping") are not for the user.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the connection is still usable.
+    public var isHealthy: Bool { !lost && PQstatus(handle) == CONNECTION_OK }
+    /// The server ended this connection (it may take libpq a moment to notice by itself).
+    private var lost = false
+    /// The server process serving this connection (`pg_backend_pid()`).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+    /// The connection's socket, for poll(2) while waiting for notifications.
+    public var socket: Int32 { PQsocket(handle) }
+
+    private func check(_ result: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {
+        let wrapped = PGResult(result)
+        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN:
+            return wrapped
+        default:
+            let state = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+            var message = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
+                ?? String(cString: PQerrorMessage(handle)).trimmingCharacters(in: "\n ")
+            if message.isEmpty { message = "the server did not answer" }
+            let lost = PQstatus(handle) != CONNECTION_OK || state?.hasPrefix("08") == true || state == "57P01" || state == "57P02" || state == "57P03"
+            if lost {
+                inTransaction = false
+                self.lost = true
+            }
+            let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
+            throw PostgresError(sqlState: state, message: lost ? "the connection to PostgreSQL at \(hostDescription) was lost: \(message)" : message,
+                                context: statement.count > 120 ? String(statement.prefix(120)) + "…" : statement, connectionLost: lost)
+        }
+    }
+
+    /// Runs one or more statements without parameters.
+    @discardableResult
+    public func execute(_ sql: String) throws(PostgresError) -> PGResult {
+        let result = try check(PQexec(handle, sql), sql)
+        return result
+    }
+
+    /// Runs one statement with text parameters ($1…), prepared on first use.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PGResult {
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "s\(prepared.count)"
+            _ = try check(PQprepare(handle, name, sql, Int32(parameters.count), nil), sql)
+            prepared[sql] = name
+        }
+        if parameters.isEmpty { return try check(PQexecPrepared(handle, name, 0, nil, nil, nil, 0), sql) }
+        let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
+        defer { for pointer in cStrings { free(pointer) } }
+        let values: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } }
+        let result = PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+        return try check(result, sql)
+    }
+
+    /// Runs `body` in one transaction (READ COMMITTED), committing at the end or rolling back on
+    /// an error. Inside a transaction already open, it just runs.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if inTransaction { return try body() }
+        try begin()
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    public func begin() throws(PostgresError) {
+        try execute("BEGIN")
+        inTransaction = true
+    }
+
+    public func commit() throws(PostgresError) {
+        inTransaction = false
+        try execute("COMMIT")
+    }
+
+    public func rollback() {
+        inTransaction = false
+        if isHealthy { _ = try? execute("ROLLBACK") }
+    }
+
+    /// Notifications received (after `LISTEN`), reading what the socket has without blocking.
+    public func notifications() -> [(channel: String, payload: String)] {
+        PQconsumeInput(handle)
+        var result: [(channel: String, payload: String)] = []
+        while let notify = PQnotifies(handle) {
+            result.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
+            PQfreemem(notify)
+        }
+        return result
+    }
+
+    /// A string literal for SQL text built by the host (identifiers it chose, never user input
+    /// in statements that take parameters).
+    public static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingAll("\"", with: "\"\"") + "\""
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var s = Substring(self)
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// Text-array literals for parameters (`{"a","b",NULL}`), so many rows go in one statement.
+enum PGArray {
+    static func literal(_ values: [String?]) -> String {
+        var out = "{"
+        out.reserveCapacity(values.count * 16)
+        for (n, value) in values.enumerated() {
+            if n > 0 { out += "," }
+            guard let value else { out += "NULL"; continue }
+            out += "\""
+            for ch in value.unicodeScalars {
+                if ch == "\"" || ch == "\\" { out += "\\" }
+                out.unicodeScalars.append(ch)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+
+    static func parse(_ literal: String?) -> [String] {
+        guard let literal, literal.count >= 2 else { return [] }
+        var result: [String] = []
+        var current = ""
+        var quoted = false, escaped = false, wasQuoted = false
+        for ch in literal.dropFirst().dropLast() {
+            if escaped { current.append(ch); escaped = false; continue }
+            if quoted {
+                if ch == "\\" { escaped = true } else if ch == "\"" { quoted = false } else { current.append(ch) }
+                continue
+            }
+            if ch == "\"" { quoted = true; wasQuoted = true; continue }
+            if ch == "," {
+                result.append(current); current = ""; wasQuoted = false
+                continue
+            }
+            current.append(ch)
+        }
+        if !current.isEmpty || wasQuoted { result.append(current) }
+        return result
+    }
+}

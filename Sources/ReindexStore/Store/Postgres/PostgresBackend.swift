@@ -1,0 +1,23 @@
+import ReindexProtocol
+
+/// The PostgreSQL index as an `IndexBackend`.
+extension PostgresStore: IndexBackend {
+    public var displayLocation: String { "\(location.displayName) (schema \(location.schema))" }
+
+    public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
+                           declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
+        try PostgresWrites(store: self, bundleIdentifier: bundleIdentifier, scope: scope, requestID: requestID, declarations: declarations)
+    }
+
+    public func prepareForSession(cancelFD: Int32?) {}
+}
+
+extension PostgresWrites: IndexWriting {
+    public func commitBatch(with extra: (any IndexBackend) throws -> Void) throws -> Int {
+        try commitBatch { (store: PostgresStore) throws in try extra(store) }
+    }
+
+    public func acknowledge(with extra: (any IndexBackend) throws -> Void) throws -> WriteCounts {
+        try acknowledge { (store: PostgresStore) throws in try extra(store) }
+    }
+}

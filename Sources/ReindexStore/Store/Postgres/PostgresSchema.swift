@@ -1,0 +1,114 @@
+/// The PostgreSQL index's schema, as numbered migrations applied in order inside the deployment's
+/// own schema (`PostgresLocation.schema`); the version is kept in `schema_version`.
+///
+/// Full text: one `tsvector` per item, its parts weighted as the SQLite ranking weighs its
+/// columns (A title and displayName, B keywords and alternateNames, C contentDescription and
+/// authors, D textContent), made with the `reindex_search` configuration — the `simple`
+/// dictionary after `unaccent` — so matching ignores case and accents; a GIN index over it.
+enum PostgresSchema {
+    /// The statements that make the deployment's schema and the text-search configuration; run
+    /// once, before the migrations, under the migration lock. `%S` is the quoted schema, `%U` the
+    /// schema of the `unaccent` extension.
+    static let searchConfiguration = """
+        CREATE TEXT SEARCH CONFIGURATION %S.reindex_search (COPY = pg_catalog.simple);
+        ALTER TEXT SEARCH CONFIGURATION %S.reindex_search
+            ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH %U.unaccent, pg_catalog.simple;
+        """
+
+    static let migrations: [String] = [
+        // 1: bundles, items with generations and their weighted text, the request queue with
+        // leases, run history, and the fleet: workers, which hosts have which bundle, duties done
+        // once for the whole fleet.
+        """
+        CREATE TABLE bundles(
+            key text PRIMARY KEY,
+            identifier text NOT NULL,
+            live_gen bigint NOT NULL DEFAULT 0,
+            version text,
+            fingerprint text,
+            first_seen double precision,
+            last_seen double precision,
+            missing_since double precision,
+            attributes text
+        );
+        CREATE TABLE items(
+            id bigserial PRIMARY KEY,
+            bundle text NOT NULL,
+            gen bigint NOT NULL,
+            uid text NOT NULL,
+            domain text,
+            expires double precision,
+            attributes text NOT NULL,
+            refresh_asked_for double precision,
+            batch bigint,
+            doc tsvector NOT NULL,
+            UNIQUE(bundle, gen, uid)
+        );
+        CREATE INDEX items_doc ON items USING gin(doc);
+        CREATE INDEX items_domain ON items(bundle, gen, domain) WHERE domain IS NOT NULL;
+        CREATE INDEX items_expires ON items(expires) WHERE expires IS NOT NULL;
+        CREATE TABLE staged_generations(
+            bundle text NOT NULL,
+            gen bigint NOT NULL,
+            committed_batch bigint NOT NULL,
+            PRIMARY KEY(bundle, gen)
+        );
+        CREATE TABLE requests(
+            id bigserial PRIMARY KEY,
+            bundle text NOT NULL,
+            bundle_identifier text NOT NULL,
+            kind text NOT NULL,
+            identifiers text,
+            reason text NOT NULL,
+            state text NOT NULL DEFAULT 'pending',
+            attempts integer NOT NULL DEFAULT 0,
+            max_attempts integer NOT NULL DEFAULT 5,
+            next_attempt double precision NOT NULL,
+            last_error text,
+            client_state text,
+            created double precision NOT NULL,
+            updated double precision NOT NULL,
+            progress text,
+            lease_worker text,
+            lease_expires double precision,
+            lease_backend integer
+        );
+        CREATE INDEX requests_due ON requests(state, next_attempt);
+        CREATE INDEX requests_bundle ON requests(bundle, state);
+        CREATE TABLE runs(
+            id bigserial PRIMARY KEY,
+            request_id bigint,
+            bundle text NOT NULL,
+            kind text NOT NULL,
+            reason text NOT NULL,
+            started double precision NOT NULL,
+            ended double precision NOT NULL,
+            outcome text NOT NULL,
+            put integer NOT NULL DEFAULT 0,
+            deleted integer NOT NULL DEFAULT 0,
+            rejected integer NOT NULL DEFAULT 0,
+            error text,
+            worker text
+        );
+        CREATE INDEX runs_bundle ON runs(bundle, id);
+        CREATE TABLE workers(
+            id text PRIMARY KEY,
+            host text NOT NULL,
+            pid integer NOT NULL,
+            started double precision NOT NULL,
+            last_seen double precision NOT NULL,
+            running text
+        );
+        CREATE TABLE bundle_hosts(
+            bundle text NOT NULL,
+            host text NOT NULL,
+            last_seen double precision NOT NULL,
+            PRIMARY KEY(bundle, host)
+        );
+        CREATE TABLE duties(
+            name text PRIMARY KEY,
+            last_done double precision NOT NULL
+        );
+        """,
+    ]
+}

@@ -1,0 +1,200 @@
+import ReindexProtocol
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Searches, listings and status over the PostgreSQL index. Each is one statement, or a
+/// `REPEATABLE READ` read-only transaction when it takes several, so an acknowledgement committed
+/// meanwhile is seen whole or not at all.
+extension PostgresStore {
+    /// The query's words as a `tsquery` (every word must match, the last also as a prefix), in
+    /// the text form `to_tsquery` reads; nil when there is no word. Words are split as SQLite's
+    /// `unicode61` tokenizer splits them: on anything that is not a letter or a digit.
+    static func tsquery(_ text: String) -> String? {
+        var words: [String] = []
+        var current = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.properties.generalCategory == .nonspacingMark {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        guard !words.isEmpty else { return nil }
+        return words.enumerated().map { n, word in
+            "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'" + (n == words.count - 1 ? ":*" : "")
+        }.joined(separator: " & ")
+    }
+
+    /// Full-text search over live, unexpired items, best first (`ts_rank` over the weighted
+    /// document; ties by identifier).
+    public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws -> [SearchResult] {
+        guard let tsquery = Self.tsquery(text) else { return [] }
+        var sql = """
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, ts_rank(i.doc, q) AS score
+            FROM to_tsquery('reindex_search', $1) q, items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.doc @@ q AND (i.expires IS NULL OR i.expires > $2)
+            """
+        var parameters: [String?] = [tsquery, String(now), String(limit)]
+        if let bundle {
+            parameters.append(bundle.lowercased())
+            sql += " AND i.bundle = $\(parameters.count)"
+        }
+        if let domain {
+            parameters.append(domain)
+            sql += " AND (i.domain = $\(parameters.count) OR starts_with(i.domain, $\(parameters.count) || '.'))"
+        }
+        sql += " ORDER BY score DESC, i.uid LIMIT $3"
+        return collect(try query(sql, parameters), scored: true)
+    }
+
+    /// The live, unexpired items of one bundle, by identifier.
+    public func items(bundle: String, domain: String? = nil, limit: Int = 100, now: Double = Clock.now()) throws -> [SearchResult] {
+        var sql = """
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes
+            FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.bundle = $1 AND (i.expires IS NULL OR i.expires > $2)
+            """
+        var parameters: [String?] = [bundle.lowercased(), String(now), String(limit)]
+        if let domain {
+            parameters.append(domain)
+            sql += " AND (i.domain = $4 OR starts_with(i.domain, $4 || '.'))"
+        }
+        sql += " ORDER BY i.uid COLLATE \"C\" LIMIT $3"
+        return collect(try query(sql, parameters), scored: false)
+    }
+
+    private func collect(_ r: PGResult, scored: Bool) -> [SearchResult] {
+        (0..<r.rowCount).map { row in
+            let attributes = r.text(row, 4).flatMap { try? JSONParser.parse(text: $0) } ?? .object([])
+            return SearchResult(bundleIdentifier: r.text(row, 0) ?? "", uniqueIdentifier: r.text(row, 1) ?? "", domainIdentifier: r.text(row, 2),
+                                expiration: r.optionalDouble(row, 3), score: scored ? r.double(row, 5) : nil, attributes: attributes)
+        }
+    }
+
+    public func itemCount(bundle: String, now: Double = Clock.now()) throws -> Int {
+        try query("""
+            SELECT count(*) FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            WHERE i.bundle = $1 AND (i.expires IS NULL OR i.expires > $2)
+            """, [bundle.lowercased(), String(now)]).int(0, 0)
+    }
+
+    public func knownBundles() throws -> [(key: String, identifier: String)] {
+        let r = try query("""
+            SELECT key, identifier FROM bundles
+            UNION SELECT bundle, bundle_identifier FROM requests WHERE bundle NOT IN (SELECT key FROM bundles)
+            ORDER BY 1
+            """)
+        return (0..<r.rowCount).map { (r.text($0, 0) ?? "", r.text($0, 1) ?? "") }
+    }
+
+    /// Runs `body` in one read-only snapshot.
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        if connection.inTransaction { return try body() }
+        try ensureConnected()
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
+            let result = try body()
+            _ = try? connection.execute("COMMIT")
+            return result
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Item counts, queue state and the last run of a bundle.
+    public func status(bundle identifier: String) throws -> BundleStatus {
+        try snapshot { () throws -> BundleStatus in
+            let key = identifier.lowercased()
+            let counts = try query("SELECT state, count(*) FROM requests WHERE bundle = $1 AND state IN ('pending', 'running', 'failed') GROUP BY state", [key])
+            var pending = 0, running = 0, failed = 0
+            for row in 0..<counts.rowCount {
+                switch counts.text(row, 0) {
+                case "pending": pending = counts.int(row, 1)
+                case "running": running = counts.int(row, 1)
+                default: failed = counts.int(row, 1)
+                }
+            }
+            var reasons: [String] = []
+            var superseded = 0
+            for request in try requests(bundle: key, state: .failed) {
+                let moot = try query("""
+                    SELECT 1 FROM runs WHERE bundle = $1 AND outcome = 'acknowledged' AND ended >= $2 AND (kind = 'reindexAll' OR kind = $3) LIMIT 1
+                    """, [key, String(request.updated), request.kind.rawValue])
+                if moot.rowCount > 0 { superseded += 1 } else if let reason = request.lastError { reasons.append(reason) }
+            }
+            let progress = try query("SELECT id, kind, reason, updated, progress FROM requests WHERE bundle = $1 AND state = 'running' ORDER BY id", [key])
+            let runningNow = (0..<progress.rowCount).map { row in
+                RunningRequest(id: progress.int64(row, 0), kind: RequestKind(rawValue: progress.text(row, 1) ?? "") ?? .reindexAll,
+                               reason: ReindexReason(progress.text(row, 2) ?? ""), since: progress.double(row, 3),
+                               progress: progress.text(row, 4).flatMap { try? JSONParser.parse(text: $0) }.flatMap { try? ProgressParams(json: $0) })
+            }
+            let missing = try query("SELECT missing_since FROM bundles WHERE key = $1", [key])
+            var status = BundleStatus(bundleIdentifier: identifier, items: try itemCount(bundle: key), pending: pending, running: running,
+                                      failed: failed - superseded, lastRun: try lastRun(bundle: key), failedReasons: reasons)
+            status.runningRequests = runningNow
+            status.superseded = superseded
+            status.missingSince = missing.rowCount == 1 ? missing.optionalDouble(0, 0) : nil
+            return status
+        }
+    }
+
+    // MARK: The fleet
+
+    /// One `reindex serve` process working on this index.
+    public struct Worker: Sendable, Equatable {
+        public var id: String
+        public var host: String
+        public var pid: Int
+        public var startedAt: Double
+        public var lastSeen: Double
+        /// The bundles it runs requests of now.
+        public var running: [String]
+
+        public var json: JSONValue {
+            .object([("id", .string(id)), ("host", .string(host)), ("pid", .integer(Int64(pid))),
+                     ("startedAt", .string(RFC3339.format(startedAt))), ("lastSeen", .string(RFC3339.format(lastSeen))),
+                     ("running", .array(running.map(JSONValue.string)))])
+        }
+    }
+
+    /// Registers this process as a worker of the fleet (`reindex serve`).
+    public func registerWorker(now: Double = Clock.now()) throws {
+        try query("""
+            INSERT INTO workers(id, host, pid, started, last_seen) VALUES($1, $2, $3, $4, $4)
+            ON CONFLICT(id) DO UPDATE SET last_seen = $4
+            """, [workerID, hostName, String(getpid()), String(now)])
+    }
+
+    /// Removes this worker's row (a clean stop).
+    public func unregisterWorker() throws {
+        try query("DELETE FROM workers WHERE id = $1", [workerID])
+    }
+
+    /// The workers seen within `within` seconds, with what each runs (from the leases).
+    public func workers(now: Double = Clock.now(), within seconds: Double = 3 * PostgresStore.defaultLeaseSeconds) throws -> [Worker] {
+        let r = try query("""
+            SELECT w.id, w.host, w.pid, w.started, w.last_seen,
+                coalesce((SELECT array_agg(r.bundle_identifier ORDER BY r.id) FROM requests r
+                          WHERE r.state = 'running' AND r.lease_worker = w.id AND r.lease_expires >= $1), '{}')
+            FROM workers w WHERE w.last_seen >= $2 ORDER BY w.host, w.pid
+            """, [String(now), String(now - seconds)])
+        return (0..<r.rowCount).map { row in
+            Worker(id: r.text(row, 0) ?? "", host: r.text(row, 1) ?? "", pid: r.int(row, 2), startedAt: r.double(row, 3), lastSeen: r.double(row, 4),
+                   running: PGArray.parse(r.text(row, 5)))
+        }
+    }
+
+    /// The hosts that have a bundle installed (seen on their search path).
+    public func hosts(bundle key: String) throws -> [String] {
+        let r = try query("SELECT host FROM bundle_hosts WHERE bundle = $1 ORDER BY host", [key.lowercased()])
+        return (0..<r.rowCount).compactMap { r.text($0, 0) }
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+import ReindexHost
+@testable import ReindexStore
+import ReindexTestSupport
+import ReindexProtocol
+import XCTest
+
+/// The PostgreSQL store against the real server the tests start: the guarantees of
+/// protocol-v1.md ("What the host guarantees") and the fleet's queue. Each test has a schema of
+/// its own, so each starts from an empty index.
+final class PostgresStoreTests: XCTestCase {
+    func open(_ server: PostgresServer, schema: String) throws -> PostgresStore {
+        try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+    }
+
+    func makeStores(_ count: Int = 1) throws -> (PostgresServer, [PostgresStore]) {
+        let server = try PostgresServer.shared()
+        let schema = server.freshSchema()
+        return (server, try (0..<count).map { _ in try open(server, schema: schema) })
+    }
+
+    static func item(_ uid: String, title: String? = nil, text: String? = nil, keywords: [String]? = nil, domain: String? = nil,
+                     description: String? = nil, update: Bool = false, extra: String = "") -> ValidatedItem {
+        var members: [String] = []
+        if let title { members.append("\"title\":\(JSONWriter.string(.string(title)))") }
+        if let text { members.append("\"textContent\":\(JSONWriter.string(.string(text)))") }
+        if let description { members.append("\"contentDescription\":\(JSONWriter.string(.string(description)))") }
+        if let keywords { members.append("\"keywords\":\(JSONWriter.string(.array(keywords.map(JSONValue.string))))") }
+        if !extra.isEmpty { members.append(extra) }
+        return ValidatedItem(uniqueIdentifier: uid, domainIdentifier: domain, expiration: nil,
+                             searchText: [title, nil, nil, description, text, keywords?.joined(separator: "\n"), nil],
+                             attributesJSON: Array("{\(members.joined(separator: ","))}".utf8), isUpdate: update)
+    }
+
+    func uids(_ results: [SearchResult]) -> [String] { results.map(\.uniqueIdentifier).sorted() }
+
+    func testTwoDeploymentsShareADatabaseInTheirOwnSchemasAndReopeningMigratesNothing() throws {
+        let server = try PostgresServer.shared()
+        let a = try open(server, schema: server.freshSchema("team_a"))
+        let b = try open(server, schema: server.freshSchema("team_b"))
+        let writes = try PostgresWrites(store: a, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("1", title: "Shared database"))
+        _ = try writes.acknowledge()
+        XCTAssertEqual(try a.search("shared").count, 1)
+        XCTAssertEqual(try b.search("shared").count, 0)
+        let again = try open(server, schema: a.location.schema)
+        XCTAssertEqual(try again.search("shared").count, 1)
+        XCTAssertEqual(try again.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
+    }
+
+    func testReindexAllIsInvisibleUntilAcknowledgedThenReplacesTheBundleInOneStep() throws {
+        let (_, stores) = try makeStores(2)
+        let (store, reader) = (stores[0], stores[1])
+        let first = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: 1))
+        for n in 0..<10 { try first.put(Self.item("old.\(n)", title: "Old item \(n)")) }
+        try first.commitBatch()
+        XCTAssertEqual(try reader.itemCount(bundle: "com.example.one"), 0, "a committed batch of a reindexAll is not visible")
+        _ = try first.acknowledge()
+        XCTAssertEqual(try reader.itemCount(bundle: "com.example.one"), 10)
+
+        let second = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: 2))
+        for n in 0..<4 { try second.put(Self.item("new.\(n)", title: "New item \(n)")) }
+        try second.put(Self.item("old.1", title: "Old item kept"))
+        try second.commitBatch()
+        try second.put(Self.item("new.9", title: "New after the commit"))
+        XCTAssertEqual(uids(try reader.search("old")).count, 10, "the previous generation stays searchable")
+        XCTAssertEqual(try reader.search("new").count, 0)
+        let counts = try second.acknowledge()
+        XCTAssertEqual(counts.removed, 9)
+        XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["new.0", "new.1", "new.2", "new.3", "new.9", "old.1"])
+        XCTAssertEqual(try reader.search("kept").map(\.uniqueIdentifier), ["old.1"])
+        XCTAssertEqual(try reader.query("SELECT count(*) FROM items").int(0, 0), 6, "the replaced generation's rows are gone")
+    }
+
+    func testAFailedAttemptKeepsItsCommittedBatchesAndARetryResumesFromThem() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        let request = try store.enqueue(bundleIdentifier: "com.example.one", kind: .reindexAll, reason: .forced)
+        _ = try store.markRunning(request.id)
+        let attempt = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: request.id))
+        for n in 0..<3 { try attempt.put(Self.item("a.\(n)", title: "Committed \(n)")) }
+        try attempt.commitBatch { store in try store.saveClientState(request.id, "c3RhdGUx") }
+        for n in 0..<3 { try attempt.put(Self.item("b.\(n)", title: "Uncommitted \(n)")) }
+        try attempt.flush()
+        attempt.rollback()
+        _ = try store.markAttemptFailed(request.id, error: "refused", backoff: Backoff(baseSeconds: 0))
+        let retried = try XCTUnwrap(try store.markRunning(request.id))
+        XCTAssertEqual(retried.clientState, "c3RhdGUx")
+        XCTAssertEqual(retried.attempts, 2)
+        let resume = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: request.id))
+        try resume.put(Self.item("c.0", title: "Resumed"))
+        _ = try resume.acknowledge { store in try store.markDone(request.id) }
+        XCTAssertEqual(uids(try store.items(bundle: "com.example.one")), ["a.0", "a.1", "a.2", "c.0"])
+        XCTAssertEqual(try store.request(request.id)?.state, .done)
+    }
+
+    func testReindexItemsBecomesVisibleAtEachBatchCommitAndAFailureDropsTheRest() throws {
+        let (_, stores) = try makeStores(2)
+        let (store, reader) = (stores[0], stores[1])
+        let seed = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: 1))
+        try seed.put(Self.item("keep", title: "Keeper", domain: "a.b"))
+        try seed.put(Self.item("gone", title: "Goner", domain: "a.b.c"))
+        try seed.put(Self.item("other", title: "Other", domain: "a.bc"))
+        _ = try seed.acknowledge()
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("added", title: "Added"))
+        try writes.delete(domains: ["a.b"])
+        XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["gone", "keep", "other"], "nothing is visible before the commit")
+        XCTAssertEqual(try writes.commitBatch(), 2)
+        XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["added", "other"], "a.b takes a.b.c, not a.bc")
+        try writes.delete(identifiers: ["other"])
+        try writes.put(Self.item("late", title: "Late"))
+        writes.rollback()
+        XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["added", "other"])
+        XCTAssertEqual(writes.counts.deleted, 2)
+    }
+
+    func testABundleCannotTouchAnotherBundlesItems() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        let mine = try PostgresWrites(store: store, bundleIdentifier: "com.example.mine", scope: .live)
+        try mine.put(Self.item("shared.id", title: "Mine"))
+        _ = try mine.acknowledge()
+        let theirs = try PostgresWrites(store: store, bundleIdentifier: "com.example.theirs", scope: .live)
+        try theirs.delete(identifiers: ["shared.id"])
+        try theirs.deleteAll()
+        try theirs.put(Self.item("shared.id", title: "Theirs", update: false))
+        _ = try theirs.acknowledge()
+        let replace = try PostgresWrites(store: store, bundleIdentifier: "com.example.theirs", scope: .replacement(generation: 7))
+        _ = try replace.acknowledge()
+        XCTAssertEqual(try store.items(bundle: "com.example.mine").first?.title, "Mine")
+        XCTAssertEqual(try store.itemCount(bundle: "com.example.theirs"), 0)
+    }
+
+    func testPartialUpdatesMergeIntoTheItemTheWriterSees() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        let seed = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try seed.put(Self.item("1", title: "Ada Park", keywords: ["swift"]))
+        _ = try seed.acknowledge()
+        let update = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try update.put(Self.item("1", description: "Compilers", update: true))
+        try update.put(Self.item("missing", title: "Nobody", update: true))
+        let counts = try update.acknowledge()
+        XCTAssertEqual(counts.ignoredUpdates, 1)
+        let merged = try XCTUnwrap(try store.items(bundle: "com.example.one").first)
+        XCTAssertEqual(merged.title, "Ada Park")
+        XCTAssertEqual(merged.attributes["contentDescription"]?.stringValue, "Compilers")
+        XCTAssertEqual(try store.search("compilers").map(\.uniqueIdentifier), ["1"], "the merged item is searchable by its new text")
+        XCTAssertEqual(try store.search("swift").map(\.uniqueIdentifier), ["1"], "and by its old")
+    }
+
+    func testSearchIgnoresCaseAndAccentsMatchesTheLastWordAsAPrefixAndRanksTitlesFirst() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("title", title: "Crème Brûlée"))
+        try writes.put(Self.item("body", title: "Desserts", text: "how to make a creme brulee at home"))
+        try writes.put(Self.item("keyword", title: "Recipes", keywords: ["CREME", "brulée"]))
+        try writes.put(Self.item("unrelated", title: "Cremation records"))
+        _ = try writes.acknowledge()
+        XCTAssertEqual(try store.search("creme brulee").map(\.uniqueIdentifier), ["title", "keyword", "body"])
+        XCTAssertEqual(try store.search("CRÈME BRÛL").map(\.uniqueIdentifier), ["title", "keyword", "body"])
+        XCTAssertEqual(Set(try store.search("crem").map(\.uniqueIdentifier)), ["title", "keyword", "body", "unrelated"])
+        XCTAssertEqual(try store.search("brulee crem").count, 3, "only the last word is a prefix")
+        XCTAssertEqual(try store.search("it's ; DROP TABLE items; --").count, 0, "query text is data")
+        XCTAssertEqual(try store.search("").count, 0)
+        XCTAssertEqual(try store.query("SELECT count(*) FROM items").int(0, 0), 4)
+    }
+
+    func testSearchesInAnotherSessionSeeTheOldOrTheNewGenerationNeverAMix() throws {
+        let (server, stores) = try makeStores()
+        let store = stores[0]
+        let schema = store.location.schema
+        let generations = [("alpha", 300), ("beta", 200)]
+        let stop = SharedFlag(false)
+        let seen = SharedValue<Set<Int>>([])
+        let failures = SharedValue<[String]>([])
+        let reader = Thread {
+            do {
+                let reading = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+                while !stop.value {
+                    let count = try reading.itemCount(bundle: "com.example.flip")
+                    let found = try reading.search("item", limit: 1000).count
+                    seen.update { $0.insert(count) }
+                    if found != 0 && found != 300 && found != 200 { failures.update { $0.append("search saw \(found) items") } }
+                }
+            } catch { failures.update { $0.append("\(error)") } }
+        }
+        reader.start()
+        for round in 1...12 {
+            let (word, count) = generations[round % 2]
+            let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.flip", scope: .replacement(generation: Int64(round)))
+            for n in 0..<count { try writes.put(Self.item("\(word).\(n)", title: "\(word) item \(n)")) }
+            if round % 3 == 0 { try writes.commitBatch() }
+            _ = try writes.acknowledge()
+        }
+        stop.value = true
+        while !reader.isFinished { usleep(10_000) }
+        XCTAssertEqual(failures.value, [])
+        XCTAssertTrue(seen.value.isSubset(of: [0, 200, 300]), "counts seen: \(seen.value.sorted())")
+    }
+
+    func testOnlyOneWorkerClaimsARequestAndAnExpiredLeaseIsTakenOverResumingFromTheClientState() throws {
+        let (_, stores) = try makeStores(2)
+        let (first, second) = (stores[0], stores[1])
+        first.leaseSeconds = 1
+        let request = try first.enqueue(bundleIdentifier: "com.example.one", kind: .reindexAll, reason: .forced)
+        XCTAssertNotNil(try first.markRunning(request.id))
+        XCTAssertNil(try second.markRunning(request.id), "a request under a live lease is not claimable")
+        XCTAssertNil(try second.claimNext(bundles: nil), "nor is its bundle")
+        let writes = try PostgresWrites(store: first, bundleIdentifier: "com.example.one", scope: .replacement(generation: request.id))
+        try writes.put(Self.item("committed", title: "Committed"))
+        try writes.commitBatch { store in try store.saveClientState(request.id, "Y29tbWl0dGVk") }
+        try writes.put(Self.item("uncommitted", title: "Uncommitted"))
+        try writes.flush()
+        // The first worker stops renewing (it hangs, or its machine is gone): the lease runs out.
+        usleep(1_300_000)
+        let taken = try XCTUnwrap(try second.claimNext(bundles: ["com.example.one"]))
+        XCTAssertEqual(taken.id, request.id)
+        XCTAssertEqual(taken.clientState, "Y29tbWl0dGVk")
+        XCTAssertEqual(taken.attempts, 2)
+        XCTAssertThrowsError(try writes.acknowledge(), "the old worker's session was ended, so its batch cannot commit") { error in
+            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+        }
+        let resumed = try PostgresWrites(store: second, bundleIdentifier: "com.example.one", scope: .replacement(generation: taken.id))
+        try resumed.put(Self.item("resumed", title: "Resumed"))
+        _ = try resumed.acknowledge { store in try store.markDone(taken.id) }
+        XCTAssertEqual(uids(try second.items(bundle: "com.example.one")), ["committed", "resumed"])
+        // The first worker's store reconnects by itself and goes on.
+        XCTAssertEqual(try first.request(request.id)?.state, .done)
+    }
+
+    func testACutConnectionFailsTheBatchLeavesNothingHalfVisibleAndTheStoreReconnects() throws {
+        let (server, stores) = try makeStores(2)
+        let (store, reader) = (stores[0], stores[1])
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("first", title: "First"))
+        _ = try writes.commitBatch()
+        try writes.put(Self.item("second", title: "Second"))
+        try writes.flush()
+        try server.psql("SELECT pg_terminate_backend(\(store.connection.backendPID))")
+        XCTAssertThrowsError(try writes.commitBatch()) { error in
+            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+        }
+        writes.rollback()
+        XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["first"])
+        XCTAssertEqual(try store.itemCount(bundle: "com.example.one"), 1, "the store reconnected")
+    }
+
+    func testAServerRestartFailsWhatWasInFlightAndTheStoreReconnectsWithBackoff() throws {
+        // A private server, since this one is stopped and started again.
+        let server = try PostgresServer()
+        defer { server.destroy() }
+        let store = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": "restart"]))
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .live)
+        try writes.put(Self.item("kept", title: "Kept"))
+        _ = try writes.commitBatch()
+        try writes.put(Self.item("lost", title: "Lost"))
+        try writes.flush()
+        try server.stop()
+        XCTAssertThrowsError(try writes.commitBatch()) { error in
+            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+        }
+        writes.rollback()
+        XCTAssertThrowsError(try store.itemCount(bundle: "com.example.one"), "the server is down")
+        try server.start()
+        var count: Int?
+        for _ in 0..<200 where count == nil {
+            count = try? store.itemCount(bundle: "com.example.one")
+            if count == nil { usleep(50_000) }
+        }
+        XCTAssertEqual(count, 1, "after the restart the store reconnected; only the committed batch is there")
+    }
+
+    func testFleetDutiesAreDoneOnceAndQueueingNotifiesListeners() throws {
+        let (_, stores) = try makeStores(2)
+        let (first, second) = (stores[0], stores[1])
+        XCTAssertTrue(try first.claimDuty("purge", every: 60))
+        XCTAssertFalse(try second.claimDuty("purge", every: 60))
+        XCTAssertFalse(try first.claimDuty("purge", every: 60))
+        try second.query("LISTEN \(second.notificationChannel)")
+        try first.enqueue(bundleIdentifier: "com.example.one", kind: .reindexAll, reason: .forced)
+        var received: [(channel: String, payload: String)] = []
+        for _ in 0..<100 where received.isEmpty {
+            var fds = [pollfd(fd: second.connection.socket, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 1, 50)
+            received = second.connection.notifications()
+        }
+        XCTAssertEqual(received.map(\.payload), ["com.example.one"])
+        try first.registerWorker()
+        XCTAssertEqual(try second.workers().map(\.id), [first.workerID])
+    }
+}
+
+/// A value shared with a thread, behind a lock.
+final class SharedValue<Value>: @unchecked Sendable {
+    private var stored: Value
+    private let lock = NSLock()
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
+    func update(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}
+
+final class SharedFlag: @unchecked Sendable {
+    private var stored: Bool
+    private let lock = NSLock()
+    init(_ value: Bool) { stored = value }
+    var value: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}
