@@ -54,19 +54,23 @@ extension IndexStore {
         try remove.run()
     }
 
+    /// The filter columns as their values in the item's JSON: what schema 5 filled existing rows
+    /// with, and what a restored row is given.
+    static let filterColumnsFromJSON = """
+        content_type = json_extract(attributes, '$.contentType'),
+        rating = json_extract(attributes, '$.rating'),
+        ranking_hint = json_extract(attributes, '$.rankingHint'),
+        start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
+        end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
+        created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
+        modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
+        """
+
     /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
     func fillFilterColumns(item id: Int64) throws(SQLiteError) {
         try prepareQueries()
         let fill = try statement("""
-            UPDATE items SET
-                content_type = json_extract(attributes, '$.contentType'),
-                rating = json_extract(attributes, '$.rating'),
-                ranking_hint = json_extract(attributes, '$.rankingHint'),
-                start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
-                end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
-                created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
-                modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
-            WHERE id = ?1
+            UPDATE items SET \(Self.filterColumnsFromJSON) WHERE id = ?1
             """)
         fill.bind(1, id)
         try fill.run()
