@@ -1,4 +1,3 @@
-import ReindexSystem
 import Foundation
 
 // Over 450 lines on purpose: the protocol's item is one table of attribute keys, their types
