@@ -35,8 +35,9 @@ let package = Package(
         // EINTR retry, the wake pipe, the lock, the clocks, the file-system calls.
         .target(name: "ReindexSystem", dependencies: ["CReindexSystem"]),
 
-        // Wire types and framing, shared by the host and the SDK. Foundation only.
-        .target(name: "ReindexProtocol", dependencies: ["ReindexSystem"]),
+        // Wire types and framing, shared by the host and the SDK. Foundation only, and no other
+        // module of the package: the fuzzers compile its sources alone.
+        .target(name: "ReindexProtocol"),
 
         // The SDK extension authors import.
         .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "ReindexSystem", "CReindexSystem"]),

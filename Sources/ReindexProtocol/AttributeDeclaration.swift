@@ -1,4 +1,3 @@
-import ReindexSystem
 /// A custom attribute a bundle declares in its manifest (`"attributes": {NAME: {…}}`, an
 /// addition to protocol version 1): its type, and whether and how it is searched.
 public struct AttributeDeclaration: Sendable, Equatable, Codable {

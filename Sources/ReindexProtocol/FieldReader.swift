@@ -1,4 +1,3 @@
-import ReindexSystem
 /// A problem with one field of a JSON document: where it is, what was expected, what was found.
 ///
 /// `path` is a key path such as `timeouts.idleSeconds` or `params.items[3].uniqueIdentifier`.

@@ -1,7 +1,11 @@
-import ReindexSystem
 import Foundation
 
+// Over 450 lines on purpose: the protocol's item is one table of attribute keys, their types
+// and limits, and the one validator that enforces them; split, a key's type and its check would
+// live apart.
+
 /// The attribute keys protocol version 1 defines, with the type each must have.
+
 public enum AttributeKind: Sendable {
     case string, stringList, number, boolean, date, base64
 }

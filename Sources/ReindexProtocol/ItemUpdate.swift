@@ -1,4 +1,3 @@
-import ReindexSystem
 /// Partial updates (`"isUpdate": true` on an item of `index/put`).
 extension ValidatedItem {
     /// The whole item this update makes of an existing one: the existing attributes with the

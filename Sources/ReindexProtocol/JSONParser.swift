@@ -1,4 +1,3 @@
-import ReindexSystem
 /// Why a JSON text could not be read, and where: `offset` counts bytes from the start of the text.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     public var offset: Int

@@ -1,4 +1,3 @@
-import ReindexSystem
 /// A JSON value, as read from or written to the wire.
 ///
 /// Objects keep their members in source order and may hold duplicate keys as read; lookups

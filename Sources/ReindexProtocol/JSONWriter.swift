@@ -1,4 +1,3 @@
-import ReindexSystem
 /// Writes JSON values as compact UTF-8 text.
 ///
 /// The output never contains a raw newline or any other C0 control character (below U+0020;

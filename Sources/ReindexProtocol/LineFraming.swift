@@ -1,3 +1,13 @@
+// The wire module stands alone (the fuzzers compile its sources by themselves), so it imports
+// the C library for memchr here rather than through ReindexSystem.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Why a line could not be taken from a stream.
 public enum LineFramingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A line grew past the limit before its newline arrived. `offset` is where the line began.
@@ -110,7 +120,6 @@ public struct LineReader: Sendable {
     }
 }
 
-import ReindexSystem
 
 /// Frames outgoing messages: each value becomes its compact JSON text followed by one `\n`.
 public enum LineWriter {

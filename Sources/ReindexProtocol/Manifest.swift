@@ -1,4 +1,3 @@
-import ReindexSystem
 /// A bundle's `manifest.json`, with the contract's defaults filled in.
 public struct Manifest: Sendable, Equatable, Codable {
     public struct Timeouts: Sendable, Equatable, Codable {

@@ -1,4 +1,3 @@
-import ReindexSystem
 /// A JSON-RPC request id: a number or a string.
 public enum RequestID: Sendable, Hashable, CustomStringConvertible {
     case number(Int64)

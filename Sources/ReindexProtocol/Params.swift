@@ -1,4 +1,3 @@
-import ReindexSystem
 /// Why a request is being made. Extensions must accept reasons they do not know.
 public struct ReindexReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public var rawValue: String

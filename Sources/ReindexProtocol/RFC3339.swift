@@ -1,4 +1,3 @@
-import ReindexSystem
 /// RFC 3339 timestamps, read and written without Foundation's formatters.
 public enum RFC3339 {
     /// Seconds since 1970-01-01T00:00:00Z for an RFC 3339 date-time

@@ -1,2 +1,1 @@
-import ReindexSystem
 public enum ReindexVersion { public static let string = "0.1.0"; public static let protocolVersions = [1] }

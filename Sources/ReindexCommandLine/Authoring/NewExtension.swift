@@ -5,21 +5,21 @@ import ReindexSystem
 
 /// `reindex new swift|python|typescript NAME`: writes a working extension project from the
 /// templates in `ExtensionTemplates`.
-public enum NewExtension {
-    public enum Language: String, Sendable, CaseIterable {
+package enum NewExtension {
+    package enum Language: String, Sendable, CaseIterable {
         case swift, python, typescript
     }
 
     /// What to write.
-    public struct Options: Sendable {
-        public var language: Language
-        public var name: String
-        public var bundleIdentifier: String
-        public var output: String
-        public var environment: [String: String]
+    package struct Options: Sendable {
+        package var language: Language
+        package var name: String
+        package var bundleIdentifier: String
+        package var output: String
+        package var environment: [String: String]
 
         /// Checks the name and the identifier; the defaults are `com.example.<name>.indexer` and `./NAME`.
-        public init(language: String, name: String, bundleIdentifier: String?, output: String?, environment: [String: String]) throws(ReindexError) {
+        package init(language: String, name: String, bundleIdentifier: String?, output: String?, environment: [String: String]) throws(ReindexError) {
             guard let language = Language(rawValue: language) else {
                 throw ReindexError(.usage, "unknown language '\(language)'; 'reindex new' writes \(Language.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -37,17 +37,17 @@ public enum NewExtension {
     }
 
     /// What was written, and what the author should know about it.
-    public struct Result: Sendable {
-        public var directory: String
-        public var files: [String]
+    package struct Result: Sendable {
+        package var directory: String
+        package var files: [String]
         /// Where the project finds the SDK, or why it does not yet.
-        public var notes: [String]
+        package var notes: [String]
         /// The commands from here to an indexed, conformant extension.
-        public var nextSteps: [String]
+        package var nextSteps: [String]
     }
 
     /// A name that is a type name in all three languages: a letter, then letters, digits and `_`.
-    public static func checkName(_ name: String) throws(ReindexError) {
+    package static func checkName(_ name: String) throws(ReindexError) {
         let scalars = Array(name.unicodeScalars)
         func isLetter(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
         guard let first = scalars.first, isLetter(first),
@@ -57,7 +57,7 @@ public enum NewExtension {
     }
 
     /// Writes the project. Refuses (exit 73) when the output exists and is not an empty directory.
-    public static func write(_ options: Options) throws(ReindexError) -> Result {
+    package static func write(_ options: Options) throws(ReindexError) -> Result {
         let directory = options.output
         if let st = FileSystem.status(directory) {
             guard st.isDirectory else {

@@ -4,10 +4,10 @@ import ReindexStore
 import ReindexSystem
 /// The ReindexHost checkout this `reindex` was built from, and the SDKs in it. `reindex new`
 /// points generated projects at them, so a project works before any SDK is published.
-public enum SourceTree {
+package enum SourceTree {
     /// The checkout: `$REINDEX_SOURCE_ROOT` when set, else the directory this file was compiled
     /// from, when it still holds the package (a source build). `nil` for a copied binary.
-    public static func root(environment: [String: String]) -> String? {
+    package static func root(environment: [String: String]) -> String? {
         if let configured = environment["REINDEX_SOURCE_ROOT"], !configured.isEmpty {
             let root = FileSystem.absolute(configured)
             return isPackage(root) ? root : nil
@@ -19,13 +19,13 @@ public enum SourceTree {
 
     /// The Python SDK (the directory holding `reindex_extension/`): `$REINDEX_PYTHON_SDK`, else
     /// `SDKs/python` of the checkout.
-    public static func pythonSDK(environment: [String: String]) -> String? {
+    package static func pythonSDK(environment: [String: String]) -> String? {
         sdk(environment["REINDEX_PYTHON_SDK"], inTree: "SDKs/python", marker: "reindex_extension/__init__.py", environment: environment)
     }
 
     /// The TypeScript SDK (the directory holding `src/index.js`): `$REINDEX_TS_SDK`, else
     /// `SDKs/typescript` of the checkout.
-    public static func typescriptSDK(environment: [String: String]) -> String? {
+    package static func typescriptSDK(environment: [String: String]) -> String? {
         sdk(environment["REINDEX_TS_SDK"], inTree: "SDKs/typescript", marker: "src/index.js", environment: environment)
     }
 

@@ -3,7 +3,7 @@ import ReindexHost
 import ReindexStore
 import ReindexSystem
 /// What a shell may complete for an option's value or an argument (`reindex completions`).
-public enum CompletionKind: Sendable, Equatable {
+package enum CompletionKind: Sendable, Equatable {
     /// Free text: nothing to offer.
     case none
     /// One of these words.
@@ -30,8 +30,8 @@ public enum CompletionKind: Sendable, Equatable {
 }
 
 /// One option of a command, declared once: parsing and help text both come from it.
-public struct OptionSpec: Sendable {
-    public enum Value: Sendable, Equatable {
+package struct OptionSpec: Sendable {
+    package enum Value: Sendable, Equatable {
         /// A flag without a value: `--json`.
         case none
         /// A required value: `--index PATH` or `--index=PATH`.
@@ -40,17 +40,17 @@ public struct OptionSpec: Sendable {
         case optional(String)
     }
 
-    public var name: String          // long name without dashes
-    public var short: Character?
-    public var value: Value
-    public var help: String
-    public var environment: String?
+    package var name: String          // long name without dashes
+    package var short: Character?
+    package var value: Value
+    package var help: String
+    package var environment: String?
     /// Options sharing a group are mutually exclusive (`--all | --ids | --ids-from`).
-    public var exclusiveGroup: String?
+    package var exclusiveGroup: String?
     /// What a shell completes for the value (implied by the value name unless declared).
-    public var completion: CompletionKind
+    package var completion: CompletionKind
 
-    public init(_ name: String, short: Character? = nil, value: Value = .none, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
+    package init(_ name: String, short: Character? = nil, value: Value = .none, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
                 completion: CompletionKind? = nil) {
         self.name = name
         self.short = short
@@ -65,14 +65,14 @@ public struct OptionSpec: Sendable {
     }
 
     /// The value's placeholder (`PATH`), or nil for a flag.
-    public var valueName: String? {
+    package var valueName: String? {
         switch value {
         case .none: return nil
         case .required(let v), .optional(let v): return v
         }
     }
 
-    public var synopsis: String {
+    package var synopsis: String {
         switch value {
         case .none: return "--\(name)"
         case .required(let v): return "--\(name) \(v)"
@@ -82,13 +82,13 @@ public struct OptionSpec: Sendable {
 }
 
 /// A positional argument of a command.
-public struct ArgumentSpec: Sendable {
-    public var name: String
-    public var help: String
-    public var optional: Bool
+package struct ArgumentSpec: Sendable {
+    package var name: String
+    package var help: String
+    package var optional: Bool
     /// What a shell completes for it (implied by the name unless declared).
-    public var completion: CompletionKind
-    public init(_ name: String, help: String, optional: Bool = false, completion: CompletionKind? = nil) {
+    package var completion: CompletionKind
+    package init(_ name: String, help: String, optional: Bool = false, completion: CompletionKind? = nil) {
         self.name = name
         self.help = help
         self.optional = optional
@@ -97,14 +97,14 @@ public struct ArgumentSpec: Sendable {
 }
 
 /// A subcommand: its name, arguments, options and the help derived from them.
-public struct CommandSpec: Sendable {
-    public var name: String
-    public var summary: String
-    public var arguments: [ArgumentSpec]
-    public var options: [OptionSpec]
-    public var discussion: String
+package struct CommandSpec: Sendable {
+    package var name: String
+    package var summary: String
+    package var arguments: [ArgumentSpec]
+    package var options: [OptionSpec]
+    package var discussion: String
 
-    public init(_ name: String, summary: String, arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], discussion: String = "") {
+    package init(_ name: String, summary: String, arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], discussion: String = "") {
         self.name = name
         self.summary = summary
         self.arguments = arguments
@@ -116,35 +116,35 @@ public struct CommandSpec: Sendable {
 /// What the command line said, before it is read through a command's typed declarations
 /// (`arguments(for:)`, `globals`). The occurrences are kept by option name; only this file reads
 /// them by name, so a command cannot ask for an option it did not declare.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The command's name, or nil when none was given.
-    public fileprivate(set) var command: String?
+    package fileprivate(set) var command: String?
     fileprivate var positional: [String] = []
     /// Every occurrence of each option, by long name; flags hold "" per occurrence.
     fileprivate var options: [String: [String]] = [:]
 
     /// How many positional arguments the command got.
-    public var argumentCount: Int { positional.count }
+    package var argumentCount: Int { positional.count }
     /// Nothing at all was given.
-    public var isEmpty: Bool { command == nil && positional.isEmpty && options.isEmpty }
+    package var isEmpty: Bool { command == nil && positional.isEmpty && options.isEmpty }
 
     fileprivate func flag(_ name: String) -> Bool { options[name] != nil }
 
     /// The command line read through `Command`'s declarations and the global options.
-    public func arguments<Command: ReindexCommand>(for command: Command.Type) -> Arguments<Command> {
+    package func arguments<Command: ReindexCommand>(for command: Command.Type) -> Arguments<Command> {
         Arguments(parsed: self, argumentNames: Command.arguments.map(\.spec.name),
                   declared: Set((Command.options.map(\.spec) + Global.options.map(\.spec)).map(\.name)))
     }
 
     /// The global options alone (`--help`, `--version`, `--index` …), before a command is chosen.
-    public var globals: Arguments<Global> {
+    package var globals: Arguments<Global> {
         Arguments(parsed: self, argumentNames: [], declared: Set(Global.options.map(\.spec.name)))
     }
 }
 
 /// The parsed command line as `Command` may read it: its own flags, options and arguments, and
 /// the `Global` ones. Reading another command's declaration does not compile.
-public struct Arguments<Command>: Sendable {
+package struct Arguments<Command>: Sendable {
     fileprivate let parsed: ParsedArguments
     fileprivate let argumentNames: [String]
     fileprivate let declared: Set<String>
@@ -167,55 +167,55 @@ public struct Arguments<Command>: Sendable {
     }
 
     /// Whether the flag was given.
-    public subscript(_ flag: Flag<Command>) -> Bool { !occurrences(flag.spec).isEmpty }
+    package subscript(_ flag: Flag<Command>) -> Bool { !occurrences(flag.spec).isEmpty }
     /// How often the flag was given.
-    public func count(_ flag: Flag<Command>) -> Int { occurrences(flag.spec).count }
+    package func count(_ flag: Flag<Command>) -> Int { occurrences(flag.spec).count }
     /// The option's value, converted, or nil when it was not given.
-    public func value<Value>(_ option: Option<Command, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
+    package func value<Value>(_ option: Option<Command, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
     /// The option's value, converted, or `defaultValue` when it was not given.
-    public func value<Value>(_ option: Option<Command, Value>, default defaultValue: Value) throws(ReindexError) -> Value {
+    package func value<Value>(_ option: Option<Command, Value>, default defaultValue: Value) throws(ReindexError) -> Value {
         try convert(option.spec, option.conversion) ?? defaultValue
     }
     /// Every occurrence of the option as written, in order.
-    public func occurrences<Value>(_ option: Option<Command, Value>) -> [String] { occurrences(option.spec) }
+    package func occurrences<Value>(_ option: Option<Command, Value>) -> [String] { occurrences(option.spec) }
     /// A required argument (the parser has checked that it is there).
-    public subscript(_ argument: Argument<Command, String>) -> String { positional(argument.spec) ?? "" }
+    package subscript(_ argument: Argument<Command, String>) -> String { positional(argument.spec) ?? "" }
     /// An optional argument.
-    public subscript(_ argument: Argument<Command, String?>) -> String? { positional(argument.spec) }
+    package subscript(_ argument: Argument<Command, String?>) -> String? { positional(argument.spec) }
 }
 
 extension Arguments where Command: ReindexCommand {
     /// Whether the global flag was given.
-    public subscript(_ flag: Flag<Global>) -> Bool { !occurrences(flag.spec).isEmpty }
+    package subscript(_ flag: Flag<Global>) -> Bool { !occurrences(flag.spec).isEmpty }
     /// How often the global flag was given.
-    public func count(_ flag: Flag<Global>) -> Int { occurrences(flag.spec).count }
+    package func count(_ flag: Flag<Global>) -> Int { occurrences(flag.spec).count }
     /// The global option's value, or nil.
-    public func value<Value>(_ option: Option<Global, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
+    package func value<Value>(_ option: Option<Global, Value>) throws(ReindexError) -> Value? { try convert(option.spec, option.conversion) }
     /// Every occurrence of the global option as written, in order.
-    public func occurrences<Value>(_ option: Option<Global, Value>) -> [String] { occurrences(option.spec) }
+    package func occurrences<Value>(_ option: Option<Global, Value>) -> [String] { occurrences(option.spec) }
 }
 
 /// A small argument parser in the spirit of swift-argument-parser: each option is declared once,
 /// as a typed constant of its command (`Declarations.swift`), whose `CommandSpec` both parsing and
 /// `--help` text derive from.
-public struct ArgumentParser: Sendable {
-    public var toolName: String
-    public var summary: String
-    public var globalOptions: [OptionSpec]
-    public var commands: [CommandSpec]
+package struct ArgumentParser: Sendable {
+    package var toolName: String
+    package var summary: String
+    package var globalOptions: [OptionSpec]
+    package var commands: [CommandSpec]
 
-    public init(toolName: String, summary: String, globalOptions: [OptionSpec], commands: [CommandSpec]) {
+    package init(toolName: String, summary: String, globalOptions: [OptionSpec], commands: [CommandSpec]) {
         self.toolName = toolName
         self.summary = summary
         self.globalOptions = globalOptions
         self.commands = commands
     }
 
-    public func command(named name: String) -> CommandSpec? { commands.first { $0.name == name } }
+    package func command(named name: String) -> CommandSpec? { commands.first { $0.name == name } }
 
     /// Parses `arguments` (without the program name). Global options may stand before or after
     /// the command. Errors are usage errors (exit 64) that say what was wrong.
-    public func parse(_ arguments: [String]) throws(ReindexError) -> ParsedArguments {
+    package func parse(_ arguments: [String]) throws(ReindexError) -> ParsedArguments {
         var result = ParsedArguments()
         var spec: CommandSpec? = nil
         var index = 0
@@ -297,7 +297,7 @@ public struct ArgumentParser: Sendable {
         return result
     }
 
-    public func synopsis(_ spec: CommandSpec) -> String {
+    package func synopsis(_ spec: CommandSpec) -> String {
         var parts = [spec.name]
         for argument in spec.arguments { parts.append(argument.optional ? "[\(argument.name)]" : argument.name) }
         var seenGroups = Set<String>()
@@ -329,7 +329,7 @@ public struct ArgumentParser: Sendable {
     }
 
     /// The help of the whole tool.
-    public func usage() -> String {
+    package func usage() -> String {
         var text = "\(toolName) — \(summary)\n\nUSAGE: \(toolName) [global options] <command> [options]\n\nCOMMANDS:\n"
         let width = (commands.map(\.name.count).max() ?? 0) + 2
         for command in commands {
@@ -341,7 +341,7 @@ public struct ArgumentParser: Sendable {
     }
 
     /// The help of one command.
-    public func usage(_ spec: CommandSpec) -> String {
+    package func usage(_ spec: CommandSpec) -> String {
         var text = "\(toolName) \(spec.name) — \(spec.summary)\n\nUSAGE: \(toolName) \(synopsis(spec))\n"
         if !spec.arguments.isEmpty {
             text += "\nARGUMENTS:\n"

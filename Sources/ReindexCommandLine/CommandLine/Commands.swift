@@ -6,45 +6,45 @@ import ReindexProtocol
 /// The `reindex` command line: the table of command types, in the order help lists them. Each
 /// command declares its own arguments and options (`Commands/*.swift`); the global ones are
 /// `Global`'s. Parsing, help, completions and the manual page are all derived from this table.
-public enum ReindexCommands {
-    public static let table: [any ReindexCommand.Type] = [
+package enum ReindexCommands {
+    package static let table: [any ReindexCommand.Type] = [
         ListCommand.self, PathsCommand.self, ValidateCommand.self, RunCommand.self, DebugCommand.self, ServeCommand.self,
         SearchCommand.self, ShowCommand.self, ItemsCommand.self, StatusCommand.self, PutCommand.self, DeleteCommand.self,
         CheckCommand.self, ResetCommand.self, NewCommand.self, CompletionsCommand.self, HelpCommand.self,
     ]
 
-    public static let global: [OptionSpec] = Global.options.map(\.spec)
+    package static let global: [OptionSpec] = Global.options.map(\.spec)
 
     /// Every command's declaration, in the table's order.
-    public static let all: [CommandSpec] = table.map { $0.spec }
+    package static let all: [CommandSpec] = table.map { $0.spec }
 
-    public static let parser = ArgumentParser(
+    package static let parser = ArgumentParser(
         toolName: "reindex",
         summary: "discovers reindexing extensions, keeps a searchable index and asks extensions to regenerate it",
         globalOptions: global, commands: all)
 
     /// The command type of this name.
-    public static func command(named name: String) -> (any ReindexCommand.Type)? {
+    package static func command(named name: String) -> (any ReindexCommand.Type)? {
         table.first { $0.name == name }
     }
 }
 
 /// The options `run` and `debug` share: what to ask for, why, and whether to resume. Declared
 /// here once, typed for each command that conforms.
-public protocol RequestCommand: ReindexCommand {}
+package protocol RequestCommand: ReindexCommand {}
 
 extension RequestCommand {
-    public static var all: Flag<Self> { Flag("all", help: "reindex everything (reindexAll; the default)", exclusiveGroup: "request") }
-    public static var ids: Option<Self, [String]> {
+    package static var all: Flag<Self> { Flag("all", help: "reindex everything (reindexAll; the default)", exclusiveGroup: "request") }
+    package static var ids: Option<Self, [String]> {
         Option("ids", value: "ID[,ID…]", help: "reindex these items (reindexItems)", exclusiveGroup: "request", as: .commaList)
     }
-    public static var idsFrom: Option<Self, String> {
+    package static var idsFrom: Option<Self, String> {
         Option("ids-from", value: "FILE", help: "reindex the items listed in FILE, one per line ('-' for stdin)", exclusiveGroup: "request")
     }
-    public static var resume: Flag<Self> {
+    package static var resume: Flag<Self> {
         Flag("resume", help: "resume an unfinished reindexAll from its last committed batch (default: start fresh, discarding it)")
     }
-    public static var reason: Option<Self, ReindexReason> {
+    package static var reason: Option<Self, ReindexReason> {
         Option("reason", value: "R", help: "the reason sent to the extension (default forced)", completion: .values(ReindexReason.known.map(\.rawValue)),
                as: .last { _, text in ReindexReason(text) })
     }
@@ -60,10 +60,10 @@ extension RequestCommand {
 }
 
 /// Commands that start an extension under its sandbox: `validate`, `run`, `debug`.
-public protocol SandboxedCommand: ReindexCommand {}
+package protocol SandboxedCommand: ReindexCommand {}
 
 extension SandboxedCommand {
-    public static var requireSandbox: Flag<Self> {
+    package static var requireSandbox: Flag<Self> {
         Flag("require-sandbox",
              help: "refuse to run the extension unsandboxed: no Landlock here, \"sandbox\": false in its manifest, or \"network\": false the kernel cannot enforce (exit 69)")
     }

@@ -9,12 +9,12 @@ import ReindexSystem
 /// declarations; files and directories where a value names one; bundle identifiers by running
 /// `reindex list --json` at completion time (with the `--extensions-path` and `--index` already
 /// on the command line, so the list is the one the command will see).
-public enum CompletionScript {
-    public enum Shell: String, Sendable, CaseIterable {
+package enum CompletionScript {
+    package enum Shell: String, Sendable, CaseIterable {
         case bash, zsh, fish
     }
 
-    public static func script(for shell: Shell, parser: ArgumentParser) -> String {
+    package static func script(for shell: Shell, parser: ArgumentParser) -> String {
         switch shell {
         case .bash: return bash(parser)
         case .zsh: return zsh(parser)

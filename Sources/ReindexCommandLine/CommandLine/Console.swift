@@ -4,24 +4,24 @@ import ReindexProtocol
 import ReindexSystem
 
 /// Output for the command: stdout for results, stderr for errors and progress.
-public enum Console {
-    public static func out(_ text: String) {
+package enum Console {
+    package static func out(_ text: String) {
         var line = text
         if !line.hasSuffix("\n") { line += "\n" }
         writeAll(1, Array(line.utf8))
     }
 
-    public static func err(_ text: String) {
+    package static func err(_ text: String) {
         var line = text
         if !line.hasSuffix("\n") { line += "\n" }
         writeAll(2, Array(line.utf8))
     }
 
     /// Prints a JSON document on one line of stdout.
-    public static func json(_ value: JSONValue) { writeAll(1, LineWriter.line(value)) }
+    package static func json(_ value: JSONValue) { writeAll(1, LineWriter.line(value)) }
 
     /// Reports an error in the contract's form: `error: …`, then the extension's stderr tail.
-    public static func report(_ error: ReindexError) {
+    package static func report(_ error: ReindexError) {
         var text = "error: \(error.message)\n"
         if !error.stderrTail.isEmpty {
             text += "the extension's last stderr lines:\n"
@@ -30,34 +30,34 @@ public enum Console {
         writeAll(2, Array(text.utf8))
     }
 
-    public static var stderrIsTerminal: Bool { isatty(2) == 1 }
+    package static var stderrIsTerminal: Bool { isatty(2) == 1 }
 
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         ReindexSystem.writeAll(fd, bytes)
     }
 }
 
 /// The state every command starts from: the global options, resolved paths and the environment.
-public struct CommandContext: Sendable {
-    public var paths: HostPaths
-    public var environment: [String: String]
+package struct CommandContext: Sendable {
+    package var paths: HostPaths
+    package var environment: [String: String]
     /// `--json`: print JSON instead of text.
-    public var json: Bool
+    package var json: Bool
 
-    public init(paths: HostPaths, environment: [String: String], json: Bool) {
+    package init(paths: HostPaths, environment: [String: String], json: Bool) {
         self.paths = paths
         self.environment = environment
         self.json = json
     }
 
     /// From the global options (`--index`, `--extensions-path`, `--json`) and the environment.
-    public init<Command: ReindexCommand>(_ arguments: Arguments<Command>, environment: [String: String]) throws(ReindexError) {
+    package init<Command: ReindexCommand>(_ arguments: Arguments<Command>, environment: [String: String]) throws(ReindexError) {
         self.init(paths: HostPaths(extensionsPath: try arguments.value(Global.extensionsPath), index: try arguments.value(Global.index), environment: environment),
                   environment: environment, json: arguments[Global.json])
     }
 
     /// Discovers bundles and finds one by identifier, or fails with exit 66 naming what exists.
-    public func findBundle(_ identifier: String) throws(ReindexError) -> DiscoveredBundle {
+    package func findBundle(_ identifier: String) throws(ReindexError) -> DiscoveredBundle {
         let result = Discovery.discover(paths)
         if let bundle = result.bundle(identifier) { return bundle }
         if let problem = result.problems.first(where: { $0.bundleIdentifier?.lowercased() == identifier.lowercased() }) {
@@ -78,7 +78,7 @@ public struct CommandContext: Sendable {
 extension CommandContext {
     /// Opens the index. When the database was lost (missing after use, corrupt, truncated), says
     /// so on stderr and queues `reindexAll` (`indexLost`) for every discovered bundle.
-    public func openStore() throws(ReindexError) -> IndexStore {
+    package func openStore() throws(ReindexError) -> IndexStore {
         if paths.isPostgreSQL {
             throw ReindexError(.usage, "\(paths.indexDisplayName): this command needs a SQLite index; with a PostgreSQL index use run, search (words), items, status and serve")
         }
@@ -94,7 +94,7 @@ extension CommandContext {
 
     /// Opens the index whichever database holds it: a SQLite file (as `openStore`) or a
     /// PostgreSQL database, which says on stderr when it was created and queues the rebuilds.
-    public func openIndex() throws(ReindexError) -> any IndexBackend {
+    package func openIndex() throws(ReindexError) -> any IndexBackend {
         guard paths.isPostgreSQL else { return try openStore() }
         let store = try Index.open(paths.index, environment: environment)
         if let fleet = store as? PostgresStore, fleet.created {
@@ -107,7 +107,7 @@ extension CommandContext {
 
     /// Queues `reindexAll` with reason `indexLost` for every discovered bundle; returns how many.
     @discardableResult
-    public func queueIndexLost(_ store: IndexStore) -> Int {
+    package func queueIndexLost(_ store: IndexStore) -> Int {
         var queued = 0
         for bundle in Discovery.discover(paths).bundles {
             if (try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)) != nil {
@@ -121,9 +121,9 @@ extension CommandContext {
 /// Reads standard input line by line with bounded memory: never more than one line (of at most
 /// `maximumLineLength` bytes) is held. A longer line is not held at all: it is skipped and
 /// reported to `onOverlong` with its number and length, and reading goes on.
-public struct StandardInputLines {
+package struct StandardInputLines {
     /// `beforeWaiting` runs whenever no input is ready, just before the read that waits for it.
-    public static func forEach(
+    package static func forEach(
         maximumLineLength: Int = LineReader.defaultMaximumLineLength, beforeWaiting: () throws -> Void = {},
         onOverlong: (_ lineNumber: Int, _ length: Int) throws -> Void = { number, length in
             throw ReindexError(.invalidData, "stdin line \(number) is longer than \(LineReader.defaultMaximumLineLength) bytes (\(length) bytes)")

@@ -10,7 +10,7 @@ import ReindexProtocol
 /// The phantom type parameter keeps a command to its own declarations: `Arguments<SearchCommand>`
 /// reads `Option<SearchCommand, _>`, `Flag<SearchCommand>` and the `Global` options, and nothing
 /// else compiles. Help, usage, completions and the manual page are derived from `spec`.
-public protocol ReindexCommand: Sendable {
+package protocol ReindexCommand: Sendable {
     static var name: String { get }
     static var summary: String { get }
     /// Text after the options in help and the manual page; empty by default.
@@ -25,66 +25,66 @@ public protocol ReindexCommand: Sendable {
 }
 
 extension ReindexCommand {
-    public static var discussion: String { "" }
-    public static var arguments: [any DeclaredArgument<Self>] { [] }
-    public static var options: [any DeclaredOption<Self>] { [] }
+    package static var discussion: String { "" }
+    package static var arguments: [any DeclaredArgument<Self>] { [] }
+    package static var options: [any DeclaredOption<Self>] { [] }
 
     /// The declaration the parser, help, completions and the manual page read.
-    public static var spec: CommandSpec {
+    package static var spec: CommandSpec {
         CommandSpec(name, summary: summary, arguments: arguments.map(\.spec), options: options.map(\.spec), discussion: discussion)
     }
 }
 
 /// The phantom command of the options every command takes (`--index`, `--json`, …).
-public enum Global {
-    public static let index = Option<Global, String>(
+package enum Global {
+    package static let index = Option<Global, String>(
         "index", value: "PATH", help: "the index database", environment: "REINDEX_INDEX")
-    public static let extensionsPath = Option<Global, String>(
+    package static let extensionsPath = Option<Global, String>(
         "extensions-path", value: "DIRS", help: "colon-separated directories searched before the user and system ones", environment: "REINDEX_EXTENSIONS_PATH")
-    public static let json = Flag<Global>("json", help: "print JSON instead of human-readable text")
-    public static let help = Flag<Global>("help", short: "h", help: "show help")
-    public static let version = Flag<Global>("version", help: "show the version")
+    package static let json = Flag<Global>("json", help: "print JSON instead of human-readable text")
+    package static let help = Flag<Global>("help", short: "h", help: "show help")
+    package static let version = Flag<Global>("version", help: "show the version")
 
     /// In the order help lists them.
-    public static let options: [any DeclaredOption<Global>] = [index, extensionsPath, json, help, version]
+    package static let options: [any DeclaredOption<Global>] = [index, extensionsPath, json, help, version]
 }
 
 /// An option or flag declared for `Command`, as listed in `ReindexCommand.options`.
-public protocol DeclaredOption<Command>: Sendable {
+package protocol DeclaredOption<Command>: Sendable {
     associatedtype Command
     var spec: OptionSpec { get }
 }
 
 /// A positional argument declared for `Command`.
-public protocol DeclaredArgument<Command>: Sendable {
+package protocol DeclaredArgument<Command>: Sendable {
     associatedtype Command
     var spec: ArgumentSpec { get }
 }
 
 /// A flag without a value (`--queue`): read as `arguments[RunCommand.queue]`, a `Bool`.
-public struct Flag<Command>: DeclaredOption {
-    public let spec: OptionSpec
+package struct Flag<Command>: DeclaredOption {
+    package let spec: OptionSpec
 
-    public init(_ name: String, short: Character? = nil, help: String, exclusiveGroup: String? = nil) {
+    package init(_ name: String, short: Character? = nil, help: String, exclusiveGroup: String? = nil) {
         spec = OptionSpec(name, short: short, value: .none, help: help, exclusiveGroup: exclusiveGroup)
     }
 }
 
 /// An option with a value, converted to `Value` when read; a value that does not convert is a
 /// usage error naming the option.
-public struct Option<Command, Value>: DeclaredOption {
-    public let spec: OptionSpec
+package struct Option<Command, Value>: DeclaredOption {
+    package let spec: OptionSpec
     let conversion: ValueConversion<Value>
 
     /// `--name VALUE` (or `--name=VALUE`).
-    public init(_ name: String, value: String, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
+    package init(_ name: String, value: String, help: String, environment: String? = nil, exclusiveGroup: String? = nil,
                 completion: CompletionKind? = nil, as conversion: ValueConversion<Value>) {
         spec = OptionSpec(name, value: .required(value), help: help, environment: environment, exclusiveGroup: exclusiveGroup, completion: completion)
         self.conversion = conversion
     }
 
     /// `--name[=VALUE]`: present without a value converts "".
-    public init(_ name: String, optionalValue value: String, help: String, completion: CompletionKind? = nil, as conversion: ValueConversion<Value>) {
+    package init(_ name: String, optionalValue value: String, help: String, completion: CompletionKind? = nil, as conversion: ValueConversion<Value>) {
         spec = OptionSpec(name, value: .optional(value), help: help, completion: completion)
         self.conversion = conversion
     }
@@ -92,33 +92,33 @@ public struct Option<Command, Value>: DeclaredOption {
 
 extension Option where Value == String {
     /// A text option: the last occurrence wins.
-    public init(_ name: String, value: String, help: String, environment: String? = nil, exclusiveGroup: String? = nil, completion: CompletionKind? = nil) {
+    package init(_ name: String, value: String, help: String, environment: String? = nil, exclusiveGroup: String? = nil, completion: CompletionKind? = nil) {
         self.init(name, value: value, help: help, environment: environment, exclusiveGroup: exclusiveGroup, completion: completion, as: .text)
     }
 }
 
 /// How the occurrences of an option become its typed value. `occurrences` is never empty.
-public struct ValueConversion<Value>: Sendable {
+package struct ValueConversion<Value>: Sendable {
     let convert: @Sendable (_ option: String, _ occurrences: [String]) throws(ReindexError) -> Value
 
-    public init(_ convert: @escaping @Sendable (_ option: String, _ occurrences: [String]) throws(ReindexError) -> Value) {
+    package init(_ convert: @escaping @Sendable (_ option: String, _ occurrences: [String]) throws(ReindexError) -> Value) {
         self.convert = convert
     }
 
     /// The last occurrence, converted by `body` (the message of its error names the option).
-    public static func last(_ body: @escaping @Sendable (_ option: String, _ text: String) throws(ReindexError) -> Value) -> ValueConversion {
+    package static func last(_ body: @escaping @Sendable (_ option: String, _ text: String) throws(ReindexError) -> Value) -> ValueConversion {
         ValueConversion { (option, occurrences) throws(ReindexError) in try body(option, occurrences[occurrences.count - 1]) }
     }
 }
 
 extension ValueConversion where Value == String {
     /// The text of the last occurrence.
-    public static var text: ValueConversion { .last { _, text in text } }
+    package static var text: ValueConversion { .last { _, text in text } }
 }
 
 extension ValueConversion where Value == Int {
     /// A positive whole number.
-    public static var positiveInteger: ValueConversion {
+    package static var positiveInteger: ValueConversion {
         .last { (option, text) throws(ReindexError) in
             guard let number = Int(text), number > 0 else { throw ReindexError(.usage, "--\(option) needs a positive whole number, got '\(text)'") }
             return number
@@ -128,7 +128,7 @@ extension ValueConversion where Value == Int {
 
 extension ValueConversion where Value == Double {
     /// A non-negative, finite number of seconds.
-    public static var seconds: ValueConversion {
+    package static var seconds: ValueConversion {
         .last { (option, text) throws(ReindexError) in
             guard let number = Double(text), number >= 0, number.isFinite else { throw ReindexError(.usage, "--\(option) needs a number of seconds, got '\(text)'") }
             return number
@@ -138,27 +138,27 @@ extension ValueConversion where Value == Double {
 
 extension ValueConversion where Value == [String] {
     /// Comma-separated values of every occurrence, empty ones dropped: `--ids a,b --ids c`.
-    public static var commaList: ValueConversion {
+    package static var commaList: ValueConversion {
         ValueConversion { _, occurrences in occurrences.flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty } }
     }
 
     /// Every occurrence as given, for repeatable options: `--facet a --facet b`.
-    public static var repeated: ValueConversion { ValueConversion { _, occurrences in occurrences } }
+    package static var repeated: ValueConversion { ValueConversion { _, occurrences in occurrences } }
 }
 
 /// A positional argument: `String` when required, `String?` when optional.
-public struct Argument<Command, Value>: DeclaredArgument {
-    public let spec: ArgumentSpec
+package struct Argument<Command, Value>: DeclaredArgument {
+    package let spec: ArgumentSpec
 }
 
 extension Argument where Value == String {
-    public init(_ name: String, help: String, completion: CompletionKind? = nil) {
+    package init(_ name: String, help: String, completion: CompletionKind? = nil) {
         spec = ArgumentSpec(name, help: help, optional: false, completion: completion)
     }
 }
 
 extension Argument where Value == String? {
-    public init(_ name: String, help: String, completion: CompletionKind? = nil) {
+    package init(_ name: String, help: String, completion: CompletionKind? = nil) {
         spec = ArgumentSpec(name, help: help, optional: true, completion: completion)
     }
 }

@@ -4,14 +4,14 @@ import ReindexProtocol
 import ReindexSystem
 
 /// What `run` and `debug` ask for: the request kind, identifiers and reason from the options.
-public struct RequestSelection: Sendable {
-    public var kind: RequestKind
-    public var identifiers: [String]
-    public var reason: ReindexReason
+package struct RequestSelection: Sendable {
+    package var kind: RequestKind
+    package var identifiers: [String]
+    package var reason: ReindexReason
     /// Resume an unfinished reindexAll from its client state instead of starting fresh.
-    public var resume: Bool
+    package var resume: Bool
 
-    public init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced, resume: Bool = false) {
+    package init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced, resume: Bool = false) {
         self.kind = kind
         self.identifiers = identifiers
         self.reason = reason
@@ -19,15 +19,15 @@ public struct RequestSelection: Sendable {
     }
 
     /// What `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume` said (`RequestCommand`).
-    public struct Asked: Sendable {
-        public var ids: [String]?
-        public var idsFrom: String?
-        public var reason: ReindexReason
-        public var resume: Bool
+    package struct Asked: Sendable {
+        package var ids: [String]?
+        package var idsFrom: String?
+        package var reason: ReindexReason
+        package var resume: Bool
     }
 
     /// The request asked for; reads the `--ids-from` file (or stdin) now.
-    public init(_ asked: Asked) throws(ReindexError) {
+    package init(_ asked: Asked) throws(ReindexError) {
         reason = asked.reason
         resume = asked.resume
         if let ids = asked.ids {
@@ -62,9 +62,9 @@ public struct RequestSelection: Sendable {
 
 /// `reindex run` and its relatives: force one request now through the supervisor, show progress,
 /// and report it in the contract's form.
-public enum ForcedRun {
+package enum ForcedRun {
     /// Runs (or, with `queueOnly`, queues) a request and prints the summary; returns the exit code.
-    public static func execute(
+    package static func execute(
         context: CommandContext, bundle: DiscoveredBundle, selection: RequestSelection,
         options baseOptions: SessionOptions, store: any IndexBackend, printSummary: Bool = true
     ) throws(ReindexError) -> (status: Int32, result: RequestResult?) {
@@ -117,7 +117,7 @@ public enum ForcedRun {
     }
 
     /// The summary of one request, in the contract's JSON or as text.
-    public static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
+    package static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
         for rejection in result.rejections + result.warnings { Console.err("warning: \(bundle.identifier): \(rejection)") }
         if result.counts.rejected > result.rejections.count {
             Console.err("warning: \(bundle.identifier): \(result.counts.rejected - result.rejections.count) more item(s) rejected")

@@ -7,18 +7,18 @@ import ReindexSystem
 /// index and checks, one named check each, every rule of the protocol an extension must follow
 /// (docs/PROTOCOL.md's checklist), with the evidence for each result. A check stops at the first
 /// violation that decides it — it never waits out a timeout a violation has already settled.
-public enum BundleLint {
+package enum BundleLint {
     /// One rule, and what the run showed of it.
-    public struct Check: Sendable {
-        public enum Result: String, Sendable { case pass, fail, skipped }
-        public var name: String
-        public var rule: String
-        public var result: Result
-        public var evidence: String
+    package struct Check: Sendable {
+        package enum Result: String, Sendable { case pass, fail, skipped }
+        package var name: String
+        package var rule: String
+        package var result: Result
+        package var evidence: String
     }
 
     /// Every check, in the order they run, with the rule it checks.
-    public static let rules: [(name: String, rule: String)] = [
+    package static let rules: [(name: String, rule: String)] = [
         ("initialize", "answers initialize first, with protocolVersion, extension name and version, and capabilities"),
         ("version-negotiation", "offered only an unsupported version, replies -32602 with data.supported and data.requested"),
         ("reindexAll", "acknowledges a reindexAll with clientState null, every item valid"),
@@ -32,17 +32,17 @@ public enum BundleLint {
         ("no-leftover-processes", "leaves no process behind"),
     ]
 
-    public struct Report: Sendable {
-        public var checks: [Check] = []
-        public var counts = WriteCounts()
-        public var stderrTail: [String] = []
+    package struct Report: Sendable {
+        package var checks: [Check] = []
+        package var counts = WriteCounts()
+        package var stderrTail: [String] = []
         /// Every required check ran and passed.
-        public var passed: Bool { checks.allSatisfy { $0.result != .fail } && checks.contains { $0.result == .pass } }
+        package var passed: Bool { checks.allSatisfy { $0.result != .fail } && checks.contains { $0.result == .pass } }
     }
 
     /// Runs the suite, or only the check named `only`. `sandbox` says how the extension is
     /// sandboxed; its real paths stay out of reach, and its data directory is a scratch one too.
-    public static func run(bundle: DiscoveredBundle, environment: [String: String], only: String? = nil,
+    package static func run(bundle: DiscoveredBundle, environment: [String: String], only: String? = nil,
                            sandbox: SandboxOptions = SandboxOptions()) throws(ReindexError) -> Report {
         if let only, !rules.contains(where: { $0.name == only }) {
             throw ReindexError(.usage, "--check: no check named '\(only)'; the checks are \(rules.map(\.name).joined(separator: ", "))")

@@ -4,18 +4,18 @@ import ReindexSystem
 import ReindexProtocol
 
 /// Shows `$/progress`: a redrawn bar on a terminal, a plain line every few seconds otherwise.
-public final class ProgressDisplay {
+package final class ProgressDisplay {
     let terminal: Bool
     let label: String
     private var lastPlain = 0.0
     private var drawn = false
 
-    public init(label: String, terminal: Bool = Console.stderrIsTerminal) {
+    package init(label: String, terminal: Bool = Console.stderrIsTerminal) {
         self.label = label
         self.terminal = terminal
     }
 
-    public func update(_ progress: ProgressParams) {
+    package func update(_ progress: ProgressParams) {
         var text: String
         if let total = progress.total, total > 0 {
             // Total whatever the extension sent: a count below zero shows as 0%.
@@ -41,7 +41,7 @@ public final class ProgressDisplay {
     }
 
     /// Clears the bar before the summary is printed.
-    public func finish() {
+    package func finish() {
         if terminal && drawn { Console.writeAll(2, Array("\r\u{1B}[K".utf8)) }
         drawn = false
     }

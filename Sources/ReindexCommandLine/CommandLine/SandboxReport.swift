@@ -6,9 +6,9 @@ import ReindexProtocol
 /// What the commands say about the sandbox: the options `--require-sandbox` and `--no-sandbox`,
 /// the warnings before a run, the checks of a manifest's declared paths, and what `validate`,
 /// `list`, `status` and `paths` show.
-public enum SandboxReport {
+package enum SandboxReport {
     /// `--require-sandbox` and (for `debug`) `--no-sandbox`, for the command's host paths.
-    public static func options(required: Bool, disabled: Bool = false, context: CommandContext) throws(ReindexError) -> SandboxOptions {
+    package static func options(required: Bool, disabled: Bool = false, context: CommandContext) throws(ReindexError) -> SandboxOptions {
         var options = SandboxOptions()
         options.required = required
         options.disabled = disabled
@@ -22,7 +22,7 @@ public enum SandboxReport {
     /// Before a run: says (`warning: …` on stderr) when the extension will not run as its
     /// manifest asks, and refuses a manifest whose declared paths reach what no extension may
     /// (exit 65, naming the key). `--require-sandbox` refusals come from the start itself (69).
-    public static func prepare(_ bundle: DiscoveredBundle, options: SandboxOptions, context: CommandContext) throws(ReindexError) {
+    package static func prepare(_ bundle: DiscoveredBundle, options: SandboxOptions, context: CommandContext) throws(ReindexError) {
         if !options.required {
             for warning in SandboxSupport.current.warnings(for: bundle, options: options) { Console.err("warning: \(warning)") }
         }
@@ -32,12 +32,12 @@ public enum SandboxReport {
     }
 
     /// The warning `list`, `status` and `validate` show for a bundle, if any.
-    public static func bundleWarning(_ bundle: DiscoveredBundle) -> String? {
+    package static func bundleWarning(_ bundle: DiscoveredBundle) -> String? {
         bundle.manifest.sandbox.isEnabled ? nil : SandboxOptions.offWarning
     }
 
     /// `validate`'s account of the sandbox: what the bundle gets beyond the system, and notes.
-    public static func describe(_ profile: SandboxProfile?, bundle: DiscoveredBundle) -> [String] {
+    package static func describe(_ profile: SandboxProfile?, bundle: DiscoveredBundle) -> [String] {
         let support = SandboxSupport.current
         guard bundle.manifest.sandbox.isEnabled else { return ["sandbox: off (\"sandbox\": false in the manifest)"] }
         guard let profile else { return ["sandbox: \(support) — the extension runs unsandboxed here"] }
@@ -50,7 +50,7 @@ public enum SandboxReport {
         return lines
     }
 
-    public static func json(_ profile: SandboxProfile?, bundle: DiscoveredBundle) -> JSONValue {
+    package static func json(_ profile: SandboxProfile?, bundle: DiscoveredBundle) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("enabled", .bool(bundle.manifest.sandbox.isEnabled)),
             ("support", SandboxSupport.current.json),

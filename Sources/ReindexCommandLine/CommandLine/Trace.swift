@@ -5,20 +5,20 @@ import ReindexProtocol
 
 /// `--trace`: prints every protocol message with its direction, time and size. Payloads longer
 /// than `limit` characters are shortened unless `full`.
-public final class TracePrinter {
-    public let full: Bool
-    public let limit: Int
+package final class TracePrinter {
+    package let full: Bool
+    package let limit: Int
     let start = Clock.monotonic()
     let write: (String) -> Void
 
-    public init(full: Bool, limit: Int = 160, write: @escaping (String) -> Void = { Console.err($0) }) {
+    package init(full: Bool, limit: Int = 160, write: @escaping (String) -> Void = { Console.err($0) }) {
         self.full = full
         self.limit = limit
         self.write = write
     }
 
     /// One trace line: `+0.012s host→ext  142 B  {"jsonrpc":…}`.
-    public func record(_ direction: TraceDirection, _ line: UnsafeRawBufferPointer) {
+    package func record(_ direction: TraceDirection, _ line: UnsafeRawBufferPointer) {
         let elapsed = Clock.monotonic() - start
         let time = "+\(DurationText.milliseconds(elapsed))s"
         var text = String(decoding: line, as: UTF8.self)

@@ -5,10 +5,10 @@ import ReindexProtocol
 
 /// `reindex check`: the index's integrity: SQLite's, the full-text index's and the index's own
 /// invariants.
-public struct CheckCommand: ReindexCommand {
-    public static let name = "check"
-    public static let summary = "check the index's integrity (SQLite, the full-text index and the index's own invariants)"
-    public static let discussion = """
+package struct CheckCommand: ReindexCommand {
+    package static let name = "check"
+    package static let summary = "check the index's integrity (SQLite, the full-text index and the index's own invariants)"
+    package static let discussion = """
             Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
             known bundle, every live generation a reindexAll that made it, and every invisible row a running or
             resumable writer. Rows left by a writer that is gone are listed as leftovers (the next run of the bundle or
@@ -17,16 +17,16 @@ public struct CheckCommand: ReindexCommand {
             75 the index stayed busy (try again later).
             """
 
-    public static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")
-    public static let options: [any DeclaredOption<Self>] = [quick]
+    package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")
+    package static let options: [any DeclaredOption<Self>] = [quick]
 
-    public let quick: Bool
+    package let quick: Bool
 
-    public init(_ arguments: Arguments<Self>) {
+    package init(_ arguments: Arguments<Self>) {
         quick = arguments[Self.quick]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         var problems = try store.integrityCheck(quick: quick, fullText: !quick)
         var leftovers: [String] = []

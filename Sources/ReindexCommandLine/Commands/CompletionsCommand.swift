@@ -5,10 +5,10 @@ import ReindexProtocol
 
 /// `reindex completions bash|zsh|fish`: prints the completion script (`CompletionScript`),
 /// generated from the command table.
-public struct CompletionsCommand: ReindexCommand {
-    public static let name = "completions"
-    public static let summary = "print a shell completion script for bash, zsh or fish"
-    public static let discussion = """
+package struct CompletionsCommand: ReindexCommand {
+    package static let name = "completions"
+    package static let summary = "print a shell completion script for bash, zsh or fish"
+    package static let discussion = """
             Commands, options and known option values are completed; bundle identifiers are asked of
             'reindex list --json' at completion time. Install, for example:
               bash: reindex completions bash > ~/.local/share/bash-completion/completions/reindex
@@ -16,13 +16,13 @@ public struct CompletionsCommand: ReindexCommand {
               fish: reindex completions fish > ~/.config/fish/completions/reindex.fish
             """
 
-    public static let shell = Argument<Self, String>(
+    package static let shell = Argument<Self, String>(
         "SHELL", help: "bash, zsh or fish", completion: .values(CompletionScript.Shell.allCases.map(\.rawValue)))
-    public static let arguments: [any DeclaredArgument<Self>] = [shell]
+    package static let arguments: [any DeclaredArgument<Self>] = [shell]
 
-    public let shell: CompletionScript.Shell
+    package let shell: CompletionScript.Shell
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         let name = arguments[Self.shell]
         guard let shell = CompletionScript.Shell(rawValue: name) else {
             throw ReindexError(.usage, "no completions for shell '\(name)'; shells: \(CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -30,7 +30,7 @@ public struct CompletionsCommand: ReindexCommand {
         self.shell = shell
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         Console.writeAll(1, Array(CompletionScript.script(for: shell, parser: ReindexCommands.parser).utf8))
         return 0
     }

@@ -6,10 +6,10 @@ import ReindexSystem
 /// `reindex debug BUNDLE_ID`: the `mdutil -cr` of this host. Forces a request with every timeout
 /// off, prints how to attach a debugger before the extension does any work, optionally holds it
 /// until one attaches, streams its stderr and traces the protocol (then as `run`, `ForcedRun`).
-public struct DebugCommand: RequestCommand, SandboxedCommand {
-    public static let name = "debug"
-    public static let summary = "run a request in debug mode: no timeouts, attach a debugger, trace the protocol"
-    public static let discussion = """
+package struct DebugCommand: RequestCommand, SandboxedCommand {
+    package static let name = "debug"
+    package static let summary = "run a request in debug mode: no timeouts, attach a debugger, trace the protocol"
+    package static let discussion = """
             The request runs now, whatever the queue and backoff say, with every timeout off.
             Before the extension does any work its PID and the attach commands (lldb, gdb, a VS Code
             launch.json entry) are printed to stderr; its stderr is streamed live, prefixed 'ext|'.
@@ -21,8 +21,8 @@ public struct DebugCommand: RequestCommand, SandboxedCommand {
             Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
             """
 
-    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to debug")
-    public static let waitForDebugger = Option<Self, Double>(
+    package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to debug")
+    package static let waitForDebugger = Option<Self, Double>(
         "wait-for-debugger", optionalValue: "SECONDS",
         help: "hold the extension until a debugger attaches (give up after SECONDS; default: wait forever)",
         as: .last { (option, text) throws(ReindexError) in
@@ -33,7 +33,7 @@ public struct DebugCommand: RequestCommand, SandboxedCommand {
             return seconds
         })
     /// `--trace` (true: whole payloads with `--trace=full`).
-    public static let trace = Option<Self, Bool>(
+    package static let trace = Option<Self, Bool>(
         "trace", optionalValue: "full", help: "print every protocol message with direction, time and size (--trace=full: whole payloads)",
         completion: .values(["full"]),
         as: .last { (option, text) throws(ReindexError) in
@@ -43,26 +43,26 @@ public struct DebugCommand: RequestCommand, SandboxedCommand {
             default: throw ReindexError(.usage, "--\(option) takes no value or 'full', got '\(text)'")
             }
         })
-    public static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index")
-    public static let printAttach = Flag<Self>("print-attach", help: "print the process name and attach commands, then go on without waiting")
-    public static let noSandbox = Flag<Self>("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)")
-    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
-    public static var options: [any DeclaredOption<Self>] {
+    package static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index")
+    package static let printAttach = Flag<Self>("print-attach", help: "print the process name and attach commands, then go on without waiting")
+    package static let noSandbox = Flag<Self>("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)")
+    package static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    package static var options: [any DeclaredOption<Self>] {
         requestOptions + [reason, waitForDebugger, trace, scratchIndex, printAttach, noSandbox, requireSandbox]
     }
 
-    public let bundle: String
-    public let request: RequestSelection.Asked
+    package let bundle: String
+    package let request: RequestSelection.Asked
     /// Seconds to wait for a debugger (0: for ever), or nil not to wait.
-    public let waitSeconds: Double?
+    package let waitSeconds: Double?
     /// nil: no trace; true: whole payloads.
-    public let traceFull: Bool?
-    public let scratchIndex: Bool
-    public let printAttach: Bool
-    public let noSandbox: Bool
-    public let requireSandbox: Bool
+    package let traceFull: Bool?
+    package let scratchIndex: Bool
+    package let printAttach: Bool
+    package let noSandbox: Bool
+    package let requireSandbox: Bool
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         bundle = arguments[Self.bundle]
         request = try Self.request(arguments)
         waitSeconds = try arguments.value(Self.waitForDebugger)
@@ -73,7 +73,7 @@ public struct DebugCommand: RequestCommand, SandboxedCommand {
         requireSandbox = arguments[Self.requireSandbox]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = try context.findBundle(self.bundle)
         let selection = try RequestSelection(request)
         let waitSeconds = self.waitSeconds, printAttach = self.printAttach

@@ -4,28 +4,28 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex delete BUNDLE_ID (--ids … | --domains … | --all)`: removes items of a bundle.
-public struct DeleteCommand: ReindexCommand {
-    public static let name = "delete"
-    public static let summary = "remove items of a bundle"
+package struct DeleteCommand: ReindexCommand {
+    package static let name = "delete"
+    package static let summary = "remove items of a bundle"
 
-    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle")
-    public static let ids = Option<Self, [String]>("ids", value: "ID[,ID…]", help: "these items", exclusiveGroup: "what", as: .commaList)
-    public static let domains = Option<Self, [String]>(
+    package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle")
+    package static let ids = Option<Self, [String]>("ids", value: "ID[,ID…]", help: "these items", exclusiveGroup: "what", as: .commaList)
+    package static let domains = Option<Self, [String]>(
         "domains", value: "D[,D…]", help: "every item in these domains and their subdomains", exclusiveGroup: "what", as: .commaList)
-    public static let all = Flag<Self>("all", help: "every item of the bundle", exclusiveGroup: "what")
-    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
-    public static let options: [any DeclaredOption<Self>] = [ids, domains, all]
+    package static let all = Flag<Self>("all", help: "every item of the bundle", exclusiveGroup: "what")
+    package static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    package static let options: [any DeclaredOption<Self>] = [ids, domains, all]
 
     /// What to remove.
-    public enum What: Sendable, Equatable {
+    package enum What: Sendable, Equatable {
         case ids([String]), domains([String]), all
     }
 
-    public let bundle: String
+    package let bundle: String
     /// nil when none of `--ids`, `--domains`, `--all` was given (a usage error when run).
-    public let what: What?
+    package let what: What?
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         bundle = arguments[Self.bundle]
         if let ids = try arguments.value(Self.ids) {
             what = .ids(ids)
@@ -36,7 +36,7 @@ public struct DeleteCommand: ReindexCommand {
         }
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = self.bundle
         let store = try context.openStore()
         let index = LocalIndex(store: store, bundleIdentifier: bundle)

@@ -4,14 +4,14 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex list`: every discovered bundle, and the shadowed and invalid ones with their reason.
-public struct ListCommand: ReindexCommand {
-    public static let name = "list"
-    public static let summary = "list every discovered bundle, and the shadowed and invalid ones with their reason"
-    public static let discussion = "Exit status: 0 when discovery ran, even if some bundles are invalid (they are listed under problems)."
+package struct ListCommand: ReindexCommand {
+    package static let name = "list"
+    package static let summary = "list every discovered bundle, and the shadowed and invalid ones with their reason"
+    package static let discussion = "Exit status: 0 when discovery ran, even if some bundles are invalid (they are listed under problems)."
 
-    public init(_ arguments: Arguments<Self>) {}
+    package init(_ arguments: Arguments<Self>) {}
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let result = Discovery.discover(context.paths)
         if context.json {
             Console.json(.object([

@@ -4,10 +4,10 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex new swift|python|typescript NAME`: writes a working extension project to start from.
-public struct NewCommand: ReindexCommand {
-    public static let name = "new"
-    public static let summary = "write a working extension project (manifest, handlers with a batch loop, README) to start from"
-    public static let discussion = """
+package struct NewCommand: ReindexCommand {
+    package static let name = "new"
+    package static let summary = "write a working extension project (manifest, handlers with a batch loop, README) to start from"
+    package static let discussion = """
             Python and TypeScript projects are bundles as written: 'reindex validate DIR --run' passes. A Swift
             project is a bundle once built ('swift build'; its manifest names .build/debug/NAME). The project finds
             the SDK of the ReindexHost checkout this reindex was built from (or $REINDEX_SOURCE_ROOT,
@@ -15,29 +15,29 @@ public struct NewCommand: ReindexCommand {
             Exit status: 0 written, 64 bad NAME, language or --id, 73 the output exists and is not empty.
             """
 
-    public static let language = Argument<Self, String>(
+    package static let language = Argument<Self, String>(
         "LANGUAGE", help: "swift, python or typescript", completion: .values(NewExtension.Language.allCases.map(\.rawValue)))
-    public static let extensionName = Argument<Self, String>(
+    package static let extensionName = Argument<Self, String>(
         "NAME", help: "the extension's name: a letter, then letters, digits and _ (its type, executable and directory)")
-    public static let id = Option<Self, String>(
+    package static let id = Option<Self, String>(
         "id", value: "BUNDLE_ID", help: "the bundle identifier (default com.example.<name in lower case>.indexer)", completion: CompletionKind.none)
-    public static let output = Option<Self, String>("output", value: "DIR", help: "where to write the project (default ./NAME); must be new or empty")
-    public static let arguments: [any DeclaredArgument<Self>] = [language, extensionName]
-    public static let options: [any DeclaredOption<Self>] = [id, output]
+    package static let output = Option<Self, String>("output", value: "DIR", help: "where to write the project (default ./NAME); must be new or empty")
+    package static let arguments: [any DeclaredArgument<Self>] = [language, extensionName]
+    package static let options: [any DeclaredOption<Self>] = [id, output]
 
-    public let language: String
-    public let extensionName: String
-    public let bundleIdentifier: String?
-    public let output: String?
+    package let language: String
+    package let extensionName: String
+    package let bundleIdentifier: String?
+    package let output: String?
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         language = arguments[Self.language]
         extensionName = arguments[Self.extensionName]
         bundleIdentifier = try arguments.value(Self.id)
         output = try arguments.value(Self.output)
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let options = try NewExtension.Options(
             language: language, name: extensionName, bundleIdentifier: bundleIdentifier, output: output, environment: context.environment)
         let result = try NewExtension.write(options)

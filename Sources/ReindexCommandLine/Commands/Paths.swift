@@ -4,13 +4,13 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex paths`: the search path in order, which directories exist, the index and the logs.
-public struct PathsCommand: ReindexCommand {
-    public static let name = "paths"
-    public static let summary = "show the search path in order, which directories exist, and the index and log locations"
+package struct PathsCommand: ReindexCommand {
+    package static let name = "paths"
+    package static let summary = "show the search path in order, which directories exist, and the index and log locations"
 
-    public init(_ arguments: Arguments<Self>) {}
+    package init(_ arguments: Arguments<Self>) {}
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let paths = context.paths
         if context.json {
             Console.json(.object([

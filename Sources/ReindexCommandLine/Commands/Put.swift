@@ -4,26 +4,26 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex put BUNDLE_ID`: indexes the items read from stdin, one JSON item per line.
-public struct PutCommand: ReindexCommand {
-    public static let name = "put"
-    public static let summary = "index items read from stdin (one JSON item per line) for a bundle"
-    public static let discussion = """
+package struct PutCommand: ReindexCommand {
+    package static let name = "put"
+    package static let summary = "index items read from stdin (one JSON item per line) for a bundle"
+    package static let discussion = """
             A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
             skipped; the rest is applied together in one short transaction at the end of input (nothing is visible
             before). No more than one line is held in memory.
             Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
             """
 
-    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle the items belong to")
-    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle the items belong to")
+    package static let arguments: [any DeclaredArgument<Self>] = [bundle]
 
-    public let bundle: String
+    package let bundle: String
 
-    public init(_ arguments: Arguments<Self>) {
+    package init(_ arguments: Arguments<Self>) {
         bundle = arguments[Self.bundle]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = self.bundle
         guard Manifest.isValidBundleIdentifier(bundle) else {
             throw ReindexError(.usage, "\(bundle): not a valid bundle identifier")

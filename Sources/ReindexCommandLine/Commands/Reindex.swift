@@ -7,8 +7,8 @@ import Foundation
 /// The `reindex` command, run by the executable's `main.swift`: parses the command line against
 /// `ReindexCommands.table`, reads it into the chosen command's typed value and runs it. Each
 /// command lives in its own file; the engine's work is done by ReindexHost.
-public enum Reindex {
-    public static func main() -> Never {
+package enum Reindex {
+    package static func main() -> Never {
         // Orphans of the extensions come to us, so none can outlive its run by leaving its group.
         ExtensionProcess.adoptOrphans()
         // Past a file-size limit (ulimit -f) a write should fail with EFBIG, which the store

@@ -5,14 +5,14 @@ import ReindexProtocol
 
 /// `reindex reset`: erases the index (keeping the old file aside) and queues reindexAll
 /// (indexLost) for every bundle.
-public struct ResetCommand: ReindexCommand {
-    public static let name = "reset"
-    public static let summary = "erase the index and queue reindexAll (indexLost) for every bundle"
-    public static let discussion = "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it."
+package struct ResetCommand: ReindexCommand {
+    package static let name = "reset"
+    package static let summary = "erase the index and queue reindexAll (indexLost) for every bundle"
+    package static let discussion = "The old database is kept beside the new one with a timestamp. 'reindex serve' (or 'reindex run') then rebuilds it."
 
-    public init(_ arguments: Arguments<Self>) {}
+    package init(_ arguments: Arguments<Self>) {}
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let aside = try IndexStore.erase(path: context.paths.index)
         let store = try IndexStore.open(path: context.paths.index)
         let queued = context.queueIndexLost(store)

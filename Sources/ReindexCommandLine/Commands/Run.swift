@@ -5,10 +5,10 @@ import ReindexProtocol
 
 /// `reindex run BUNDLE_ID`: forces a request now through the supervisor and waits for its
 /// acknowledgement (`ForcedRun`), or with `--queue` only queues it for `reindex serve`.
-public struct RunCommand: RequestCommand, SandboxedCommand {
-    public static let name = "run"
-    public static let summary = "force a request now and wait for its acknowledgement"
-    public static let discussion = """
+package struct RunCommand: RequestCommand, SandboxedCommand {
+    package static let name = "run"
+    package static let summary = "force a request now and wait for its acknowledgement"
+    package static let discussion = """
             Shows a progress bar on a terminal; prints a summary (put, deleted, rejected, duration).
             A forced reindexAll starts fresh (clientState null): when an earlier attempt left committed
             batches, they are discarded and the summary says how many items went; --resume resumes from
@@ -23,24 +23,24 @@ public struct RunCommand: RequestCommand, SandboxedCommand {
             refusal, cancel, a full disk; a retry is queued), 76 protocol violation.
             """
 
-    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to ask")
-    public static let queue = Flag<Self>("queue", help: "only queue the request for 'reindex serve' and return")
-    public static let arguments: [any DeclaredArgument<Self>] = [bundle]
-    public static var options: [any DeclaredOption<Self>] { requestOptions + [reason, queue, requireSandbox] }
+    package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to ask")
+    package static let queue = Flag<Self>("queue", help: "only queue the request for 'reindex serve' and return")
+    package static let arguments: [any DeclaredArgument<Self>] = [bundle]
+    package static var options: [any DeclaredOption<Self>] { requestOptions + [reason, queue, requireSandbox] }
 
-    public let bundle: String
-    public let request: RequestSelection.Asked
-    public let queue: Bool
-    public let requireSandbox: Bool
+    package let bundle: String
+    package let request: RequestSelection.Asked
+    package let queue: Bool
+    package let requireSandbox: Bool
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         bundle = arguments[Self.bundle]
         request = try Self.request(arguments)
         queue = arguments[Self.queue]
         requireSandbox = arguments[Self.requireSandbox]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = try context.findBundle(self.bundle)
         let selection = try RequestSelection(request)
         let store = try context.openIndex()

@@ -6,59 +6,59 @@ import ReindexProtocol
 
 /// `reindex search QUERY`: full-text search with the query language over live items, best first;
 /// or the number of matches (`--count`), or counts per value (`--facet`).
-public struct SearchCommand: ReindexCommand {
-    public static let name = "search"
-    public static let summary = "search live items with words and the query language, best first"
-    public static let discussion = """
+package struct SearchCommand: ReindexCommand {
+    package static let name = "search"
+    package static let summary = "search live items with words and the query language, best first"
+    package static let discussion = """
             Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
             alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
             whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
             Exit status: 0 (also when nothing matches), 65 a malformed query (the message gives its position).
             """
 
-    public static let query = Argument<Self, String>(
+    package static let query = Argument<Self, String>(
         "QUERY", help: "words (each also matches as a prefix: eng finds engineering) and/or comparisons: rating >= 4 && title == \"dune*\"cd (see docs/QUERIES.md)")
-    public static let bundle = Option<Self, String>("bundle", value: "ID", help: "only this bundle's items", completion: .bundleIdentifier)
-    public static let domain = Option<Self, String>("domain", value: "D", help: "only items in this domain or its subdomains")
-    public static let limit = Option<Self, Int>("limit", value: "N", help: "at most N results (default 20)", as: .positiveInteger)
-    public static let sort = Option<Self, [QuerySort]>(
+    package static let bundle = Option<Self, String>("bundle", value: "ID", help: "only this bundle's items", completion: .bundleIdentifier)
+    package static let domain = Option<Self, String>("domain", value: "D", help: "only items in this domain or its subdomains")
+    package static let limit = Option<Self, Int>("limit", value: "N", help: "at most N results (default 20)", as: .positiveInteger)
+    package static let sort = Option<Self, [QuerySort]>(
         "sort", value: "ATTR[:asc|:desc]", help: "order by an attribute instead of relevance; repeat for ties (then bundle and identifier)",
         as: ValueConversion { (_, keys) throws(ReindexError) in
             var sort: [QuerySort] = []
             for key in keys { sort.append(try QuerySort(parsing: key)) }
             return sort
         })
-    public static let after = Option<Self, String>("after", value: "CURSOR", help: "the page after this cursor (nextCursor of the previous page)")
-    public static let count = Flag<Self>("count", help: "print only the exact number of matches")
-    public static let fields = Option<Self, [String]>("fields", value: "A,B,…", help: "only these attributes in each result", as: .commaList)
-    public static let facet = Option<Self, [String]>(
+    package static let after = Option<Self, String>("after", value: "CURSOR", help: "the page after this cursor (nextCursor of the previous page)")
+    package static let count = Flag<Self>("count", help: "print only the exact number of matches")
+    package static let fields = Option<Self, [String]>("fields", value: "A,B,…", help: "only these attributes in each result", as: .commaList)
+    package static let facet = Option<Self, [String]>(
         "facet", value: "ATTR",
         help: "count the matches per value of a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …); repeatable",
         as: .repeated)
-    public static let facetTop = Option<Self, Int>("facet-top", value: "N", help: "the N most common values of each facet (default 10)", as: .positiveInteger)
-    public static let markers = Option<Self, (open: String, close: String)>(
+    package static let facetTop = Option<Self, Int>("facet-top", value: "N", help: "the N most common values of each facet (default 10)", as: .positiveInteger)
+    package static let markers = Option<Self, (open: String, close: String)>(
         "markers", value: "OPEN,CLOSE", help: "what marks matched words in JSON snippets (default [,])",
         as: .last { (option, text) throws(ReindexError) in
             let parts = text.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2 else { throw ReindexError(.usage, "--\(option) \(text): expected OPEN,CLOSE (e.g. '<b>,</b>')") }
             return (parts[0], parts[1])
         })
-    public static let arguments: [any DeclaredArgument<Self>] = [query]
-    public static let options: [any DeclaredOption<Self>] = [bundle, domain, limit, sort, after, count, fields, facet, facetTop, markers]
+    package static let arguments: [any DeclaredArgument<Self>] = [query]
+    package static let options: [any DeclaredOption<Self>] = [bundle, domain, limit, sort, after, count, fields, facet, facetTop, markers]
 
-    public let query: String
-    public let bundle: String?
-    public let domain: String?
-    public let limit: Int
-    public let sort: [QuerySort]
-    public let after: String?
-    public let count: Bool
-    public let fields: [String]?
-    public let facets: [String]
-    public let facetTop: Int
-    public let markers: (open: String, close: String)?
+    package let query: String
+    package let bundle: String?
+    package let domain: String?
+    package let limit: Int
+    package let sort: [QuerySort]
+    package let after: String?
+    package let count: Bool
+    package let fields: [String]?
+    package let facets: [String]
+    package let facetTop: Int
+    package let markers: (open: String, close: String)?
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         query = arguments[Self.query]
         bundle = try arguments.value(Self.bundle)
         domain = try arguments.value(Self.domain)
@@ -72,7 +72,7 @@ public struct SearchCommand: ReindexCommand {
         markers = try arguments.value(Self.markers)
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         var options = QueryOptions(bundle: bundle, domain: domain, limit: limit, after: after)
         options.sort = sort
         if let after = options.after, !QueryCursor.isValid(after) {

@@ -5,10 +5,10 @@ import ReindexHost
 
 /// `reindex serve`: the service (`Server`): works the queue, refreshes expiring items, recovers a
 /// lost index and follows bundle changes until SIGTERM or SIGINT.
-public struct ServeCommand: ReindexCommand {
-    public static let name = "serve"
-    public static let summary = "run as a service: work the queue, refresh expiring items, recover a lost index, follow bundle changes"
-    public static let discussion = """
+package struct ServeCommand: ReindexCommand {
+    package static let name = "serve"
+    package static let summary = "run as a service: work the queue, refresh expiring items, recover a lost index, follow bundle changes"
+    package static let discussion = """
             Runs until SIGTERM or SIGINT: stops taking work, cancels running requests with $/cancel (they
             return to the queue), and exits 0. SIGHUP rescans the search path. A new bundle, or one whose
             version or executable changed, gets reindexAll (bundleChanged); a missing or corrupt index at
@@ -20,26 +20,26 @@ public struct ServeCommand: ReindexCommand {
             once at start and runs them unsandboxed, unless --require-sandbox is given.
             """
 
-    public static let concurrency = Option<Self, Int>(
+    package static let concurrency = Option<Self, Int>(
         "concurrency", value: "N", help: "at most N extensions at a time (default 2; never two of one bundle)", as: .positiveInteger)
-    public static let removalGrace = Option<Self, Double>(
+    package static let removalGrace = Option<Self, Double>(
         "removal-grace", value: "SECONDS", help: "remove a bundle's items this long after it left the search path (default 3600)", as: .seconds)
-    public static let rescan = Option<Self, Double>(
+    package static let rescan = Option<Self, Double>(
         "rescan", value: "SECONDS", help: "rescan the search path at least this often (default 5; inotify also triggers rescans)", as: .seconds)
-    public static let retryBase = Option<Self, Double>(
+    package static let retryBase = Option<Self, Double>(
         "retry-base", value: "SECONDS", help: "first retry delay; doubles with each failed attempt (default 5, at most 1 h)", as: .seconds)
-    public static let requireSandbox = Flag<Self>(
+    package static let requireSandbox = Flag<Self>(
         "require-sandbox",
         help: "run no extension unsandboxed: exit 69 at start where the system has no Landlock; a bundle with \"sandbox\": false fails its requests")
-    public static let options: [any DeclaredOption<Self>] = [concurrency, removalGrace, rescan, retryBase, requireSandbox]
+    package static let options: [any DeclaredOption<Self>] = [concurrency, removalGrace, rescan, retryBase, requireSandbox]
 
-    public let concurrency: Int
-    public let removalGraceSeconds: Double
-    public let rescanSeconds: Double
-    public let retryBaseSeconds: Double
-    public let requireSandbox: Bool
+    package let concurrency: Int
+    package let removalGraceSeconds: Double
+    package let rescanSeconds: Double
+    package let retryBaseSeconds: Double
+    package let requireSandbox: Bool
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         concurrency = try arguments.value(Self.concurrency, default: 2)
         removalGraceSeconds = try arguments.value(Self.removalGrace, default: 3600)
         rescanSeconds = try arguments.value(Self.rescan, default: 5)
@@ -47,7 +47,7 @@ public struct ServeCommand: ReindexCommand {
         requireSandbox = arguments[Self.requireSandbox]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         var options = ServeOptions()
         options.environment = context.environment
         options.concurrency = concurrency

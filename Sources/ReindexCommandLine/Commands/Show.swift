@@ -4,24 +4,24 @@ import ReindexHost
 import ReindexProtocol
 
 /// `reindex show BUNDLE_ID UNIQUE_ID`: one live item, whole.
-public struct ShowCommand: ReindexCommand {
-    public static let name = "show"
-    public static let summary = "print one live item whole: attributes, domain, expiration, generation"
-    public static let discussion = "Exit status: 0, or 66 when the bundle has no such live item."
+package struct ShowCommand: ReindexCommand {
+    package static let name = "show"
+    package static let summary = "print one live item whole: attributes, domain, expiration, generation"
+    package static let discussion = "Exit status: 0, or 66 when the bundle has no such live item."
 
-    public static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle", completion: .bundleIdentifier)
-    public static let identifier = Argument<Self, String>("UNIQUE_ID", help: "the item's identifier")
-    public static let arguments: [any DeclaredArgument<Self>] = [bundle, identifier]
+    package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle", completion: .bundleIdentifier)
+    package static let identifier = Argument<Self, String>("UNIQUE_ID", help: "the item's identifier")
+    package static let arguments: [any DeclaredArgument<Self>] = [bundle, identifier]
 
-    public let bundle: String
-    public let identifier: String
+    package let bundle: String
+    package let identifier: String
 
-    public init(_ arguments: Arguments<Self>) {
+    package init(_ arguments: Arguments<Self>) {
         bundle = arguments[Self.bundle]
         identifier = arguments[Self.identifier]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         let store = try context.openStore()
         guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier) else {
             throw ReindexError(.bundleNotFound, "\(bundle): no live item '\(identifier)'")

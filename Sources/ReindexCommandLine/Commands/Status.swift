@@ -5,27 +5,27 @@ import ReindexProtocol
 
 /// `reindex status`: index health, per-bundle item counts, running, queued and failed requests,
 /// last runs.
-public struct StatusCommand: ReindexCommand {
-    public static let name = "status"
-    public static let summary = "index health, per-bundle item counts, running, queued and failed requests, last runs"
-    public static let discussion = """
+package struct StatusCommand: ReindexCommand {
+    package static let name = "status"
+    package static let summary = "index health, per-bundle item counts, running, queued and failed requests, last runs"
+    package static let discussion = """
             A running request is shown with its extension's last progress. A failed request counts until a later
             run of the bundle succeeds (any reindexAll, or a reindexItems after a failed reindexItems); then it is
             moot, and only --failed lists it. A bundle the index knows but the search path no longer has is marked
             'not installed': 'reindex serve' removes its items after its removal grace (default 1 hour).
             """
 
-    public static let failed = Flag<Self>("failed", help: "also list failed requests that a later success made moot")
-    public static let options: [any DeclaredOption<Self>] = [failed]
+    package static let failed = Flag<Self>("failed", help: "also list failed requests that a later success made moot")
+    package static let options: [any DeclaredOption<Self>] = [failed]
 
     /// `--failed`: also the failed requests a later success made moot.
-    public let showMoot: Bool
+    package let showMoot: Bool
 
-    public init(_ arguments: Arguments<Self>) {
+    package init(_ arguments: Arguments<Self>) {
         showMoot = arguments[Self.failed]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         if context.paths.isPostgreSQL { return try Self.fleetStatus(context) }
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles

@@ -5,10 +5,10 @@ import ReindexProtocol
 
 /// `reindex validate DIR [--run [--check NAME]]`: checks one bundle directory; with `--run`, the
 /// conformance suite (`BundleLint`).
-public struct ValidateCommand: SandboxedCommand {
-    public static let name = "validate"
-    public static let summary = "check one bundle directory"
-    public static let discussion = """
+package struct ValidateCommand: SandboxedCommand {
+    package static let name = "validate"
+    package static let summary = "check one bundle directory"
+    package static let discussion = """
             Shows what the extension's sandbox lets it use besides the system (its directory, its
             interpreter's installation, its data and temporary directories, the manifest's
             sandbox.read and sandbox.write), and warns when its manifest turns the sandbox off.
@@ -20,28 +20,28 @@ public struct ValidateCommand: SandboxedCommand {
             69 --require-sandbox refused to run it unsandboxed.
             """
 
-    public static let directory = Argument<Self, String>("DIR", help: "the bundle directory (holding manifest.json)")
-    public static let runSuite = Flag<Self>(
+    package static let directory = Argument<Self, String>("DIR", help: "the bundle directory (holding manifest.json)")
+    package static let runSuite = Flag<Self>(
         "run", help: "also run the conformance suite: start the extension against a scratch index and check every rule of the protocol")
-    public static let check = Option<Self, String>(
+    package static let check = Option<Self, String>(
         "check", value: "NAME",
         help: "with --run, run only this check (initialize, version-negotiation, reindexAll, reindexAll-resume, reindexItems, unknown-request, cancel, batch-commit, stdout-clean, exit, no-leftover-processes)")
-    public static let arguments: [any DeclaredArgument<Self>] = [directory]
-    public static let options: [any DeclaredOption<Self>] = [runSuite, check, requireSandbox]
+    package static let arguments: [any DeclaredArgument<Self>] = [directory]
+    package static let options: [any DeclaredOption<Self>] = [runSuite, check, requireSandbox]
 
-    public let directory: String
-    public let runSuite: Bool
-    public let check: String?
-    public let requireSandbox: Bool
+    package let directory: String
+    package let runSuite: Bool
+    package let check: String?
+    package let requireSandbox: Bool
 
-    public init(_ arguments: Arguments<Self>) throws(ReindexError) {
+    package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         directory = arguments[Self.directory]
         runSuite = arguments[Self.runSuite]
         check = try arguments.value(Self.check)
         requireSandbox = arguments[Self.requireSandbox]
     }
 
-    public func run(_ context: CommandContext) throws -> Int32 {
+    package func run(_ context: CommandContext) throws -> Int32 {
         // The manifest's warnings (misspelt keys) first, on stderr, one `warning:` line each.
         if case .success(let bundle) = Discovery.load(directory: directory) {
             for warning in bundle.warnings { Console.err("warning: \(warning)") }

@@ -4,7 +4,12 @@ import class Foundation.Thread
 import ReindexProtocol
 import ReindexSystem
 
+// Just over 450 lines: `Server` is the one loop of `reindex serve` (queue, expiry, purge, index
+// loss, rescans, workers and their shutdown), each duty a method; the worker and the log are
+// small types beside it.
+
 /// How `reindex serve` behaves.
+
 public struct ServeOptions: Sendable {
     /// At most this many extensions run at once (never two of one bundle).
     public var concurrency = 2

@@ -232,15 +232,7 @@ struct QueryPlan {
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
         default:
-            let wanted: String
-            switch kind {
-            case .string, .stringList: wanted = "a \"string\""
-            case .number: wanted = "a number"
-            case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
-            case .boolean: wanted = "true or false with == or !="
-            case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
-            }
-            throw QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: Self.describe(c.value))
+            throw Self.mismatch(c, kind)
         }
     }
 
@@ -260,6 +252,19 @@ struct QueryPlan {
     /// `condition` for a statement that tests one item at a time (the relevance walk's check).
     static func forOneItem(_ condition: String) -> String {
         condition.replacing(typedSet, with: typedRow)
+    }
+
+    /// A comparison whose value does not suit its attribute's kind: what was expected instead.
+    static func mismatch(_ c: QueryComparison, _ kind: AttributeKind) -> QuerySyntaxError {
+        let wanted: String
+        switch kind {
+        case .string, .stringList: wanted = "a \"string\""
+        case .number: wanted = "a number"
+        case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
+        case .boolean: wanted = "true or false with == or !="
+        case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
+        }
+        return QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: describe(c.value))
     }
 
     /// The sort expression of a declared attribute with a single value: its value from
@@ -297,15 +302,7 @@ struct QueryPlan {
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return negatable(typed(c.attribute, "num = \(b ? 1 : 0)"))
         default:
-            let wanted: String
-            switch kind {
-            case .string, .stringList: wanted = "a \"string\""
-            case .number: wanted = "a number"
-            case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
-            case .boolean: wanted = "true or false with == or !="
-            case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
-            }
-            throw QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: Self.describe(c.value))
+            throw Self.mismatch(c, kind)
         }
     }
 

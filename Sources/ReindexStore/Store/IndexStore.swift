@@ -21,7 +21,7 @@ public final class IndexStore {
     }
 
     public let path: String
-    public let connection: SQLiteConnection
+    package let connection: SQLiteConnection
     public private(set) var openReport: OpenReport
     var statements: [String: SQLiteStatement] = [:]
     /// Per-connection state of queries (Query/Ranking.swift).

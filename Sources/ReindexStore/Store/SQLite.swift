@@ -22,12 +22,12 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection. Not shared between threads: each thread that needs the index opens its
 /// own, and SQLite's locking (WAL, busy timeout) coordinates them.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     let handle: OpaquePointer
-    public let path: String
+    package let path: String
     private var busyWait: BusyWait?
 
-    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -50,7 +50,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -60,22 +60,22 @@ public final class SQLiteConnection {
         }
     }
 
-    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, String(sql.prefix(120))) }
         return SQLiteStatement(statement, connection: self, sql: sql)
     }
 
-    public var changes: Int { Int(sqlite3_changes(handle)) }
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
-    public func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+    package func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
 
     /// Waits for other writers up to `seconds`, giving up early (SQLITE_BUSY) as soon as
     /// `cancelFD` becomes readable, so a cancelled request is not stuck behind another's lock.
-    public func setBusyWait(seconds: Double, cancelFD: Int32?) {
+    package func setBusyWait(seconds: Double, cancelFD: Int32?) {
         let context = BusyWait(limit: seconds, cancelFD: cancelFD ?? -1)
         busyWait = context
         sqlite3_busy_handler(handle, { raw, count in
@@ -86,7 +86,7 @@ public final class SQLiteConnection {
     }
 
     /// The first column of the first row of a query, as an integer.
-    public func scalar(_ sql: String) throws(SQLiteError) -> Int64? {
+    package func scalar(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
@@ -94,7 +94,7 @@ public final class SQLiteConnection {
 }
 
 /// A prepared statement, reusable: `reset` and bind again.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     let handle: OpaquePointer
     unowned let connection: SQLiteConnection
     let sql: String
@@ -108,18 +108,18 @@ public final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     @discardableResult
-    public func reset() -> SQLiteStatement {
+    package func reset() -> SQLiteStatement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         return self
     }
 
     /// Rewinds the statement, keeping its bindings.
-    public func rewind() { sqlite3_reset(handle) }
+    package func rewind() { sqlite3_reset(handle) }
 
-    public enum ColumnType { case integer, double, text, blob, null }
+    package enum ColumnType { case integer, double, text, blob, null }
 
-    public func columnType(_ column: Int32) -> ColumnType {
+    package func columnType(_ column: Int32) -> ColumnType {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .double
@@ -129,13 +129,13 @@ public final class SQLiteStatement {
         }
     }
 
-    public func bind(_ index: Int32, _ value: String?) {
+    package func bind(_ index: Int32, _ value: String?) {
         guard var text = value else { sqlite3_bind_null(handle, index); return }
         text.withUTF8 { utf8 in bindText(index, UnsafeRawBufferPointer(utf8)) }
     }
 
     /// Binds UTF-8 bytes as text, or NULL for nil.
-    public func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer?) {
+    package func bindText(_ index: Int32, _ raw: UnsafeRawBufferPointer?) {
         guard let raw else { sqlite3_bind_null(handle, index); return }
         bindText(index, raw)
     }
@@ -148,21 +148,21 @@ public final class SQLiteStatement {
         }
     }
 
-    public func bind(_ index: Int32, _ value: Int64?) {
+    package func bind(_ index: Int32, _ value: Int64?) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         sqlite3_bind_int64(handle, index, value)
     }
 
-    public func bind(_ index: Int32, _ value: Int?) { bind(index, value.map(Int64.init)) }
+    package func bind(_ index: Int32, _ value: Int?) { bind(index, value.map(Int64.init)) }
 
-    public func bind(_ index: Int32, _ value: Double?) {
+    package func bind(_ index: Int32, _ value: Double?) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         sqlite3_bind_double(handle, index, value)
     }
 
     /// Steps once: true when a row is available, false when done.
     @discardableResult
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -175,24 +175,24 @@ public final class SQLiteStatement {
     }
 
     /// Runs to completion and resets.
-    public func run() throws(SQLiteError) {
+    package func run() throws(SQLiteError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
     }
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
-    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
-    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
 
-    public func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    public func bytes(_ column: Int32) -> [UInt8] {
+    package func bytes(_ column: Int32) -> [UInt8] {
         guard let pointer = sqlite3_column_text(handle, column) else { return [] }
         let count = Int(sqlite3_column_bytes(handle, column))
         return Array(UnsafeBufferPointer(start: pointer, count: count))

@@ -142,15 +142,7 @@ enum Schema {
         ALTER TABLE items ADD COLUMN end_date REAL;
         ALTER TABLE items ADD COLUMN created_date REAL;
         ALTER TABLE items ADD COLUMN modified_date REAL;
-        UPDATE items SET
-            content_type = json_extract(attributes, '$.contentType'),
-            rating = json_extract(attributes, '$.rating'),
-            ranking_hint = json_extract(attributes, '$.rankingHint'),
-            start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
-            end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
-            created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
-            modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
-        WHERE attributes != '{}';
+        UPDATE items SET \(IndexStore.filterColumnsFromJSON) WHERE attributes != '{}';
         CREATE INDEX items_content_type ON items(content_type) WHERE content_type IS NOT NULL;
         CREATE INDEX items_rating ON items(rating, bundle, uid) WHERE rating IS NOT NULL;
         CREATE INDEX items_start_date ON items(start_date) WHERE start_date IS NOT NULL;

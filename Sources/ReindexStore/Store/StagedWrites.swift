@@ -1,7 +1,12 @@
 import ReindexSystem
 import ReindexProtocol
 
+// Over 450 lines on purpose: `StagedWrites` is one state machine (a replacement's batches, a
+// staging's tombstones, group commits, undo and publication) whose parts share its counters; the
+// statements it runs live in Staging.swift and AttributeRows.swift.
+
 /// Counts of what a request (or a direct write) did.
+
 public struct WriteCounts: Sendable, Equatable {
     public var put = 0
     /// Items removed: by delete operations, and by a reindexAll that did not put them
