@@ -3,13 +3,6 @@ import class Foundation.Thread
 import ReindexProtocol
 import ReindexStore
 import ReindexSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// `reindex serve` on a PostgreSQL index: one worker of a fleet. Any number of them, on any
 /// number of machines, share the index's queue:

@@ -1,12 +1,6 @@
 import CLibPQ
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// An error from PostgreSQL (or from libpq before a server answered): its SQLSTATE when the
 /// server gave one, the message, and what was being done.

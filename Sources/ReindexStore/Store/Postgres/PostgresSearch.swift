@@ -1,11 +1,5 @@
 import ReindexProtocol
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Musl)
-import Musl
-#endif
+import ReindexSystem
 
 /// Searches, listings and status over the PostgreSQL index. Each is one statement, or a
 /// `REPEATABLE READ` read-only transaction when it takes several, so an acknowledgement committed
