@@ -20,8 +20,8 @@ public final class FleetServer {
     let options: ServeOptions
     private let store: PostgresStore
     private let stopSignal = CancelSignal(signals: [SIGINT, SIGTERM])
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    /// Woken when a worker's thread finishes.
+    private let wake = WakePipe()
     private var workers: [String: Worker] = [:]
     private var discovered: [DiscoveredBundle] = []
     private var lastScan = -Double.infinity
@@ -42,17 +42,6 @@ public final class FleetServer {
             throw ReindexError(.cannotStart, "\(paths.indexDisplayName): cannot register this worker: \(error)")
         }
         heartbeat = Heartbeat(location: store.location, workerID: store.workerID, leaseSeconds: store.leaseSeconds)
-        var fds: [Int32] = [-1, -1]
-        _ = reindex_pipe_cloexec(&fds)
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        reindex_set_nonblocking(wakeRead, 1)
-        reindex_set_nonblocking(wakeWrite, 1)
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     public func run() -> Int32 {
@@ -153,14 +142,9 @@ public final class FleetServer {
         workers[bundle.key] = worker
         let paths = self.paths
         let options = self.options
-        let wake = wakeWrite
+        let wake = self.wake
         let heartbeat = self.heartbeat
-        let thread = Thread {
-            FleetServer.work(worker, paths: paths, options: options, heartbeat: heartbeat)
-            var byte: UInt8 = 1
-            _ = write(wake, &byte, 1)
-        }
-        thread.start()
+        worker.start(waking: wake) { FleetServer.work(worker, paths: paths, options: options, heartbeat: heartbeat) }
     }
 
     /// Runs one request on a connection of its own: the bundle's fleet-wide lock, the claim with
@@ -176,14 +160,7 @@ public final class FleetServer {
             store.adoptWorkerID(heartbeat.workerID)
             let due = worker.request
             ServeLog.info("\(worker.bundle.identifier): starting \(due.kind.rawValue) (\(due.reason)), request \(due.id), attempt \(due.attempts + 1) of \(due.maxAttempts)")
-            var session = SessionOptions()
-            session.environment = options.environment
-            session.cancelFD = worker.cancelRead
-            session.exitGraceSeconds = options.exitGraceSeconds
-            session.termGraceSeconds = options.termGraceSeconds
-            session.cancelGraceSeconds = options.cancelGraceSeconds
-            session.sandbox = options.sandbox
-            session.sandbox.paths = paths
+            let session = options.session(for: worker, paths: paths)
             let results = runner.run(bundle: worker.bundle, requests: [due], store: store, options: session)
             worker.finish(results: results, error: nil)
         } catch {
@@ -198,7 +175,7 @@ public final class FleetServer {
             timeout = min(timeout, max(0, due - now))
         }
         var fds = [pollfd(fd: stopSignal.readFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
         if listening && store.connection.isHealthy { fds.append(pollfd(fd: store.connection.socket, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         if fds[0].revents != 0 {
@@ -209,10 +186,7 @@ public final class FleetServer {
                 for worker in workers.values { worker.cancel() }
             }
         }
-        if fds[1].revents != 0 {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
-        }
+        if fds[1].revents != 0 { wake.drain() }
         if fds.count > 2 && fds[2].revents != 0 {
             let woken = store.connection.notifications()
             if !woken.isEmpty { ServeLog.info("woken by \(woken.count) notification(s): \(Set(woken.map(\.payload)).sorted().joined(separator: ", "))") }

@@ -42,6 +42,21 @@ enum ServeLog {
     static func error(_ message: String) { line("error", message) }
 }
 
+extension ServeOptions {
+    /// The session options of one request a serve worker runs.
+    func session(for worker: Worker, paths: HostPaths) -> SessionOptions {
+        var session = SessionOptions()
+        session.environment = environment
+        session.cancelFD = worker.cancelRead
+        session.exitGraceSeconds = exitGraceSeconds
+        session.termGraceSeconds = termGraceSeconds
+        session.cancelGraceSeconds = cancelGraceSeconds
+        session.sandbox = sandbox
+        session.sandbox.paths = paths
+        return session
+    }
+}
+
 /// One request running on its own thread.
 final class Worker: @unchecked Sendable {
     let bundle: DiscoveredBundle
@@ -59,6 +74,15 @@ final class Worker: @unchecked Sendable {
     }
 
     func cancel() { cancelPipe.wake() }
+
+    /// Runs `work` on a thread of its own, then wakes `wake` (the serve loop collects it).
+    func start(waking wake: WakePipe, _ work: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            work()
+            wake.wake()
+        }
+        thread.start()
+    }
 
     var finished: (results: [RequestResult]?, error: String?)? {
         lock.withLock { (_results == nil && _error == nil) ? nil : (_results, _error) }
@@ -378,11 +402,7 @@ public final class Server {
         let options = self.options
         let wake = self.wake
         ServeLog.info("\(bundle.identifier): starting \(request.kind.rawValue) (\(request.reason)), request \(request.id), attempt \(request.attempts + 1) of \(request.maxAttempts)")
-        let thread = Thread {
-            Server.work(worker, paths: paths, options: options)
-            wake.wake()
-        }
-        thread.start()
+        worker.start(waking: wake) { Server.work(worker, paths: paths, options: options) }
     }
 
     private static func work(_ worker: Worker, paths: HostPaths, options: ServeOptions) {
@@ -396,14 +416,7 @@ public final class Server {
             }
             defer { lock.release() }
             try store.recoverAbandoned(bundle: worker.bundle.identifier)
-            var session = SessionOptions()
-            session.environment = options.environment
-            session.cancelFD = worker.cancelRead
-            session.exitGraceSeconds = options.exitGraceSeconds
-            session.termGraceSeconds = options.termGraceSeconds
-            session.cancelGraceSeconds = options.cancelGraceSeconds
-            session.sandbox = options.sandbox
-            session.sandbox.paths = paths
+            let session = options.session(for: worker, paths: paths)
             let results = runner.run(bundle: worker.bundle, requests: [worker.request], store: store, options: session)
             worker.finish(results: results, error: nil)
         } catch {
