@@ -114,7 +114,7 @@ extension IndexStore {
         try requests("state = ?1 ORDER BY id") { $0.bind(1, state.rawValue) }
     }
 
-    private static func identifiersJSON(_ identifiers: [String]) -> String {
+    static func identifiersJSON(_ identifiers: [String]) -> String {
         JSONWriter.string(.array(identifiers.map(JSONValue.string)))
     }
 
@@ -130,31 +130,24 @@ extension IndexStore {
             let key = bundleIdentifier.lowercased()
             let now = Clock.now()
             let pending = coalesce ? try requests(bundle: key, state: .pending) : []
-            if let all = pending.first(where: { $0.kind == .reindexAll }) {
-                if kind == .reindexAll {
-                    // Absorb any reindexItems queued alongside.
-                    let drop = try statement("DELETE FROM requests WHERE bundle = ?1 AND state = 'pending' AND kind = 'reindexItems'")
-                    drop.bind(1, key)
-                    try drop.run()
-                }
-                return all
-            }
-            if kind == .reindexAll && coalesce {
+            let plan = Coalescing(pending: pending, kind: kind, identifiers: identifiers, coalesce: coalesce)
+            if plan.dropsPendingItems {
                 let drop = try statement("DELETE FROM requests WHERE bundle = ?1 AND state = 'pending' AND kind = 'reindexItems'")
                 drop.bind(1, key)
                 try drop.run()
-            } else if let items = pending.first(where: { $0.kind == .reindexItems }) {
-                var merged = items.identifiers
-                var seen = Set(merged)
-                for id in identifiers where seen.insert(id).inserted { merged.append(id) }
+            }
+            switch plan.outcome {
+            case .carriedBy(let request):
+                return request
+            case .merged(let request):
                 let update = try statement("UPDATE requests SET identifiers = ?2, updated = ?3 WHERE id = ?1")
-                update.bind(1, items.id)
-                update.bind(2, Self.identifiersJSON(merged))
+                update.bind(1, request.id)
+                update.bind(2, Self.identifiersJSON(request.identifiers))
                 update.bind(3, now)
                 try update.run()
-                var result = items
-                result.identifiers = merged
-                return result
+                return request
+            case .new:
+                break
             }
             let insert = try statement("""
                 INSERT INTO requests(bundle, bundle_identifier, kind, identifiers, reason, state, attempts, max_attempts, next_attempt, created, updated)
@@ -326,5 +319,37 @@ extension IndexStore {
             requestID: s.isNull(0) ? nil : s.int64(0), bundleIdentifier: s.text(1) ?? "", kind: RequestKind(rawValue: s.text(2) ?? "") ?? .reindexAll,
             reason: ReindexReason(s.text(3) ?? ""), started: s.double(4), ended: s.double(5), outcome: s.text(6) ?? "",
             counts: WriteCounts(put: s.int(7), deleted: s.int(8), rejected: s.int(9)), error: s.text(10))
+    }
+}
+
+/// What queueing a request does with the bundle's pending ones — the same rule for every store:
+/// a pending `reindexAll` carries any new request (and a new `reindexAll` drops the pending
+/// `reindexItems` it covers); a new `reindexItems` merges its identifiers into a pending one,
+/// in order and without duplicates; otherwise the request is new.
+struct Coalescing {
+    enum Outcome {
+        /// An existing pending request already carries the work.
+        case carriedBy(QueuedRequest)
+        /// This pending `reindexItems` now carries the merged identifiers (to be written).
+        case merged(QueuedRequest)
+        /// A new row.
+        case new
+    }
+
+    var outcome: Outcome
+    /// Whether the bundle's pending `reindexItems` are to be deleted.
+    var dropsPendingItems: Bool
+
+    init(pending: [QueuedRequest], kind: RequestKind, identifiers: [String], coalesce: Bool) {
+        dropsPendingItems = coalesce && kind == .reindexAll
+        if let all = pending.first(where: { $0.kind == .reindexAll }) {
+            outcome = .carriedBy(all)
+        } else if kind == .reindexItems, var items = pending.first(where: { $0.kind == .reindexItems }) {
+            var seen = Set(items.identifiers)
+            for id in identifiers where seen.insert(id).inserted { items.identifiers.append(id) }
+            outcome = .merged(items)
+        } else {
+            outcome = .new
+        }
     }
 }

@@ -55,28 +55,24 @@ extension PostgresStore {
             try query("SELECT pg_advisory_xact_lock(hashtext($1))", ["reindex enqueue \(location.schema) \(key)"])
             defer { _ = try? query("SELECT pg_notify($1, $2)", [notificationChannel, key]) }
             let pending = coalesce ? try requests(bundle: key, state: .pending) : []
-            if let all = pending.first(where: { $0.kind == .reindexAll }) {
-                if kind == .reindexAll {
-                    try query("DELETE FROM requests WHERE bundle = $1 AND state = 'pending' AND kind = 'reindexItems'", [key])
-                }
-                return all
-            }
-            if kind == .reindexAll && coalesce {
+            let plan = Coalescing(pending: pending, kind: kind, identifiers: identifiers, coalesce: coalesce)
+            if plan.dropsPendingItems {
                 try query("DELETE FROM requests WHERE bundle = $1 AND state = 'pending' AND kind = 'reindexItems'", [key])
-            } else if let items = pending.first(where: { $0.kind == .reindexItems }) {
-                var merged = items.identifiers
-                var seen = Set(merged)
-                for id in identifiers where seen.insert(id).inserted { merged.append(id) }
+            }
+            switch plan.outcome {
+            case .carriedBy(let request):
+                return request
+            case .merged(let request):
                 try query("UPDATE requests SET identifiers = $2, updated = $3 WHERE id = $1",
-                          [String(items.id), JSONWriter.string(.array(merged.map(JSONValue.string))), String(now)])
-                var result = items
-                result.identifiers = merged
-                return result
+                          [String(request.id), IndexStore.identifiersJSON(request.identifiers), String(now)])
+                return request
+            case .new:
+                break
             }
             let inserted = try query("""
                 INSERT INTO requests(bundle, bundle_identifier, kind, identifiers, reason, state, attempts, max_attempts, next_attempt, created, updated)
                 VALUES($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $8, $8) RETURNING id
-                """, [key, bundleIdentifier, kind.rawValue, kind == .reindexItems ? JSONWriter.string(.array(identifiers.map(JSONValue.string))) : nil,
+                """, [key, bundleIdentifier, kind.rawValue, kind == .reindexItems ? IndexStore.identifiersJSON(identifiers) : nil,
                       reason.rawValue, String(maxAttempts), String(notBefore ?? now), String(now)])
             return QueuedRequest(id: inserted.int64(0, 0), bundleKey: key, bundleIdentifier: bundleIdentifier, kind: kind,
                                  identifiers: kind == .reindexItems ? identifiers : [], reason: reason, state: .pending, attempts: 0,
