@@ -263,6 +263,7 @@ public final class PGConnection {
     /// Runs one or more statements without parameters.
     @discardableResult
     public func execute(_ sql: String) throws(PostgresError) -> PGResult {
+        try finishSent()
         let result = try check(PQexec(handle, sql), sql)
         return result
     }
@@ -270,20 +271,53 @@ public final class PGConnection {
     /// Runs one statement with text parameters ($1…), prepared on first use.
     @discardableResult
     public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PGResult {
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            name = "s\(prepared.count)"
-            _ = try check(PQprepare(handle, name, sql, Int32(parameters.count), nil), sql)
-            prepared[sql] = name
+        try finishSent()
+        let name = try preparedName(sql, parameters.count)
+        return try withParameters(parameters) { values throws(PostgresError) in
+            try check(PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0), sql)
         }
-        if parameters.isEmpty { return try check(PQexecPrepared(handle, name, 0, nil, nil, nil, 0), sql) }
+    }
+
+    /// The statement sent by `send` whose result has not been read yet.
+    private var sent: String?
+
+    /// Sends one statement with parameters and returns without waiting for it: the server runs
+    /// it while the caller prepares the next one (a bulk load overlaps the host's work with the
+    /// server's). Its result — an error included — is read by the next statement on this
+    /// connection, or by `finishSent`, before anything else runs.
+    public func send(_ sql: String, _ parameters: [String?]) throws(PostgresError) {
+        try finishSent()
+        let name = try preparedName(sql, parameters.count)
+        let queued = withParameters(parameters) { values in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+        }
+        guard queued == 1 else { _ = try check(nil, sql); return }
+        sent = sql
+    }
+
+    /// Waits for the statement `send` sent, if any, and throws its error.
+    public func finishSent() throws(PostgresError) {
+        guard let sql = sent else { return }
+        sent = nil
+        var first: OpaquePointer?
+        while let result = PQgetResult(handle) {
+            if first == nil { first = result } else { PQclear(result) }
+        }
+        _ = try check(first, sql)
+    }
+
+    private func preparedName(_ sql: String, _ count: Int) throws(PostgresError) -> String {
+        if let known = prepared[sql] { return known }
+        let name = "s\(prepared.count)"
+        _ = try check(PQprepare(handle, name, sql, Int32(count), nil), sql)
+        prepared[sql] = name
+        return name
+    }
+
+    private func withParameters<T, E: Error>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) throws(E) -> T) throws(E) -> T {
         let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
         defer { for pointer in cStrings { free(pointer) } }
-        let values: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } }
-        let result = PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
-        return try check(result, sql)
+        return try body(cStrings.map { $0.map { UnsafePointer($0) } })
     }
 
     /// Runs `body` in one transaction (READ COMMITTED), committing at the end or rolling back on
@@ -313,6 +347,7 @@ public final class PGConnection {
 
     public func rollback() {
         inTransaction = false
+        try? finishSent()
         if isHealthy { _ = try? execute("ROLLBACK") }
     }
 

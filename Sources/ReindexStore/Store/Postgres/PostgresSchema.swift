@@ -110,5 +110,11 @@ enum PostgresSchema {
             last_done double precision NOT NULL
         );
         """,
+        // 2: an item's batch number is not kept: a batch is one transaction, so a failed one
+        // leaves no rows to find, and clearing the numbers at the acknowledgement rewrote every
+        // row of the new generation.
+        """
+        ALTER TABLE items DROP COLUMN batch;
+        """,
     ]
 }

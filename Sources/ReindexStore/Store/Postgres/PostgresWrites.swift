@@ -92,23 +92,22 @@ public final class PostgresWrites {
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
-        try store.query("""
-            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, batch, doc)
-            SELECT $1, $2, u, d, e::double precision, a, $3,
+        // Sent without waiting: the server inserts this group while the host reads the next.
+        try store.connection.send("""
+            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc)
+            SELECT $1, $2, u, d, e::double precision, a,
                 setweight(to_tsvector('reindex_search', coalesce(wa, '')), 'A') ||
                 setweight(to_tsvector('reindex_search', coalesce(wb, '')), 'B') ||
                 setweight(to_tsvector('reindex_search', coalesce(wc, '') || ' ' || coalesce(cu, '')), 'C') ||
                 setweight(to_tsvector('reindex_search', coalesce(wd, '')), 'D')
-            FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
                 AS x(u, d, e, a, wa, wb, wc, wd, cu)
             ON CONFLICT(bundle, gen, uid) DO UPDATE SET domain = EXCLUDED.domain, expires = EXCLUDED.expires, attributes = EXCLUDED.attributes,
-                batch = EXCLUDED.batch, doc = EXCLUDED.doc, refresh_asked_for = NULL
-            """, [bundleKey, String(generation), scope == .direct || isLive ? nil : String(batch),
+                doc = EXCLUDED.doc, refresh_asked_for = NULL
+            """, [bundleKey, String(generation),
                   PGArray.literal(uids), PGArray.literal(domains), PGArray.literal(expires), PGArray.literal(attributes),
                   PGArray.literal(fields[0]), PGArray.literal(fields[1]), PGArray.literal(fields[2]), PGArray.literal(fields[3]), PGArray.literal(fields[4])])
     }
-
-    private var isLive: Bool { if case .live = scope { return true } else { return false } }
 
     /// PostgreSQL text cannot hold NUL.
     static func clean(_ text: String) -> String {
@@ -243,7 +242,6 @@ public final class PostgresWrites {
                 counts.deleted += gone
                 counts.removed += gone
                 try store.query("UPDATE bundles SET live_gen = $2 WHERE key = $1", [bundleKey, String(newGeneration)])
-                try store.query("UPDATE items SET batch = NULL WHERE bundle = $1 AND gen = $2 AND batch IS NOT NULL", [bundleKey, String(newGeneration)])
                 retired = old
             }
             try store.query("DELETE FROM staged_generations WHERE bundle = $1 AND gen = $2", [bundleKey, String(newGeneration)])
