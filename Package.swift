@@ -75,7 +75,7 @@ let package = Package(
         // The benchmark (`swift run -c release reindex-bench`) and its extension.
         .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer"),
-        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "BenchSupport"], path: "Benchmarks/ReindexBench"),
+        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "CLibPQ", "BenchSupport", "PostgresHarness"], path: "Benchmarks/ReindexBench"),
 
         .plugin(
             name: "BundleExtension",
@@ -84,11 +84,14 @@ let package = Package(
             )
         ),
 
+        // A private PostgreSQL server (initdb, pg_ctl) for the tests and the benchmark.
+        .target(name: "PostgresHarness", path: "Tests/PostgresHarness"),
+
         // What the test targets share: scratch directories, fixture and example bundles, the built
-        // products run as real processes (XCTest is imported there).
+        // products run as real processes (XCTest is imported there), the PostgreSQL server.
         .target(
             name: "ReindexTestSupport",
-            dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem"],
+            dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "PostgresHarness"],
             path: "Tests/ReindexTestSupport"
         ),
 

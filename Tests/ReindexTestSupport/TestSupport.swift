@@ -2,6 +2,7 @@ import Foundation
 import ReindexProtocol
 import ReindexSystem
 import XCTest
+@_exported import PostgresHarness
 
 /// Helpers shared by the package's test targets: scratch directories, the built products (the
 /// `reindex` command, the example extensions) run as real processes, and facts about processes

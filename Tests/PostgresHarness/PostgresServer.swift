@@ -1,24 +1,23 @@
 import Foundation
-import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A real PostgreSQL server for the tests: `initdb` into a temporary directory as the
+/// A real PostgreSQL server for the tests and the benchmark: `initdb` into a temporary directory as the
 /// unprivileged `postgres` user (PostgreSQL refuses to run as root), started with `pg_ctl` on a
 /// Unix socket in that directory (no TCP port to collide with), shared by every test of the
 /// process and stopped at its exit. If it cannot be started the tests that need it fail with the
 /// reason and the server's log; they are never skipped.
-final class PostgresServer: @unchecked Sendable {
-    let directory: String
-    let socketDirectory: String
-    let port: Int
-    let binaries: String
+public final class PostgresServer: @unchecked Sendable {
+    public let directory: String
+    public let socketDirectory: String
+    public let port: Int
+    public let binaries: String
     private let lock = NSLock()
     private var schemaCounter = 0
 
     /// The one server of this test process, started on first use.
-    static func shared() throws -> PostgresServer {
+    public static func shared() throws -> PostgresServer {
         startLock.lock()
         defer { startLock.unlock() }
         if let server = sharedServer { return server }
@@ -40,12 +39,12 @@ final class PostgresServer: @unchecked Sendable {
     nonisolated(unsafe) private static var sharedFailure: Error?
     nonisolated(unsafe) private static var registeredForExit: String?
 
-    struct StartFailure: Error, CustomStringConvertible {
-        var description: String
+    public struct StartFailure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Starts a private server (the shared one, or one a test stops and restarts itself).
-    init() throws {
+    public init() throws {
         guard let bin = Self.findBinaries() else {
             throw StartFailure(description: "PostgreSQL tests: no initdb found under /usr/lib/postgresql/*/bin; run Scripts/ensure-system-packages.sh (postgresql, postgresql-contrib)")
         }
@@ -70,7 +69,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// `pg_ctl start` on the socket in `directory`, waiting until it accepts connections.
-    func start() throws {
+    public func start() throws {
         let options = "-k \(socketDirectory) -p \(port) -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         let started = try asServerUser(["\(binaries)/pg_ctl", "start", "-w", "-t", "60", "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-o", options])
         guard started.status == 0 else {
@@ -80,13 +79,13 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// `pg_ctl stop` (fast: open sessions are ended).
-    func stop() throws {
+    public func stop() throws {
         let stopped = try asServerUser(["\(binaries)/pg_ctl", "stop", "-w", "-m", "fast", "-D", "\(directory)/data"])
         guard stopped.status == 0 else { throw StartFailure(description: "pg_ctl stop failed: \(stopped.output)") }
     }
 
     /// Stops the server and removes its directory.
-    func destroy() {
+    public func destroy() {
         _ = try? asServerUser(["\(binaries)/pg_ctl", "stop", "-w", "-m", "immediate", "-D", "\(directory)/data"])
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -96,16 +95,16 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// A libpq keyword connection string to the server's `postgres` database.
-    var connectionString: String { "host=\(socketDirectory) port=\(port) user=postgres dbname=postgres" }
+    public var connectionString: String { "host=\(socketDirectory) port=\(port) user=postgres dbname=postgres" }
 
     /// The same as a URI (the socket directory percent-encoded as the host).
-    var connectionURI: String {
+    public var connectionURI: String {
         let host = socketDirectory.replacingOccurrences(of: "/", with: "%2F")
         return "postgresql://postgres@\(host):\(port)/postgres"
     }
 
     /// A schema name no other test uses, so each test starts from an empty index.
-    func freshSchema(_ label: String = "t") -> String {
+    public func freshSchema(_ label: String = "t") -> String {
         lock.lock()
         defer { lock.unlock() }
         schemaCounter += 1
@@ -114,7 +113,7 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Runs SQL through psql as the superuser (test set-up and faults only).
     @discardableResult
-    func psql(_ sql: String) throws -> String {
+    public func psql(_ sql: String) throws -> String {
         let result = try Self.run("\(binaries)/psql", ["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", connectionString, "-c", sql])
         guard result.status == 0 else { throw StartFailure(description: "psql failed: \(result.output)") }
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -133,7 +132,7 @@ final class PostgresServer: @unchecked Sendable {
         ProcessInfo.processInfo.environment["REINDEX_TEST_PG_USER"] ?? "postgres"
     }
 
-    static func findBinaries() -> String? {
+    public static func findBinaries() -> String? {
         let base = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [])
             .compactMap(Int.init).sorted(by: >)
@@ -145,7 +144,7 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Runs a command to its end (posix_spawn and waitpid), its output collected in a file (not a
     /// pipe: the server that `pg_ctl start` leaves running would hold a pipe open).
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    public static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let outputPath = NSTemporaryDirectory() + "reindex-pg-output-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         defer { unlink(outputPath) }
         var actions = posix_spawn_file_actions_t()
