@@ -7,7 +7,7 @@ import ReindexStore
 import ReindexProtocol
 
 /// `swift run -c release reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE]
-/// [--only throughput,ack,search,discovery]`
+/// [--fleet-requests N] [--only throughput,ack,search,discovery,postgres,fleet,…]`
 ///
 /// Every scenario measures the project against its baseline side by side, alternating, over
 /// several rounds, and reports the median and the spread (min–max):
@@ -21,6 +21,7 @@ import ReindexProtocol
 /// - concurrency: how long other commands wait for the index while a request is open and idle,
 ///   `serve --concurrency 2` with two extensions that pause mid-request, and searches during a
 ///   replacement (none may see two generations).
+/// - postgres, fleet: the PostgreSQL index (see `PostgresScenarios.swift`);
 /// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
 ///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`).
 @main
@@ -29,7 +30,8 @@ struct ReindexBench {
         var items = [100_000, 1_000_000]
         var rounds = 3
         var json: String? = nil
-        var only: Set<String> = ["throughput", "python", "ack", "search", "discovery", "concurrency"]
+        var only: Set<String> = ["throughput", "python", "ack", "search", "discovery", "concurrency", "postgres", "fleet"]
+        var fleetRequests = 400
     }
 
     static func main() throws {
@@ -38,13 +40,14 @@ struct ReindexBench {
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
             switch argument {
-            case "--quick": options.items = [20_000]; options.rounds = 2
+            case "--quick": options.items = [20_000]; options.rounds = 2; options.fleetRequests = 40
             case "--items": options.items = arguments.removeFirst().split(separator: ",").compactMap { Int($0) }
             case "--rounds": options.rounds = Int(arguments.removeFirst()) ?? 3
             case "--json": options.json = arguments.removeFirst()
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
+            case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--only throughput,python,ack,search,discovery,concurrency,sandbox]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -128,6 +131,8 @@ final class Bench {
         if options.only.contains("python") { try pythonThroughput() }
         if options.only.contains("concurrency") { try concurrency() }
         if options.only.contains("sandbox") { try sandboxCost() }
+        if options.only.contains("postgres") { try postgresThroughput() }
+        if options.only.contains("fleet") { try fleetScaling() }
         print("")
         print("| scenario | project | baseline | ratio / note |")
         print("| --- | --- | --- | --- |")

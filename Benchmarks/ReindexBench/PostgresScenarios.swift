@@ -1,0 +1,252 @@
+import BenchSupport
+import CLibPQ
+import Foundation
+import PostgresHarness
+import ReindexHost
+import ReindexProtocol
+import ReindexStore
+import ReindexSystem
+
+/// The PostgreSQL scenarios, on a private server the benchmark starts itself (`initdb` into a
+/// temporary directory, a Unix socket, `fsync=off` as in the tests — the figures are the host's
+/// and the server's work, not the disk's):
+/// - postgres: `reindex run` of a reindexAll of N small items into a PostgreSQL index, against a
+///   raw libpq loader putting the same items into the same schema in one transaction (`COPY`
+///   into a temporary table, then one `INSERT … SELECT` computing the same weighted `tsvector`);
+///   the host's peak memory; then search p50/p99 over the largest index beside SQLite's over the
+///   same items;
+/// - fleet: R queued requests of an extension that waits 0.2 s per request, done by 1 and by 4
+///   `reindex serve --concurrency 1` workers on one index; and that none ran twice.
+extension Bench {
+    func startPostgres() throws -> PostgresServer {
+        log("postgres: starting a private server (initdb, pg_ctl)")
+        do { return try PostgresServer() } catch {
+            throw ReindexError(.cannotStart, "\(error)")
+        }
+    }
+
+    func postgresThroughput() throws {
+        let server = try startPostgres()
+        defer { server.destroy() }
+        var largest: (schema: String, count: Int)?
+        for count in options.items {
+            let label = "\(count / 1000)k small"
+            log("postgres \(label): generating items for the raw loader")
+            let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: false).json) }
+            let extensions = work + "/ext-pg-\(count)"
+            _ = try makeBundle(in: extensions, items: count, large: false)
+            var host = Sample(), raw = Sample(), memory = Sample(), ratio = Sample()
+            for round in 0..<options.rounds {
+                for runHost in (round % 2 == 0 ? [true, false] : [false, true]) {
+                    let schema = "bench_\(runHost ? "host" : "raw")_\(count)_\(round)"
+                    if runHost {
+                        setenv("REINDEX_PG_SCHEMA", schema, 1)
+                        defer { unsetenv("REINDEX_PG_SCHEMA") }
+                        let result = try runCommand(reindexBinary, ["--index", server.connectionString, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
+                        guard result.status == 0 else { throw ReindexError(.internal, "reindex run into PostgreSQL failed (\(result.status)): \(result.output)") }
+                        host.add(Double(count) / result.seconds)
+                        memory.add(Double(result.peakKiB) / 1024)
+                    } else {
+                        raw.add(Double(count) / (try rawPostgresLoad(prepared, server: server, schema: schema)))
+                    }
+                    if runHost && round == options.rounds - 1 && count == options.items.max() {
+                        largest = (schema, count)
+                    } else {
+                        try server.psql("DROP SCHEMA \(schema) CASCADE")
+                    }
+                }
+                if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
+                log("postgres \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw libpq \(fmt(raw.values.last ?? 0, 0)) items/s, host peak \(fmt(memory.values.last ?? 0)) MiB")
+            }
+            rows.append(["reindexAll \(label) into PostgreSQL (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
+                         "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0))) raw libpq COPY",
+                         "\(fmt(ratio.median, 2))× raw (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
+            rows.append(["host peak RSS, \(label) into PostgreSQL (MiB)", "\(fmt(memory.median)) (\(fmt(memory.min))–\(fmt(memory.max)))", "-", ""])
+            results.append(("postgres_throughput_\(count)_small", .object([
+                ("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)),
+                ("ratio", .double(ratio.median)), ("ratioMin", .double(ratio.min)), ("ratioMax", .double(ratio.max)),
+                ("hostPeakMiB", .double(memory.median)),
+            ])))
+        }
+        if let largest { try postgresSearch(server: server, schema: largest.schema, count: largest.count) }
+    }
+
+    /// The store's limit: the same rows into the same schema (made by the store), with libpq
+    /// alone — `COPY` of the items' text into a temporary table, then one `INSERT … SELECT`
+    /// computing the weighted `tsvector` as the store does, in one transaction. (Prepared
+    /// single-row `INSERT`s are slower: a round trip per item.) Returns seconds.
+    func rawPostgresLoad(_ items: [ValidatedItem], server: PostgresServer, schema: String) throws -> Double {
+        do {
+            _ = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])  // creates the schema
+        }
+        guard let conn = PQconnectdb(server.connectionString), PQstatus(conn) == CONNECTION_OK else {
+            throw ReindexError(.cannotStart, "raw loader: cannot connect to \(server.connectionString)")
+        }
+        defer { PQfinish(conn) }
+        func run(_ sql: String) throws {
+            let result = PQexec(conn, sql)
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_IN else {
+                throw ReindexError(.internal, "raw loader: \(String(cString: PQerrorMessage(conn))) in \(sql.prefix(80))")
+            }
+        }
+        /// COPY's text format: backslash, tab, newline and carriage return escaped; NULL is \N.
+        func field(_ text: String?, into line: inout [UInt8]) {
+            guard let text else { line.append(contentsOf: Array("\\N".utf8)); return }
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): line.append(contentsOf: [92, 92])
+                case UInt8(ascii: "\t"): line.append(contentsOf: [92, UInt8(ascii: "t")])
+                case UInt8(ascii: "\n"): line.append(contentsOf: [92, UInt8(ascii: "n")])
+                case UInt8(ascii: "\r"): line.append(contentsOf: [92, UInt8(ascii: "r")])
+                default: line.append(byte)
+                }
+            }
+        }
+        func join(_ a: String?, _ b: String?) -> String? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return a + "\n" + b
+        }
+        let start = Clock.monotonic()
+        try run("SET search_path TO \(schema); BEGIN")
+        try run("CREATE TEMPORARY TABLE load(u text, d text, e double precision, a text, wa text, wb text, wc text, wd text) ON COMMIT DROP")
+        try run("COPY load FROM STDIN")
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 20)
+        for item in items {
+            let text = item.searchText
+            let columns: [String?] = [item.uniqueIdentifier, item.domainIdentifier, item.expiration.map { String($0) },
+                                      String(decoding: item.attributesJSON, as: UTF8.self),
+                                      join(text[0], text[1]), join(text[5], text[2]), join(text[3], text[6]), text[4]]
+            for (n, column) in columns.enumerated() {
+                if n > 0 { buffer.append(UInt8(ascii: "\t")) }
+                field(column, into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "\n"))
+            if buffer.count >= 1 << 20 {
+                guard buffer.withUnsafeBufferPointer({ PQputCopyData(conn, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count)) }) == 1 else {
+                    throw ReindexError(.internal, "raw loader: COPY failed: \(String(cString: PQerrorMessage(conn)))")
+                }
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if !buffer.isEmpty {
+            _ = buffer.withUnsafeBufferPointer { PQputCopyData(conn, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count)) }
+        }
+        guard PQputCopyEnd(conn, nil) == 1 else { throw ReindexError(.internal, "raw loader: COPY end failed") }
+        while let result = PQgetResult(conn) {
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+                throw ReindexError(.internal, "raw loader: COPY failed: \(String(cString: PQerrorMessage(conn)))")
+            }
+        }
+        try run("""
+            INSERT INTO bundles(key, identifier, live_gen) VALUES('com.example.bench.indexer', 'com.example.bench.indexer', 1);
+            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc)
+            SELECT 'com.example.bench.indexer', 1, u, d, e, a,
+                setweight(to_tsvector('reindex_search', coalesce(wa, '')), 'A') ||
+                setweight(to_tsvector('reindex_search', coalesce(wb, '')), 'B') ||
+                setweight(to_tsvector('reindex_search', coalesce(wc, '')), 'C') ||
+                setweight(to_tsvector('reindex_search', coalesce(wd, '')), 'D')
+            FROM load;
+            COMMIT
+            """)
+        return Clock.monotonic() - start
+    }
+
+    /// The one-word, two-word and prefix queries of the SQLite search scenario over the same
+    /// items in PostgreSQL and in SQLite, side by side.
+    func postgresSearch(server: PostgresServer, schema: String, count: Int) throws {
+        log("postgres: search over \(count) items, beside SQLite")
+        guard let postgres = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]) as? PostgresStore else { return }
+        _ = try? server.psql("ANALYZE \(schema).items")
+        var sqlitePath = largestIndex
+        if sqlitePath == nil {
+            let extensions = work + "/ext-pg-\(count)"
+            sqlitePath = work + "/pg-beside.sqlite"
+            let result = try runCommand(reindexBinary, ["--index", sqlitePath!, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+            guard result.status == 0 else { throw ReindexError(.internal, "reindex run into SQLite failed (\(result.status))") }
+        }
+        let sqlite = try IndexStore.open(path: sqlitePath!)
+        let one = ["engineering", "swift", "park", "hopper", "design", "kubernetes", "finance", "zoë", "legal", "rust"]
+        let two = ["ada park", "staff engineer", "swift compilers", "grace hopper", "support lead", "sales analyst", "linux rust", "zoe muller"]
+        let prefix = ["eng", "sw", "hop", "des", "kub", "fin", "mül", "sta", "pri", "ta"]
+        for (name, queries) in [("one word", one), ("two words", two), ("prefix", prefix)] {
+            var pg = Sample(), lite = Sample()
+            for round in 0..<10 {
+                for query in queries {
+                    for onPostgres in (round % 2 == 0 ? [true, false] : [false, true]) {
+                        let start = Clock.monotonic()
+                        if onPostgres { _ = try postgres.search(query, limit: 20) } else { _ = try sqlite.search(query, limit: 20) }
+                        (onPostgres ? { pg.add($0) } : { lite.add($0) })((Clock.monotonic() - start) * 1000)
+                    }
+                }
+            }
+            rows.append(["search \(name), \(count / 1000)k items, PostgreSQL (ms)", "p50 \(fmt(pg.percentile(0.5), 2)), p99 \(fmt(pg.percentile(0.99), 2))",
+                         "SQLite p50 \(fmt(lite.percentile(0.5), 2)), p99 \(fmt(lite.percentile(0.99), 2))", "limit 20, \(pg.values.count) queries each"])
+            results.append(("postgres_search_\(name.replacingOccurrences(of: " ", with: "_"))", .object([
+                ("p50Ms", .double(pg.percentile(0.5))), ("p99Ms", .double(pg.percentile(0.99))),
+                ("sqliteP50Ms", .double(lite.percentile(0.5))), ("sqliteP99Ms", .double(lite.percentile(0.99))), ("items", .integer(Int64(count))),
+            ])))
+        }
+    }
+
+    // MARK: The fleet
+
+    /// `requests` bundles, each queued once (a new bundle's reindexAll) whose extension waits
+    /// 0.2 s mid-request, as a connector waiting on a remote API does; the time until every
+    /// request is done with 1 worker and with 4, each `reindex serve --concurrency 1`, on one
+    /// PostgreSQL index; and how many requests ran more than once (none may).
+    func fleetScaling() throws {
+        let server = try startPostgres()
+        defer { server.destroy() }
+        let requests = options.fleetRequests
+        let extensions = work + "/ext-fleet"
+        for n in 0..<requests {
+            _ = try makeBundle(in: extensions, items: 10, large: false, identifier: "com.example.fleet.b\(n)",
+                               environment: ["BENCH_SLEEP_SECONDS": "0.2"], sandboxed: false)
+        }
+        var seconds: [Int: Double] = [:]
+        for workers in [1, 4] {
+            let schema = "fleet_\(workers)"
+            setenv("REINDEX_PG_SCHEMA", schema, 1)
+            defer { unsetenv("REINDEX_PG_SCHEMA") }
+            // The schema first, so the measurement does not include creating it.
+            _ = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])
+            log("fleet: \(requests) requests, \(workers) worker(s)")
+            let start = Clock.monotonic()
+            var processes: [Process] = []
+            for _ in 0..<workers {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: reindexBinary)
+                process.arguments = ["--index", server.connectionString, "--extensions-path", extensions, "serve", "--concurrency", "1", "--rescan", "3600"]
+                process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+                process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+                process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+                try process.run()
+                processes.append(process)
+            }
+            let watcher = try PGConnection(server.connectionString)
+            while true {
+                let done = try watcher.query("SELECT count(*) FILTER (WHERE state = 'done'), count(*) FROM \(schema).requests")
+                if done.int(0, 0) == requests && done.int(0, 1) == requests { break }
+                if Clock.monotonic() - start > 1800 { throw ReindexError(.internal, "fleet: not done after 30 minutes (\(done.int(0, 0)) of \(requests))") }
+                usleep(50_000)
+            }
+            let elapsed = Clock.monotonic() - start
+            for process in processes { kill(process.processIdentifier, SIGTERM) }
+            for process in processes { process.waitUntilExit() }
+            let twice = try watcher.query("""
+                SELECT count(*) FROM (SELECT request_id FROM \(schema).runs WHERE outcome = 'acknowledged' GROUP BY request_id HAVING count(*) > 1) t
+                """).int(0, 0)
+            seconds[workers] = elapsed
+            log("fleet: \(workers) worker(s): \(fmt(elapsed, 2)) s; requests run twice: \(twice)")
+            rows.append(["fleet: \(requests) queued requests that wait 0.2 s, \(workers) worker(s) (s)", fmt(elapsed, 2),
+                         workers == 1 ? "-" : "\(fmt(seconds[1] ?? 0, 2)) with 1 worker",
+                         workers == 1 ? "requests run twice: \(twice)" : "\(fmt((seconds[1] ?? 0) / elapsed, 2))× 1 worker; requests run twice: \(twice)"])
+            results.append(("fleet_\(workers)", .object([("seconds", .double(elapsed)), ("runTwice", .integer(Int64(twice))), ("requests", .integer(Int64(requests)))])))
+        }
+    }
+}
