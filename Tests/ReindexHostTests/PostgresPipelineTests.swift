@@ -34,4 +34,26 @@ final class PostgresPipelineTests: XCTestCase {
         try again.commitBatch()
         XCTAssertEqual(try reader.itemCount(bundle: "com.example.pipeline"), 2999)
     }
+
+    /// A reindexAll's groups skip the conflict check when none of their identifiers was sent
+    /// before; one sent again, in a later group or after a resume, still replaces the first.
+    func testAnIdentifierPutAgainInALaterGroupOrAfterAResumeReplacesTheFirst() throws {
+        let server = try PostgresServer.shared()
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("again")])
+        let store = try PostgresStore.open(location)
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.again", scope: .replacement(generation: 7))
+        for n in 0..<(2 * PostgresWrites.groupRows) { try writes.put(PostgresStoreTests.item("item.\(n)", title: "First \(n)")) }
+        try writes.put(PostgresStoreTests.item("item.1", title: "Second one"))
+        try writes.commitBatch()
+        // A retry of the same request resumes after the committed batch, and sends item.2 again.
+        let resumed = try PostgresWrites(store: store, bundleIdentifier: "com.example.again", scope: .replacement(generation: 7))
+        try resumed.put(PostgresStoreTests.item("item.2", title: "Resumed two"))
+        _ = try resumed.acknowledge()
+        XCTAssertEqual(try store.itemCount(bundle: "com.example.again"), 2 * PostgresWrites.groupRows)
+        XCTAssertEqual(try store.search("second").map(\.uniqueIdentifier), ["item.1"])
+        XCTAssertEqual(try store.search("resumed").map(\.uniqueIdentifier), ["item.2"])
+        let firsts = try store.search("first", limit: 10_000).map(\.uniqueIdentifier)
+        XCTAssertEqual(firsts.count, 2 * PostgresWrites.groupRows - 2)
+        XCTAssertFalse(firsts.contains("item.1") || firsts.contains("item.2"))
+    }
 }

@@ -56,8 +56,15 @@ public final class PostgresWrites {
                 RETURNING committed_batch
                 """, [bundleKey, String(g)])
             batch = committed.int64(0, 0) + 1
+            // No batch of this generation was committed: it has no rows yet.
+            if batch == 1 { written = IdentifierFilter() }
         }
     }
+
+    /// The identifiers this writer sent, when it writes a generation that started empty: a
+    /// group none of whose identifiers it may have sent already is inserted without the
+    /// conflict check (about a tenth of the server's work per row).
+    private var written: IdentifierFilter?
 
     /// Whether operations are waiting in memory (the caller sends them before it waits).
     public var hasOpenGroup: Bool { !buffer.isEmpty }
@@ -76,8 +83,10 @@ public final class PostgresWrites {
         guard !buffer.isEmpty else { return }
         var uids: [String?] = [], domains: [String?] = [], expires: [String?] = [], attributes: [String?] = []
         var fields: [[String?]] = Array(repeating: [], count: 5)
+        var maySendTwice = written == nil
         for item in buffer {
             uids.append(item.uniqueIdentifier)
+            if written?.insert(item.uniqueIdentifier) == false { maySendTwice = true }
             domains.append(item.domainIdentifier)
             expires.append(item.expiration.map { String($0) })
             attributes.append(String(decoding: item.attributesJSON, as: UTF8.self))
@@ -93,7 +102,12 @@ public final class PostgresWrites {
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
         // Sent without waiting: the server inserts this group while the host reads the next.
-        try store.connection.send("""
+        try store.connection.send(maySendTwice ? Self.upsert : Self.insert, [bundleKey, String(generation),
+                  PGArray.literal(uids), PGArray.literal(domains), PGArray.literal(expires), PGArray.literal(attributes),
+                  PGArray.literal(fields[0]), PGArray.literal(fields[1]), PGArray.literal(fields[2]), PGArray.literal(fields[3]), PGArray.literal(fields[4])])
+    }
+
+    private static let insert = """
             INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc)
             SELECT $1, $2, u, d, e::double precision, a,
                 setweight(to_tsvector('reindex_search', coalesce(wa, '')), 'A') ||
@@ -102,12 +116,12 @@ public final class PostgresWrites {
                 setweight(to_tsvector('reindex_search', coalesce(wd, '')), 'D')
             FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
                 AS x(u, d, e, a, wa, wb, wc, wd, cu)
+            """
+    private static let upsert = insert + """
+
             ON CONFLICT(bundle, gen, uid) DO UPDATE SET domain = EXCLUDED.domain, expires = EXCLUDED.expires, attributes = EXCLUDED.attributes,
                 doc = EXCLUDED.doc, refresh_asked_for = NULL
-            """, [bundleKey, String(generation),
-                  PGArray.literal(uids), PGArray.literal(domains), PGArray.literal(expires), PGArray.literal(attributes),
-                  PGArray.literal(fields[0]), PGArray.literal(fields[1]), PGArray.literal(fields[2]), PGArray.literal(fields[3]), PGArray.literal(fields[4])])
-    }
+            """
 
     /// PostgreSQL text cannot hold NUL.
     static func clean(_ text: String) -> String {
@@ -270,5 +284,30 @@ public final class PostgresWrites {
         counts.deleted = countsAtCommit.deleted
         counts.ignoredUpdates = countsAtCommit.ignoredUpdates
         pendingOperations = 0
+    }
+}
+
+/// A Bloom filter of identifiers (8 MiB, four probes): `insert` says false when the identifier
+/// may have been inserted before — wrongly about once in 90,000 identifiers at a million, more
+/// often beyond — and true only when it certainly was not.
+struct IdentifierFilter {
+    private static let bits = 1 << 26
+    private var words = [UInt64](repeating: 0, count: IdentifierFilter.bits / 64)
+
+    mutating func insert(_ identifier: String) -> Bool {
+        var hasher = Hasher()
+        hasher.combine(identifier)
+        let hash = UInt64(bitPattern: Int64(hasher.finalize()))
+        let first = hash & 0xffff_ffff, step = (hash >> 32) | 1
+        var new = false
+        for probe in 0..<UInt64(4) {
+            let bit = Int((first &+ probe &* step) % UInt64(Self.bits))
+            let mask = UInt64(1) << UInt64(bit & 63)
+            if words[bit >> 6] & mask == 0 {
+                new = true
+                words[bit >> 6] |= mask
+            }
+        }
+        return new
     }
 }
