@@ -1,4 +1,5 @@
 import Foundation
+import ReindexHost
 @testable import ReindexStore
 import ReindexProtocol
 import ReindexTestSupport
@@ -10,8 +11,16 @@ import XCTest
 struct TestIndex {
     let name: String
     let open: () throws -> any IndexBackend
+    /// The index as the `reindex` command takes it: `--index ARGUMENT` with `environment`.
+    let argument: String
+    let environment: [String: String]
 
     var isPostgreSQL: Bool { name == "PostgreSQL" }
+
+    /// The log of a bundle run by the command on this index.
+    func logFile(for bundle: String, commandEnvironment: [String: String]) -> String {
+        HostPaths(extensionsPath: nil, index: argument, environment: commandEnvironment).logFile(for: bundle)
+    }
 
     /// Both indexes, each new and empty: the same assertions run on each (their failure messages
     /// name the index). The PostgreSQL server is started on first use; if it cannot be, the test
@@ -20,9 +29,12 @@ struct TestIndex {
         let scratch = try TestSupport.makeScratchDirectory(for: test)
         let server = try PostgresServer.shared()
         let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("store")])
+        let path = "\(scratch)/index/index.sqlite"
+        try FileManager.default.createDirectory(atPath: "\(scratch)/index", withIntermediateDirectories: true)
         return [
-            TestIndex(name: "SQLite", open: { try IndexStore.open(path: "\(scratch)/index.sqlite") }),
-            TestIndex(name: "PostgreSQL", open: { try PostgresStore.open(location) }),
+            TestIndex(name: "SQLite", open: { try IndexStore.open(path: path) }, argument: path, environment: [:]),
+            TestIndex(name: "PostgreSQL", open: { try PostgresStore.open(location) }, argument: server.connectionURI,
+                      environment: ["REINDEX_PG_SCHEMA": location.schema]),
         ]
     }
 }
