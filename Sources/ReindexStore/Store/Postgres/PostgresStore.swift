@@ -165,9 +165,9 @@ public final class PostgresStore {
         while true {
             do {
                 return try connection.transaction(body)
-            } catch let error as PostgresError where error.isRetryable && attempt < 8 {
+            } catch let error as PostgresError where error.isRetryable && attempt < Self.retries {
                 attempt += 1
-                usleep(useconds_t(1_000 * (1 << attempt)) + useconds_t.random(in: 0...5_000))
+                Self.pauseBeforeRetry(attempt)
             } catch let error as PostgresError where error.connectionLost && !reconnected {
                 // A connection found dead (the server ended it while idle) rolled back whatever
                 // the transaction did: open a new one and run it again, once.
@@ -177,17 +177,38 @@ public final class PostgresStore {
         }
     }
 
-    /// One statement outside any explicit transaction (or inside the open one).
+    /// How many times a transaction or statement that failed to serialize or was chosen as a
+    /// deadlock's victim is run again before the error is reported.
+    static let retries = 8
+
+    /// A short pause, growing and jittered, so the transactions that collided do not collide again.
+    static func pauseBeforeRetry(_ attempt: Int) {
+        usleep(useconds_t(1_000 * (1 << attempt)) + useconds_t.random(in: 0...5_000))
+    }
+
+    /// One statement outside any explicit transaction (or inside the open one). Outside, the
+    /// statement is a transaction of its own, which the server rolled back whole when it failed
+    /// to serialize or was a deadlock's victim: it is run again, like `transaction`'s body.
+    /// Inside, the transaction is aborted and only its owner can run it again.
     @discardableResult
     package func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
         guard !connection.inTransaction else { return try connection.query(sql, parameters) }
         try ensureConnected()
-        do {
-            return try connection.query(sql, parameters)
-        } catch where error.connectionLost {
-            // Found dead on first use after idling: the statement did not run; once more on a new one.
-            try ensureConnected()
-            return try connection.query(sql, parameters)
+        var attempt = 0
+        var reconnected = false
+        while true {
+            let failure: PostgresError
+            do { return try connection.query(sql, parameters) } catch { failure = error }
+            if failure.isRetryable && attempt < Self.retries {
+                attempt += 1
+                Self.pauseBeforeRetry(attempt)
+            } else if failure.connectionLost && !reconnected {
+                // Found dead on first use after idling: the statement did not run; once more on a new one.
+                reconnected = true
+                try ensureConnected()
+            } else {
+                throw failure
+            }
         }
     }
 
