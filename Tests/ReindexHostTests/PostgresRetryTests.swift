@@ -132,4 +132,56 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
                        "the staged generation was discarded")
         XCTAssertEqual(try store.query("SELECT count(*) FROM staged_generations").int(0, 0), 0)
     }
+
+    func testABatchChosenAsADeadlockVictimFailsAsARetryableStoreFailureAndTheRetryCommits() throws {
+        let store = try openStore()
+        try store.connection.execute("SET deadlock_timeout = '50ms'")
+        let request = try store.enqueue(bundleIdentifier: "com.example.one", kind: .reindexAll, reason: .forced)
+        _ = try store.markRunning(request.id)
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: request.id))
+        try writes.put(PostgresStoreTests.item("committed", title: "Committed"))
+        try writes.commitBatch()
+        try writes.put(PostgresStoreTests.item("last", title: "Last batch"))
+        try writes.flush()
+
+        // The other session holds the bundle's row, which the acknowledgement updates; then it
+        // inserts the row the store's open batch inserted, so each waits for the other.
+        let other = try otherSession()
+        try other.begin()
+        try other.query("SELECT 1 FROM bundles WHERE key = 'com.example.one' FOR UPDATE")
+        let pid = store.connection.backendPID
+        let failure = SharedValue<(any Error)?>(nil)
+        let box = SharedValue(writes)
+        let (thread, outcome) = inBackground(store) { store in
+            do {
+                _ = try box.value.acknowledge { store in try store.markDone(request.id) }
+                return "acknowledged"
+            } catch {
+                failure.update { $0 = error }
+                box.value.rollback()
+                return "failed"
+            }
+        }
+        try waitUntil("the acknowledgement waits for the bundle's row") { try waitsForALock(pid) }
+        try other.query("""
+            INSERT INTO items(bundle, gen, uid, attributes, doc) VALUES('com.example.one', $1, 'last', '{}', ''::tsvector)
+            """, [String(request.id)])
+        other.rollback()
+        try waitUntil("the acknowledgement has ended") { thread.isFinished }
+
+        XCTAssertEqual(outcome.value, "failed")
+        let error = try XCTUnwrap(failure.value)
+        XCTAssertEqual((error as? PostgresError)?.sqlState, "40P01", "\(error)")
+        XCTAssertTrue(isBusyStoreError(error), "a deadlock is the index being busy, retried without counting against the extension: \(error)")
+        XCTAssertEqual(RequestFailure(.storeFailure, "\(error)").code.exitCode, 75)
+        XCTAssertEqual(try store.itemCount(bundle: "com.example.one"), 0, "nothing of the failed acknowledgement is visible")
+        XCTAssertEqual(try store.request(request.id)?.state, .running, "the request was not marked done")
+
+        // The request's next attempt resumes from the committed batch and gets through.
+        let retry = try PostgresWrites(store: store, bundleIdentifier: "com.example.one", scope: .replacement(generation: request.id))
+        try retry.put(PostgresStoreTests.item("last", title: "Last batch"))
+        _ = try retry.acknowledge { store in try store.markDone(request.id) }
+        XCTAssertEqual(try store.items(bundle: "com.example.one").map(\.uniqueIdentifier), ["committed", "last"])
+        XCTAssertEqual(try store.request(request.id)?.state, .done)
+    }
 }
