@@ -76,7 +76,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             XCTAssertEqual(try reader.search("walrus").count, 0, n)
             XCTAssertEqual(try reader.search("original").count, 0, n)
             XCTAssertEqual(try reader.search("replacement").map(\.uniqueIdentifier), ["narwhal"], n)
-            XCTAssertEqual(try reader.count("SELECT count(*) FROM items WHERE bundle = 'com.example.zoo'"), 2,
+            XCTAssertEqual(try reader.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.zoo'"), 2,
                            "\(n): the replaced generation's rows are gone")
             reader.assertHealthy(n)
         }
@@ -327,7 +327,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             try T.seed(store, bundle: "com.example.alpha", [T.item("live", title: "Living Lemur")])
             let queued = try store.enqueue(bundleIdentifier: "com.example.alpha", kind: .reindexAll, reason: .forced, maxAttempts: 2)
             func stagedRows() throws -> Int {
-                try store.count("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)")
+                try store.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)")
             }
 
             _ = try store.markRunning(queued.id)
@@ -375,7 +375,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             let retried = try XCTUnwrap(try store.request(queued.id), n)
             XCTAssertEqual(try store.discardPartialReplacement(retried), 3, n)
             XCTAssertNil(try store.request(queued.id)?.clientState, n)
-            XCTAssertEqual(try store.count("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)"), 0, n)
+            XCTAssertEqual(try store.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)"), 0, n)
             XCTAssertNil(try store.discardPartialReplacement(try XCTUnwrap(try store.request(queued.id), n)), n)
 
             _ = try store.markRunning(queued.id)
@@ -421,7 +421,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             // The host dies here; the next one recovers the bundle.
             try store.recoverAbandoned(bundle: "com.example.alpha")
             XCTAssertEqual(try store.request(queued.id)?.state, .pending, n)
-            XCTAssertEqual(try store.count("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)"), 1,
+            XCTAssertEqual(try store.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha' AND gen = \(queued.id)"), 1,
                            "\(n): recovery must keep a committed batch a retry resumes from")
             XCTAssertEqual(try T.identifiers(store, bundle: "com.example.alpha"), ["live"], n)
             XCTAssertEqual(try store.search("serval").count, 0, n)
@@ -565,7 +565,7 @@ final class StoreTests: XCTestCase, @unchecked Sendable {
             try store.markMissing("com.example.alpha", now: 200)
 
             XCTAssertEqual(try store.removeBundle("com.example.alpha"), 2, "\(n): the count of live items removed")
-            XCTAssertEqual(try store.count("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha'"), 0, "\(n): every generation goes")
+            XCTAssertEqual(try store.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.alpha'"), 0, "\(n): every generation goes")
             XCTAssertNil(try store.request(pending.id), "\(n): its pending request goes")
             XCTAssertEqual(try store.request(staged.id)?.state, .done, "\(n): the history stays")
             XCTAssertEqual(try store.bundleRecords().map(\.key), ["com.example.beta"], n)

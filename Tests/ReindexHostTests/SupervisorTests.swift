@@ -312,7 +312,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
             let run = try runDirect(spec, store: store)
             assertFailure(run, .crashed, exitCode: 75, says: ["exited with status 2"])
             XCTAssertEqual(run.first.stateAfter, .failed, n)
-            let staged = try store.count("SELECT count(*) FROM items WHERE bundle = 'com.example.resume' AND gen = \(run.first.request.id)")
+            let staged = try store.rowCount("SELECT count(*) FROM items WHERE bundle = 'com.example.resume' AND gen = \(run.first.request.id)")
             XCTAssertEqual(staged, 0, "\(n): the committed batch of a request that failed for good must be discarded")
             try assertIndexUnchanged(store, run)
         }

@@ -71,7 +71,7 @@ extension IndexBackend {
 
     /// A count the test asks of the index's tables directly (the two schemas name the columns
     /// the tests read alike).
-    func count(_ sql: String) throws -> Int {
+    func rowCount(_ sql: String) throws -> Int {
         switch self {
         case let sqlite as IndexStore: return Int(try sqlite.connection.scalar(sql) ?? 0)
         case let postgres as PostgresStore: return try postgres.query(sql).int(0, 0)
