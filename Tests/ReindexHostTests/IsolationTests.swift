@@ -36,8 +36,8 @@ final class IsolationTests: XCTestCase, @unchecked Sendable {
     private let victimIDs = ["v.1", "v.2", "shared.1"]
 
     /// The victim's items as (identifier, domain, title), sorted.
-    private func victimItems(_ store: IndexStore) throws -> [String] {
-        try store.items(bundle: victim, limit: 100).map { "\($0.uniqueIdentifier)|\($0.domainIdentifier ?? "-")|\($0.title ?? "-")" }.sorted()
+    private func victimItems(_ store: any IndexBackend) throws -> [String] {
+        try store.items(bundle: victim, domain: nil, limit: 100, now: Clock.now()).map { "\($0.uniqueIdentifier)|\($0.domainIdentifier ?? "-")|\($0.title ?? "-")" }.sorted()
     }
 
     private func makeHostile(_ mode: String) throws -> String {
@@ -48,57 +48,61 @@ final class IsolationTests: XCTestCase, @unchecked Sendable {
     }
 
     func testNoProtocolMessageCanReadChangeOrDeleteAnotherBundlesItems() throws {
-        let store = try IndexStore.open(path: indexPath)
-        try T.seed(store, bundle: victim, [
-            T.item("v.1", title: "Victim Vole", domain: "com.example.victim.people"),
-            T.item("v.2", title: "Victim Vicuna", domain: "com.example.victim.people.staff"),
-            T.item("shared.1", title: "Victim Viper", domain: "shared"),
-        ])
-        let before = try victimItems(store)
-        XCTAssertEqual(before.count, 3)
-        let directory = try makeHostile("")
+        for index in try TestIndex.both(for: self) {
+            let n = index.name
+            let environment = T.commandEnvironment(scratch: scratch, extra: index.environment)
+            func reindex(_ arguments: [String]) throws -> T.CommandResult {
+                try T.runReindex(["--index", index.argument, "--extensions-path", extensionsDirectory] + arguments, scratch: scratch, environment: environment)
+            }
+            let store = try index.open()
+            try T.seed(store, bundle: victim, [
+                T.item("v.1", title: "Victim Vole", domain: "com.example.victim.people"),
+                T.item("v.2", title: "Victim Vicuna", domain: "com.example.victim.people.staff"),
+                T.item("shared.1", title: "Victim Viper", domain: "shared"),
+            ])
+            let before = try victimItems(store)
+            XCTAssertEqual(before.count, 3, n)
+            _ = try makeHostile("")
 
-        // reindexItems of the victim's identifiers: delete them, their domains, "%" and "*",
-        // put items with the same identifiers and domains, ask for the victim's items.
-        let items = try reindex(["run", "com.example.hostile", "--ids", victimIDs.joined(separator: ",")])
-        XCTAssertEqual(items.status, 0, "\(items)")
-        XCTAssertEqual(try victimItems(store), before, "the hostile bundle changed the victim's items")
-        let hostile = try T.identifiers(store, bundle: "com.example.hostile")
-        XCTAssertEqual(hostile, ["claimed.1", "own.1", "shared.1", "v.1", "v.2", "x' OR '1'='1"],
-                       "the hostile bundle's items are its own, the injection attempt stored verbatim")
-        let hijacked = try store.search("hijacked", limit: 50)
-        XCTAssertEqual(Set(hijacked.map(\.bundleIdentifier)), ["com.example.hostile"])
-        XCTAssertEqual(Set(try store.search("victim", limit: 50).map(\.bundleIdentifier)), [victim])
-        XCTAssertEqual(try store.search("claimed").map(\.bundleIdentifier), ["com.example.hostile"],
-                       "an item claiming the victim's bundle identifier is still the hostile bundle's")
+            // reindexItems of the victim's identifiers: delete them, their domains, "%" and "*",
+            // put items with the same identifiers and domains, ask for the victim's items.
+            let items = try reindex(["run", "com.example.hostile", "--ids", victimIDs.joined(separator: ",")])
+            XCTAssertEqual(items.status, 0, "\(n): \(items)")
+            XCTAssertEqual(try victimItems(store), before, "\(n): the hostile bundle changed the victim's items")
+            let hostile = try T.identifiers(store, bundle: "com.example.hostile")
+            XCTAssertEqual(hostile, ["claimed.1", "own.1", "shared.1", "v.1", "v.2", "x' OR '1'='1"],
+                           "\(n): the hostile bundle's items are its own, the injection attempt stored verbatim")
+            let hijacked = try store.search("hijacked", limit: 50)
+            XCTAssertEqual(Set(hijacked.map(\.bundleIdentifier)), ["com.example.hostile"], n)
+            XCTAssertEqual(Set(try store.search("victim", limit: 50).map(\.bundleIdentifier)), [victim], n)
+            XCTAssertEqual(try store.search("claimed").map(\.bundleIdentifier), ["com.example.hostile"],
+                           "\(n): an item claiming the victim's bundle identifier is still the hostile bundle's")
 
-        // Its questions got errors that say nothing of the victim's items.
-        let log = T.read("\(scratch)/index/logs/com.example.hostile.log") ?? ""
-        for method in ["items/get", "search/query", "store/items"] {
-            let line = try XCTUnwrap(log.split(separator: "\n").first { $0.contains("reply \(method):") }, log)
-            XCTAssertTrue(line.contains("-32601"), String(line))
-            XCTAssertFalse(line.contains("Vole") || line.contains("Vicuna") || line.contains("Viper"), String(line))
+            // Its questions got errors that say nothing of the victim's items.
+            let log = T.read(index.logFile(for: "com.example.hostile", commandEnvironment: environment)) ?? ""
+            for method in ["items/get", "search/query", "store/items"] {
+                let line = try XCTUnwrap(log.split(separator: "\n").first { $0.contains("reply \(method):") }, "\(n): \(log)")
+                XCTAssertTrue(line.contains("-32601"), "\(n): \(line)")
+                XCTAssertFalse(line.contains("Vole") || line.contains("Vicuna") || line.contains("Viper"), "\(n): \(line)")
+            }
+
+            // reindexAll ending in deleteAll: the hostile bundle's own items go, the victim's stay.
+            _ = try makeHostile("deleteAll")
+            let all = try reindex(["run", "com.example.hostile", "--all"])
+            XCTAssertEqual(all.status, 0, "\(n): \(all)")
+            XCTAssertEqual(try victimItems(store), before, n)
+            XCTAssertEqual(try T.identifiers(store, bundle: "com.example.hostile"), [], n)
+
+            // batch/commit for a request that is not its own: a protocol violation, nothing committed.
+            _ = try makeHostile("foreignCommit")
+            let foreign = try reindex(["run", "com.example.hostile", "--ids", "v.1"])
+            XCTAssertEqual(foreign.status, 76, "\(n): \(foreign)")
+            XCTAssertTrue(foreign.stderr.contains("which is not outstanding"), "\(n): \(foreign.stderr)")
+            XCTAssertEqual(try victimItems(store), before, n)
+            XCTAssertEqual(try T.identifiers(store, bundle: "com.example.hostile"), [], n)
+            store.assertHealthy(n)
         }
-
-        // reindexAll ending in deleteAll: the hostile bundle's own items go, the victim's stay.
-        _ = try makeHostile("deleteAll")
-        let all = try reindex(["run", "com.example.hostile", "--all"])
-        XCTAssertEqual(all.status, 0, "\(all)")
-        XCTAssertEqual(try victimItems(store), before)
-        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.hostile"), [])
-
-        // batch/commit for a request that is not its own: a protocol violation, nothing committed.
-        _ = try makeHostile("foreignCommit")
-        let foreign = try reindex(["run", "com.example.hostile", "--ids", "v.1"])
-        XCTAssertEqual(foreign.status, 76, "\(foreign)")
-        XCTAssertTrue(foreign.stderr.contains("which is not outstanding"), foreign.stderr)
-        XCTAssertEqual(try victimItems(store), before)
-        XCTAssertEqual(try T.identifiers(store, bundle: "com.example.hostile"), [])
-        XCTAssertEqual(try store.integrityCheck(), [])
-        _ = directory
     }
-
-    // MARK: The environment
 
     func testTheHostsSecretsDoNotReachAnExtensionRunByTheCommand() throws {
         var spec = T.BundleSpec("com.example.environment", executable: "env_dump.sh")

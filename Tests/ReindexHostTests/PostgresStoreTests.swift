@@ -273,6 +273,46 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(count, 1, "after the restart the store reconnected; only the committed batch is there")
     }
 
+    func testABundleOneHostLostKeepsItsItemsWhileAnotherHostHasItAndGoesWhenNoHostHasIt() throws {
+        let (_, stores) = try makeStores(2)
+        let (a, b) = (stores[0], stores[1])
+        a.hostName = "host-a"
+        b.hostName = "host-b"
+        let key = "com.example.one"
+        try a.recordSeen(key: key, identifier: key, version: "1", fingerprint: "f", now: 100)
+        try b.recordSeen(key: key, identifier: key, version: "1", fingerprint: "f", now: 100)
+        let writes = try PostgresWrites(store: a, bundleIdentifier: key, scope: .live)
+        try writes.put(Self.item("1", title: "Fleet item one"))
+        try writes.put(Self.item("2", title: "Fleet item two"))
+        _ = try writes.acknowledge()
+
+        // Host A loses the bundle: missing there, not for the fleet; nothing is removed.
+        try a.markMissing(key, now: 200)
+        XCTAssertNil(try a.bundleRecords().first?.missingSince, "host B still has the bundle")
+        XCTAssertEqual(try a.hosts(bundle: key), ["host-b"])
+        XCTAssertEqual(try a.removeBundle(key), 0, "the items of a bundle another host has were removed")
+        XCTAssertEqual(try b.itemCount(bundle: key), 2)
+
+        // Host B loses it too: missing for the fleet since then.
+        try b.markMissing(key, now: 300)
+        XCTAssertEqual(try a.bundleRecords().first?.missingSince, 300)
+        XCTAssertEqual(try a.hosts(bundle: key), [])
+        // A worker still running one of its requests (under a live lease) keeps it for now.
+        let running = try b.enqueue(bundleIdentifier: key, kind: .reindexItems, identifiers: ["1"], reason: .forced)
+        _ = try b.markRunning(running.id)
+        XCTAssertEqual(try a.removeBundle(key), 0, "a bundle was removed under a request a worker is running")
+        try b.markDone(running.id)
+        XCTAssertEqual(try a.removeBundle(key), 2)
+        XCTAssertEqual(try b.itemCount(bundle: key), 0)
+        XCTAssertEqual(try b.query("SELECT count(*) FROM items WHERE bundle = $1", [key]).int(0, 0), 0)
+        XCTAssertEqual(try b.bundleRecords(), [])
+
+        // Back on a host: known again, and the fleet's scan rebuilds it from nothing.
+        try b.recordSeen(key: key, identifier: key, version: "1", fingerprint: "f", now: 400)
+        XCTAssertEqual(try a.hosts(bundle: key), ["host-b"])
+        XCTAssertNil(try a.bundleRecords().first?.missingSince)
+    }
+
     func testFleetDutiesAreDoneOnceAndQueueingNotifiesListeners() throws {
         let (_, stores) = try makeStores(2)
         let (first, second) = (stores[0], stores[1])

@@ -120,13 +120,20 @@ extension TestSupport {
         }
     }
 
-    /// Puts items straight into a bundle's live items (one transaction).
-    public static func seed(_ store: IndexStore, bundle: String, _ items: [ValidatedItem]) throws {
-        try LocalIndex(store: store, bundleIdentifier: bundle).put(validated: items)
+    /// Puts items straight into a bundle's live items (one transaction), in either index.
+    public static func seed(_ store: any IndexBackend, bundle: String, _ items: [ValidatedItem]) throws {
+        let writes = try store.makeWriter(bundleIdentifier: bundle, scope: .direct, requestID: nil, declarations: [:])
+        do {
+            for item in items { try writes.put(item) }
+            _ = try writes.acknowledge(with: { _ in })
+        } catch {
+            writes.rollback()
+            throw error
+        }
     }
 
     /// The identifiers of a bundle's live items, sorted.
-    public static func identifiers(_ store: IndexStore, bundle: String) throws -> [String] {
-        try store.items(bundle: bundle, limit: 10_000).map(\.uniqueIdentifier).sorted()
+    public static func identifiers(_ store: any IndexBackend, bundle: String) throws -> [String] {
+        try store.items(bundle: bundle, domain: nil, limit: 10_000, now: Clock.now()).map(\.uniqueIdentifier).sorted()
     }
 }

@@ -89,7 +89,9 @@ public final class FleetServer {
     }
 
     /// Records which bundles this host has; a bundle gone from this host is missing here (and
-    /// for the fleet once no host has it). Items are never removed because one host lost a bundle.
+    /// for the fleet once no host has it). Items are never removed because one host lost a bundle:
+    /// only once no host has had it for the removal grace (`removeBundle` checks again, under
+    /// the bundle's lock, that no host has it).
     private func scan(now: Double) throws {
         lastScan = now
         let result = Discovery.discover(paths)
@@ -99,13 +101,22 @@ public final class FleetServer {
             if let record = records[bundle.key], record.fingerprint != nil,
                record.fingerprint != bundle.executableFingerprint || record.version != bundle.manifest.version {
                 try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
-            } else if records[bundle.key]?.fingerprint == nil {
+            } else if records[bundle.key]?.fingerprint == nil || records[bundle.key]?.missingSince != nil {
+                // New to the fleet, or back after no host had it (another worker may be removing
+                // its items at this moment): rebuilt.
                 try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
             }
             try store.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version, fingerprint: bundle.executableFingerprint, now: now)
         }
         for old in discovered where !installed.contains(old.key) { try store.markMissing(old.key, now: now) }
         discovered = result.bundles
+        for record in records.values where !installed.contains(record.key) && workers[record.key] == nil {
+            guard let since = record.missingSince, now - since >= options.removalGraceSeconds else { continue }
+            let removed = try store.removeBundle(record.key)
+            if removed > 0 {
+                ServeLog.info("\(record.identifier): on no host of the fleet for \(Int(now - since)) s; removed its \(removed) item(s)")
+            }
+        }
     }
 
     private func refreshExpiring(now: Double) throws {

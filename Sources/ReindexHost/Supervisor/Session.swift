@@ -178,7 +178,9 @@ public final class ExtensionSession {
                 return (counts, context.rejections, nil)
             } catch {
                 writes.rollback()
-                return (writes.counts, context.rejections, fail(.storeFailure, "cannot commit the acknowledged request: \(error)"))
+                var failure = fail(.storeFailure, "cannot commit the acknowledged request: \(error)")
+                failure.hostSide = isBusyStoreError(error)
+                return (writes.counts, context.rejections, failure)
             }
         }
     }

@@ -84,10 +84,14 @@ extension IndexBackend {
     }
 }
 
-/// Whether a store error is the database being busy (held by another writer past the wait)
-/// rather than a failure of the host's own.
+/// Whether a store error is the database being busy rather than a failure of the host's own:
+/// SQLite held by another writer past the wait, or a PostgreSQL transaction that collided with
+/// another session's (a serialization failure or a deadlock's victim) and that its request, run
+/// again, will get through.
 package func isBusyStoreError(_ error: any Error) -> Bool {
-    (error as? SQLiteError)?.isBusy ?? false
+    if let sqlite = error as? SQLiteError { return sqlite.isBusy }
+    if let postgres = error as? PostgresError { return postgres.isRetryable }
+    return false
 }
 
 /// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.

@@ -16,7 +16,9 @@ public final class PostgresStore {
     let schema: String
     /// This process's identity in the fleet (`workers.id`).
     public private(set) var workerID: String
-    public let hostName: String
+    /// The host's name: what `bundle_hosts` records this host has, and part of `workerID`.
+    /// (Settable inside the module, so one test process can play several hosts of a fleet.)
+    public internal(set) var hostName: String
     /// This open created the schema (a new index): the caller queues the rebuilds, and only one
     /// host of a fleet ever sees it, since migrations run under a lock.
     public private(set) var created = false
@@ -165,9 +167,9 @@ public final class PostgresStore {
         while true {
             do {
                 return try connection.transaction(body)
-            } catch let error as PostgresError where error.isRetryable && attempt < 8 {
+            } catch let error as PostgresError where error.isRetryable && attempt < Self.retries {
                 attempt += 1
-                usleep(useconds_t(1_000 * (1 << attempt)) + useconds_t.random(in: 0...5_000))
+                Self.pauseBeforeRetry(attempt)
             } catch let error as PostgresError where error.connectionLost && !reconnected {
                 // A connection found dead (the server ended it while idle) rolled back whatever
                 // the transaction did: open a new one and run it again, once.
@@ -177,17 +179,38 @@ public final class PostgresStore {
         }
     }
 
-    /// One statement outside any explicit transaction (or inside the open one).
+    /// How many times a transaction or statement that failed to serialize or was chosen as a
+    /// deadlock's victim is run again before the error is reported.
+    static let retries = 8
+
+    /// A short pause, growing and jittered, so the transactions that collided do not collide again.
+    static func pauseBeforeRetry(_ attempt: Int) {
+        usleep(useconds_t(1_000 * (1 << attempt)) + useconds_t.random(in: 0...5_000))
+    }
+
+    /// One statement outside any explicit transaction (or inside the open one). Outside, the
+    /// statement is a transaction of its own, which the server rolled back whole when it failed
+    /// to serialize or was a deadlock's victim: it is run again, like `transaction`'s body.
+    /// Inside, the transaction is aborted and only its owner can run it again.
     @discardableResult
     package func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
         guard !connection.inTransaction else { return try connection.query(sql, parameters) }
         try ensureConnected()
-        do {
-            return try connection.query(sql, parameters)
-        } catch where error.connectionLost {
-            // Found dead on first use after idling: the statement did not run; once more on a new one.
-            try ensureConnected()
-            return try connection.query(sql, parameters)
+        var attempt = 0
+        var reconnected = false
+        while true {
+            let failure: PostgresError
+            do { return try connection.query(sql, parameters) } catch { failure = error }
+            if failure.isRetryable && attempt < Self.retries {
+                attempt += 1
+                Self.pauseBeforeRetry(attempt)
+            } else if failure.connectionLost && !reconnected {
+                // Found dead on first use after idling: the statement did not run; once more on a new one.
+                reconnected = true
+                try ensureConnected()
+            } else {
+                throw failure
+            }
         }
     }
 
@@ -205,7 +228,13 @@ public final class PostgresStore {
     }
 
     /// Records that this host has the bundle on its search path, at this version and executable.
+    /// One transaction, which takes the bundle's row first: a removal (`removeBundle`) of the
+    /// bundle by another host either sees this host has it, or ran wholly before.
     public func recordSeen(key: String, identifier: String, version: String?, fingerprint: String?, now: Double = Clock.now()) throws {
+        try transaction { () throws in try recordSeenStatements(key: key, identifier: identifier, version: version, fingerprint: fingerprint, now: now) }
+    }
+
+    private func recordSeenStatements(key: String, identifier: String, version: String?, fingerprint: String?, now: Double) throws {
         try query("""
             INSERT INTO bundles(key, identifier, live_gen, version, fingerprint, first_seen, last_seen, missing_since)
             VALUES($1, $2, 0, $3, $4, $5, $5, NULL)
@@ -224,9 +253,20 @@ public final class PostgresStore {
                   [key, String(now)])
     }
 
+    /// Forgets a bundle no host of the fleet has any more: its items (every generation), its
+    /// queued requests, its row. A bundle that some host still has (one host losing it only
+    /// marks it missing there), or that a worker is running under a live lease, is left alone:
+    /// nothing is removed and the result is 0. Returns how many live items went.
     @discardableResult
     public func removeBundle(_ key: String) throws -> Int {
         try transaction { () throws -> Int in
+            // The bundle's row first: a host recording that it has the bundle waits, or is seen.
+            try query("SELECT 1 FROM bundles WHERE key = $1 FOR UPDATE", [key])
+            let held = try query("""
+                SELECT EXISTS (SELECT 1 FROM bundle_hosts WHERE bundle = $1)
+                    OR EXISTS (SELECT 1 FROM requests WHERE bundle = $1 AND state = 'running' AND lease_expires >= $2)
+                """, [key, String(Clock.now())])
+            if held.bool(0, 0) { return 0 }
             let count = try itemCount(bundle: key, now: 0)
             for sql in ["DELETE FROM items WHERE bundle = $1", "DELETE FROM staged_generations WHERE bundle = $1",
                         "DELETE FROM requests WHERE bundle = $1 AND state IN ('pending', 'running')",
