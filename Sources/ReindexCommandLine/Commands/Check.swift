@@ -7,7 +7,7 @@ import ReindexProtocol
 /// invariants.
 package struct CheckCommand: ReindexCommand {
     package static let name = "check"
-    package static let summary = "check the index's integrity (SQLite, the full-text index and the index's own invariants)"
+    package static let summary = "check the index's integrity (the database, the full-text index and the index's own invariants)"
     package static let discussion = """
             Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
             known bundle, every live generation a reindexAll that made it, and every invisible row a running or
@@ -20,7 +20,7 @@ package struct CheckCommand: ReindexCommand {
             75 the index stayed busy (try again later).
             """
 
-    package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")
+    package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check (PostgreSQL: without reading every item's document)")
     package static let options: [any DeclaredOption<Self>] = [quick]
 
     package let quick: Bool
