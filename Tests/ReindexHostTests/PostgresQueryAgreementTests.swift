@@ -72,6 +72,7 @@ final class PostgresQueryAgreementTests: XCTestCase {
         #"title == "dunes of urgup"c"#, #"title == "dunes of urgup"d"#, #"title == "*caf*"cd"#, #"title != "Dune""#, #"title < "D""#,
         #"title >= "Picture 5""#, #"title == "A \"quoted\" \\ word""#, #"title == "Star\*Bucks*""#, #"title == "*100%*""#,
         #"title == "*_under_""#, #"title == "Star*Bucks 100% _under_"c"#,
+        #"title == "DUNES OF ÜRGÜP"c"#, #"title == "ürgüp CAVES"c"#, #"title == "CAFÉ*"c"#, #"title == "cafe zoe"cd"#,
         #"contentType == "public.movie""#, #"contentType != "public.movie""#, #"contentType == "PUBLIC.*"c"#,
         #"keywords == "DESERT"c"#, #"keywords == "desert""#, #"keywords != "harbour""#, #"keywords == "o'brien""#,
         #"authors == "le guin"cdw"#, #"authors == "Director 1""#, #"authors == "zoe*"cd"#, #"alternateNames == "Le Port""#,
