@@ -5,12 +5,15 @@ import ReindexStore
 /// Read access to a reindex index for applications: queries in the language of docs/QUERIES.md,
 /// delivered page by page as an `AsyncSequence`.
 ///
-/// A `SearchIndex` is only a path; each iteration opens its own connection when it asks for its
-/// first page and closes it when the iteration ends. Every page reads one consistent snapshot of
+/// A `SearchIndex` is only a path (or a PostgreSQL connection string); each iteration opens its
+/// own connection when it asks for its first page and closes it when the iteration ends. Every page reads one consistent snapshot of
 /// the live items; the pages continue one another by cursor (keyset), so while the index does not
 /// change, iterating returns every match exactly once, and a later page costs what the first does.
 public struct SearchIndex: Sendable {
-    /// The index file (`reindex paths` prints it; `--index` / `REINDEX_INDEX` choose it).
+    /// The index file (`reindex paths` prints it; `--index` / `REINDEX_INDEX` choose it), or a
+    /// PostgreSQL connection string (`postgresql://…`, `postgres://…` or libpq keywords), whose
+    /// schema `REINDEX_PG_SCHEMA` or `?options=-csearch_path=NAME` chooses as for `reindex`.
+    /// The same query matches the same items on both; see docs/QUERIES.md for what differs.
     public let path: String
 
     public init(path: String) {
@@ -139,7 +142,7 @@ public struct SearchError: Error, Sendable, CustomStringConvertible {
         switch error.code {
         case .usage, .invalidData: code = .invalidQuery
         case .requestFailed: code = .busy
-        case .ioError: code = .io
+        case .ioError, .cannotStart: code = .io
         default: code = .other
         }
         message = error.message
@@ -157,7 +160,10 @@ public struct SearchPages: AsyncSequence, Sendable {
         Iterator(pages: self)
     }
 
-    static func open(_ path: String) throws -> IndexStore {
+    static func open(_ path: String) throws -> any IndexQueries {
+        if PostgresLocation.isConnectionString(path) {
+            do { return try Index.openForQueries(path, environment: ProcessInfo.processInfo.environment) } catch { throw SearchError(error) }
+        }
         guard FileManager.default.fileExists(atPath: path) else {
             throw SearchError(.noIndex, "\(path): no index here (run an extension first, or check --index / REINDEX_INDEX)")
         }
@@ -166,7 +172,7 @@ public struct SearchPages: AsyncSequence, Sendable {
 
     public struct Iterator: AsyncIteratorProtocol {
         let pages: SearchPages
-        var store: IndexStore?
+        var store: (any IndexQueries)?
         var cursor: String?
         var first = true
         var finished = false

@@ -76,11 +76,13 @@ package struct CommandContext: Sendable {
 }
 
 extension CommandContext {
-    /// Opens the index. When the database was lost (missing after use, corrupt, truncated), says
-    /// so on stderr and queues `reindexAll` (`indexLost`) for every discovered bundle.
-    package func openStore() throws(ReindexError) -> IndexStore {
+    /// Opens the SQLite index (for what only a file has: a copy of it). When the database was
+    /// lost (missing after use, corrupt, truncated), says so on stderr and queues `reindexAll`
+    /// (`indexLost`) for every discovered bundle. `why` says what needs the file, for the
+    /// error a PostgreSQL index gets.
+    package func openStore(_ why: String = "this command works on a SQLite index file") throws(ReindexError) -> IndexStore {
         if paths.isPostgreSQL {
-            throw ReindexError(.usage, "\(paths.indexDisplayName): this command needs a SQLite index; with a PostgreSQL index use run, search (words), items, status and serve")
+            throw ReindexError(.usage, "\(paths.indexDisplayName): \(why), and this index is a PostgreSQL database")
         }
         let store = try IndexStore.open(path: paths.index)
         if let reason = store.openReport.lostReason {
@@ -105,9 +107,18 @@ extension CommandContext {
         return store
     }
 
+    /// Opens the index for the query language, whichever database holds it.
+    package func openQueries() throws(ReindexError) -> any IndexQueries {
+        let index = try openIndex()
+        guard let queries = index as? any IndexQueries else {
+            throw ReindexError(.internal, "\(index.displayLocation): this index does not answer queries")
+        }
+        return queries
+    }
+
     /// Queues `reindexAll` with reason `indexLost` for every discovered bundle; returns how many.
     @discardableResult
-    package func queueIndexLost(_ store: IndexStore) -> Int {
+    package func queueIndexLost(_ store: any IndexBackend) -> Int {
         var queued = 0
         for bundle in Discovery.discover(paths).bundles {
             if (try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)) != nil {

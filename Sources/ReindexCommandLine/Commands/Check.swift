@@ -7,17 +7,20 @@ import ReindexProtocol
 /// invariants.
 package struct CheckCommand: ReindexCommand {
     package static let name = "check"
-    package static let summary = "check the index's integrity (SQLite, the full-text index and the index's own invariants)"
+    package static let summary = "check the index's integrity (the database, the full-text index and the index's own invariants)"
     package static let discussion = """
             Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
             known bundle, every live generation a reindexAll that made it, and every invisible row a running or
             resumable writer. Rows left by a writer that is gone are listed as leftovers (the next run of the bundle or
             'reindex serve' sweeps them); they do not make the index unhealthy.
+            With a PostgreSQL index, which has no file of its own to check, the check is of the schema the host made
+            (its tables at this version, the text-search configuration, a valid full-text index), of every item's
+            document against its title (not with --quick), and of the same invariants.
             Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions),
             75 the index stayed busy (try again later).
             """
 
-    package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check")
+    package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check (PostgreSQL: without reading every item's document)")
     package static let options: [any DeclaredOption<Self>] = [quick]
 
     package let quick: Bool
@@ -27,6 +30,7 @@ package struct CheckCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
+        if context.paths.isPostgreSQL { return try checkPostgreSQL(context) }
         let store = try context.openStore()
         var problems = try store.integrityCheck(quick: quick, fullText: !quick)
         var leftovers: [String] = []
@@ -55,6 +59,34 @@ package struct CheckCommand: ReindexCommand {
         }
         if !problems.isEmpty {
             Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
+            return ReindexError.Code.invalidData.exitCode
+        }
+        return 0
+    }
+}
+
+extension CheckCommand {
+    /// `reindex check` of a PostgreSQL index: the schema and the index's invariants (PostgreSQL
+    /// keeps its own pages sound), reported as for a SQLite index.
+    func checkPostgreSQL(_ context: CommandContext) throws -> Int32 {
+        guard let store = try context.openIndex() as? PostgresStore else { return 70 }
+        let invariants: IndexInvariants
+        do { invariants = try store.checkInvariants(quick: quick) } catch {
+            throw PostgresStore.explain(error, index: store.displayLocation, doing: "check failed")
+        }
+        let location = store.displayLocation
+        if context.json {
+            Console.json(.object([("index", .string(location)), ("healthy", .bool(invariants.problems.isEmpty)),
+                                  ("problems", .array(invariants.problems.map(JSONValue.string))),
+                                  ("leftovers", .array(invariants.leftovers.map(JSONValue.string))),
+                                  ("lostReason", .null)]))
+        } else {
+            if invariants.problems.isEmpty { Console.out("\(location): healthy") }
+            for problem in invariants.problems { Console.out("\(location): \(problem)") }
+            for leftover in invariants.leftovers { Console.out("\(location): leftover, swept by the next run or serve: \(leftover)") }
+        }
+        if !invariants.problems.isEmpty {
+            Console.err("error: the index at \(location) is damaged; run 'reindex reset' to rebuild it from the extensions")
             return ReindexError.Code.invalidData.exitCode
         }
         return 0

@@ -43,7 +43,7 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
             default: throw ReindexError(.usage, "--\(option) takes no value or 'full', got '\(text)'")
             }
         })
-    package static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index")
+    package static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index file (a SQLite index)")
     package static let printAttach = Flag<Self>("print-attach", help: "print the process name and attach commands, then go on without waiting")
     package static let noSandbox = Flag<Self>("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)")
     package static let arguments: [any DeclaredArgument<Self>] = [bundle]
@@ -82,6 +82,10 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         var indexPath = context.paths.index
         var scratchDirectory: String? = nil
         if scratchIndex {
+            if context.paths.isPostgreSQL {
+                // A copy of a shared database is not a scratch file: a fresh schema is.
+                throw ReindexError(.usage, "\(context.paths.indexDisplayName): --scratch-index copies a SQLite index file; with a PostgreSQL index, point REINDEX_PG_SCHEMA (or ?options=-csearch_path=NAME) at a scratch schema instead")
+            }
             let directory = FileSystem.join(context.environment["TMPDIR"] ?? "/tmp", "reindex-debug-\(getpid())")
             try FileSystem.makeDirectories(directory)
             scratchDirectory = directory
@@ -98,7 +102,7 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         var scratchContext = context
         scratchContext.paths.index = indexPath
         if scratchDirectory != nil { scratchContext.paths.logs = FileSystem.join(scratchDirectory!, "logs") }
-        let store = try scratchContext.openStore()
+        let store = try scratchContext.openIndex()
 
         var options = SessionOptions()
         options.debug = true

@@ -38,14 +38,20 @@ package struct DeleteCommand: ReindexCommand {
 
     package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = self.bundle
-        let store = try context.openStore()
-        let index = LocalIndex(store: store, bundleIdentifier: bundle)
+        guard let what else { throw ReindexError(.usage, "delete needs --ids, --domains or --all") }
+        // One transaction against the bundle's live items, as `LocalIndex` writes, on either backend.
+        let writes = try context.openIndex().makeWriter(bundleIdentifier: bundle, scope: .direct, requestID: nil, declarations: [:])
         let deleted: Int
-        switch what {
-        case .ids(let ids): deleted = try index.delete(identifiers: ids)
-        case .domains(let domains): deleted = try index.delete(domainIdentifiers: domains)
-        case .all: deleted = try index.deleteAll()
-        case nil: throw ReindexError(.usage, "delete needs --ids, --domains or --all")
+        do {
+            switch what {
+            case .ids(let ids): try writes.delete(identifiers: ids)
+            case .domains(let domains): try writes.delete(domains: domains)
+            case .all: try writes.deleteAll()
+            }
+            deleted = try writes.acknowledge { _ in }.deleted
+        } catch {
+            writes.rollback()
+            throw error
         }
         if context.json {
             Console.json(.object([("bundleIdentifier", .string(bundle)), ("deleted", .integer(Int64(deleted)))]))

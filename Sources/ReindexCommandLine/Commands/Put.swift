@@ -9,8 +9,8 @@ package struct PutCommand: ReindexCommand {
     package static let summary = "index items read from stdin (one JSON item per line) for a bundle"
     package static let discussion = """
             A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
-            skipped; the rest is applied together in one short transaction at the end of input (nothing is visible
-            before). No more than one line is held in memory.
+            skipped; the rest is applied together at the end of input (nothing is visible before). No more than one
+            line is held in memory.
             Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
             """
 
@@ -28,30 +28,30 @@ package struct PutCommand: ReindexCommand {
         guard Manifest.isValidBundleIdentifier(bundle) else {
             throw ReindexError(.usage, "\(bundle): not a valid bundle identifier")
         }
-        let store = try context.openStore()
-        let writes = try StagedWrites(store: store, bundleIdentifier: bundle, scope: .live)
+        let store = try context.openIndex()
+        let writes = try store.makeWriter(bundleIdentifier: bundle, scope: .live, requestID: nil, declarations: [:])
         var rejected = 0
         do {
             // Staged writes are committed whenever input pauses: no write lock is held while
             // waiting for the producer.
             try StandardInputLines.forEach(beforeWaiting: { try writes.flush() }, onOverlong: { number, length in
                 rejected += 1
-                writes.reject()
+                writes.reject(count: 1)
                 Console.err("error: \(bundle): stdin line \(number): longer than \(LineReader.defaultMaximumLineLength) bytes (\(length) bytes); line skipped")
             }) { line, number in
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)
                     try writes.put(try ItemValidator.validate(value, declarations: writes.declarations))
-                } catch let error as SQLiteError {
+                } catch let error where isStoreError(error) {
                     throw error
                 } catch {
                     rejected += 1
-                    writes.reject()
+                    writes.reject(count: 1)
                     Console.err("error: \(bundle): stdin line \(number): \(error); line skipped")
                 }
             }
-            let counts = try writes.acknowledge()
+            let counts = try writes.acknowledge { _ in }
             if context.json {
                 Console.json(.object([("bundleIdentifier", .string(bundle)), ("put", .integer(Int64(counts.put))), ("rejected", .integer(Int64(rejected))),
                                       ("ignoredUpdates", .integer(Int64(counts.ignoredUpdates)))]))

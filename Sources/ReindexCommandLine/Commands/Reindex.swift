@@ -57,6 +57,10 @@ package enum Reindex {
             let explained = IndexStore.explain(error, index: index ?? "")
             Console.report(explained)
             return explained.code.exitCode
+        } catch let error as PostgresError {
+            let explained = PostgresStore.explain(error, index: index.map(PostgresLocation.masked) ?? "")
+            Console.report(explained)
+            return explained.code.exitCode
         } catch {
             Console.report(ReindexError(.internal, "\(error)"))
             return 70

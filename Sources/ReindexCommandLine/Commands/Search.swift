@@ -86,14 +86,7 @@ package struct SearchCommand: ReindexCommand {
         } else if !context.json {
             options.snippetMarkers = ("", "")
         }
-        if context.paths.isPostgreSQL {
-            // The PostgreSQL index searches words (the last also as a prefix); the query
-            // language's filters, sorting and facets are the SQLite index's for now.
-            let results = try context.openIndex().search(query, bundle: options.bundle, domain: options.domain, limit: options.limit, now: Clock.now())
-            ResultList.print(results, context: context, empty: "No items match '\(query)'.")
-            return 0
-        }
-        let store = try context.openStore()
+        let store = try context.openQueries()
         if count {
             let n = try store.count(query, options: options)
             if context.json { Console.json(.object([("count", .integer(Int64(n)))])) } else { Console.out(String(n)) }

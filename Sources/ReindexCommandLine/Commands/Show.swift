@@ -22,8 +22,8 @@ package struct ShowCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        let store = try context.openStore()
-        guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier) else {
+        let store = try context.openQueries()
+        guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier, now: Clock.now()) else {
             throw ReindexError(.bundleNotFound, "\(bundle): no live item '\(identifier)'")
         }
         if context.json {

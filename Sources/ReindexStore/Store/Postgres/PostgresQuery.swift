@@ -1,0 +1,440 @@
+import ReindexProtocol
+
+/// The query language (docs/QUERIES.md) compiled to PostgreSQL SQL, from the same parsed
+/// `QueryExpression` the SQLite index runs: the full-text units that drive and rank a search,
+/// and one boolean condition over `items i`, `bundles b` and the item's attributes as `jsonb`
+/// (`x.j`) for everything else.
+///
+/// The checks — unknown attributes, values that do not suit an attribute, `w` on an attribute
+/// that is not searched — are `QueryPlan.compile`'s, so a malformed query gets the same error,
+/// with the same position, on both backends. Every value is a bound parameter; every word goes
+/// to `to_tsquery` quoted, so no text-search operator in the input is ever interpreted.
+///
+/// Where SQLite reads an attribute's own column or `item_attributes` row, PostgreSQL reads the
+/// item's JSON, with the same meaning: a value of the wrong type (written before its attribute
+/// was declared) counts as absent, dates compare as seconds since 1970 with their offsets
+/// applied, strings compare byte by byte (`COLLATE "C"`, SQLite's `BINARY`).
+struct PostgresQueryCompiler {
+    /// Parameters bound so far ($1…).
+    var parameters: [String?] = []
+    let declared: [String: AttributeDeclaration]
+    /// The schema of the `unaccent` function, quoted (for `d`), when the query needs it.
+    let unaccentSchema: String?
+    /// Whether an ICU collation is there to lowercase any script (else `lower` of the database's).
+    let icu: Bool
+
+    /// Plain words must be rechecked against the item's text when some bundle declares an
+    /// attribute `searchable` but not `searchableByDefault`: the weighted document holds its
+    /// text (for `NAME == "…"w`), which plain words must not find.
+    var recheckWords: Bool { declared.values.contains { $0.searchable && !$0.searchableByDefault } }
+
+    init(declared: [String: AttributeDeclaration], unaccentSchema: String? = nil, icu: Bool = false) {
+        self.declared = declared
+        self.unaccentSchema = unaccentSchema
+        self.icu = icu
+    }
+
+    /// Whether the query compares strings with modifiers or wildcards (so needs `unaccent`/`lower`).
+    static func needsFolding(_ expression: QueryExpression?) -> Bool {
+        switch expression {
+        case nil: return false
+        case .comparison(let c)?:
+            if case .string(let text, let modifiers) = c.value {
+                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty || text.contains("*")
+            }
+            return false
+        case .and(let a, let b)?, .or(let a, let b)?: return needsFolding(a) || needsFolding(b)
+        case .not(let a)?: return needsFolding(a)
+        default: return false
+        }
+    }
+
+    mutating func bind(_ value: String?, _ type: String) -> String {
+        parameters.append(value)
+        return "$\(parameters.count)::\(type)"
+    }
+
+    mutating func bind(_ value: Double) -> String { bind(String(value), "float8") }
+
+    // MARK: Reading attributes from the item's JSON
+
+    /// The attributes as `jsonb`, for `CROSS JOIN LATERAL (SELECT …) x(j)`. JSON text may hold
+    /// `\u0000`, which `jsonb` refuses: it becomes U+FFFD (the same length of escape, so the
+    /// text stays valid JSON).
+    static let attributesJSONB = "CASE WHEN strpos(i.attributes, '\\u0000') = 0 THEN i.attributes::jsonb ELSE replace(i.attributes, '\\u0000', '\\ufffd')::jsonb END"
+    static let from = "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT \(attributesJSONB)) x(j)"
+
+    static func literal(_ name: String) -> String { "'" + name.replacingAll("'", with: "''") + "'" }
+    static func member(_ name: String) -> String { "x.j->\(literal(name))" }
+    /// The attribute's value as text, whatever its JSON type (as `json_extract` gives it).
+    static func text(_ name: String) -> String { "(x.j->>\(literal(name)))" }
+    /// The attribute when it is a JSON string.
+    static func string(_ name: String) -> String {
+        "(CASE WHEN jsonb_typeof(\(member(name))) = 'string' THEN x.j->>\(literal(name)) END)"
+    }
+    static func number(_ name: String) -> String {
+        "(CASE WHEN jsonb_typeof(\(member(name))) = 'number' THEN (x.j->>\(literal(name)))::float8 END)"
+    }
+    /// 1 or 0 for a JSON true or false, as SQLite reads a boolean.
+    static func boolean(_ name: String) -> String {
+        "(CASE \(member(name)) WHEN 'true'::jsonb THEN 1.0 WHEN 'false'::jsonb THEN 0.0 END)"
+    }
+    /// An RFC 3339 date as seconds since 1970 (null for anything else).
+    static func seconds(_ text: String) -> String {
+        "(CASE WHEN \(text) ~ '\(rfc3339)' THEN extract(epoch FROM (\(text))::timestamptz)::float8 END)"
+    }
+    static let rfc3339 = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+    /// The strings of a list attribute, as rows `v(value)`.
+    static func elements(_ name: String) -> String {
+        "jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(member(name))) = 'array' THEN \(member(name)) END) v(value)"
+    }
+    /// A list attribute's strings joined by newlines (its full-text column's text).
+    static func joined(_ name: String) -> String {
+        "(SELECT string_agg(v.value, E'\\n') FROM \(elements(name)))"
+    }
+
+    /// How a sort key reads an attribute (and its SQL type, for the cursor); nil for one that
+    /// cannot be sorted by (`IndexStore.sortExpression` has refused it already).
+    static func sortKey(_ attribute: String, declared: [String: AttributeDeclaration]) -> (expression: String, type: String)? {
+        switch attribute {
+        case "bundleIdentifier": return ("i.bundle COLLATE \"C\"", "text")
+        case "domainIdentifier": return ("i.domain COLLATE \"C\"", "text")
+        case "uniqueIdentifier": return ("i.uid COLLATE \"C\"", "text")
+        case "expirationDate": return ("i.expires", "float8")
+        default: break
+        }
+        if let kind = AttributeSchema.kinds[attribute] {
+            switch kind {
+            case .string: return ("\(text(attribute)) COLLATE \"C\"", "text")
+            case .stringList: return ("(x.j->\(literal(attribute))->>0) COLLATE \"C\"", "text")
+            case .number: return (number(attribute), "float8")
+            case .date: return (seconds(text(attribute)), "float8")
+            case .boolean: return (boolean(attribute), "float8")
+            case .base64: return nil
+            }
+        }
+        guard let declaration = declared[attribute] else { return nil }
+        switch declaration.attributeKind {
+        case .string: return ("\(string(attribute)) COLLATE \"C\"", "text")
+        case .stringList: return ("(x.j->\(literal(attribute))->>0) COLLATE \"C\"", "text")
+        case .number: return (number(attribute), "float8")
+        case .date: return (seconds(string(attribute)), "float8")
+        case .boolean: return (boolean(attribute), "float8")
+        case .base64: return nil
+        }
+    }
+
+    // MARK: Full text
+
+    /// The words of `text` as the index splits them (on anything but letters and digits).
+    static func tokens(_ text: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.properties.generalCategory == .nonspacingMark {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        return words
+    }
+
+    /// A unit as a `tsquery` phrase (`'le' <-> 'guin'`), its last word a prefix when asked,
+    /// restricted to the document's `weights` when given.
+    static func phrase(_ unit: RankingUnit, prefix: Bool, weights: String = "") -> String? {
+        let words = tokens(unit.text)
+        guard !words.isEmpty else { return nil }
+        let asPrefix = unit.starred || (prefix && unit.prefixable)
+        return words.enumerated().map { n, word in
+            let quoted = "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'"
+            let last = n == words.count - 1
+            let flags = (last && asPrefix ? "*" : "") + weights
+            return quoted + (flags.isEmpty ? "" : ":" + flags)
+        }.joined(separator: " <-> ")
+    }
+
+    mutating func tsquery(_ text: String) -> String { "to_tsquery('reindex_search', \(bind(text, "text")))" }
+
+    /// The text of one full-text attribute as SQLite's column holds it: `textContent` with the
+    /// text of the attributes searched by default.
+    func columnText(_ name: String) -> String {
+        if AttributeSchema.kinds[name] == .stringList { return Self.joined(name) }
+        guard name == "textContent" else { return Self.text(name) }
+        let extra = declared.filter { $0.value.searchableByDefault }.keys.sorted().map(customText)
+        return extra.isEmpty ? Self.text(name) : "concat_ws(E'\\n', \(([Self.text(name)] + extra).joined(separator: ", ")))"
+    }
+
+    /// A declared attribute's text: a string, or a list's strings.
+    func customText(_ name: String) -> String {
+        declared[name]?.attributeKind == .stringList ? Self.joined(name) : Self.string(name)
+    }
+
+    /// `tsquery` (bound already) found in one of these texts.
+    static func anyText(_ texts: [String], _ query: String) -> String {
+        "(" + texts.map { "to_tsvector('reindex_search', coalesce(\($0), '')) @@ \(query)" }.joined(separator: " OR ") + ")"
+    }
+
+    /// The items where `unit` matches: through the document's GIN index, then in the unit's
+    /// own attributes when it names some (or when plain words must not find text only a `w`
+    /// comparison may).
+    mutating func unitMatch(_ unit: RankingUnit, prefix: Bool) -> String {
+        guard let text = Self.phrase(unit, prefix: prefix) else { return "false" }
+        let query = tsquery(text)
+        var test = "i.doc @@ \(query)"
+        if unit.columns != QueryPlan.allColumns {
+            let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
+            test += " AND " + Self.anyText(names.map(columnText), query)
+        } else if recheckWords {
+            test += " AND " + Self.anyText(AttributeSchema.searched.map(columnText), query)
+        }
+        return "(" + test + ")"
+    }
+
+    /// A unit's score: the weight of the best attribute it is found in, as on SQLite — title 10,
+    /// displayName 8, keywords and alternateNames 5, authors 3, contentDescription 2,
+    /// textContent 1. The document's weight class (A title and displayName, B keywords and
+    /// alternateNames, C contentDescription and authors, D textContent) narrows it; within A
+    /// and C the attribute's own text decides.
+    mutating func unitScore(_ unit: RankingUnit, prefix: Bool) -> String {
+        if unit.columns != QueryPlan.allColumns {
+            let weights = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { Ranking.weights[$0] }
+            return String(Int(weights.max() ?? 1))
+        }
+        guard let plain = Self.phrase(unit, prefix: prefix), let a = Self.phrase(unit, prefix: prefix, weights: "A"),
+              let b = Self.phrase(unit, prefix: prefix, weights: "B"), let c = Self.phrase(unit, prefix: prefix, weights: "C") else { return "0" }
+        let query = tsquery(plain)
+        func found(_ name: String) -> String { Self.anyText([columnText(name)], query) }
+        return """
+            (CASE WHEN i.doc @@ \(tsquery(a)) THEN (CASE WHEN \(found("title")) THEN 10 ELSE 8 END) \
+            WHEN i.doc @@ \(tsquery(b)) THEN 5 \
+            WHEN i.doc @@ \(tsquery(c)) THEN (CASE WHEN \(found("authors")) THEN 3 WHEN \(found("contentDescription")) THEN 2 ELSE 1 END) \
+            ELSE 1 END)
+            """
+    }
+
+    // MARK: Conditions
+
+    /// The condition of a compiled query: every top-level conjunct that is not one of the
+    /// plan's units (the same split as `QueryPlan.compile`). Empty when there is none.
+    mutating func condition(_ expression: QueryExpression?) throws(QuerySyntaxError) -> String {
+        guard let expression else { return "" }
+        var conjuncts: [QueryExpression] = []
+        QueryPlan.flatten(expression, into: &conjuncts)
+        var conditions: [String] = []
+        for conjunct in conjuncts {
+            switch conjunct {
+            case .words: continue
+            case .comparison(let c) where c.op == .equal && declared[c.attribute] == nil:
+                if case .string(_, let modifiers) = c.value, modifiers.contains(.wordBased) { continue }
+                conditions.append(try sql(conjunct))
+            default:
+                conditions.append(try sql(conjunct))
+            }
+        }
+        return conditions.joined(separator: " AND ")
+    }
+
+    mutating func sql(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+        switch expression {
+        case .and(let a, let b): return "(\(try sql(a)) AND \(try sql(b)))"
+        case .or(let a, let b): return "(\(try sql(a)) OR \(try sql(b)))"
+        case .not(let a): return "NOT coalesce(\(try sql(a)), false)"
+        case .words(let words):
+            var units = words.compactMap { QueryPlan.unit($0, columns: QueryPlan.allColumns) }
+            guard !units.isEmpty else { return "true" }
+            units[units.count - 1].prefixable = true
+            return "(" + units.map { unitMatch($0, prefix: true) }.joined(separator: " AND ") + ")"
+        case .restriction(.bundle(let identifier)):
+            return "i.bundle = \(bind(identifier.lowercased(), "text"))"
+        case .restriction(.domain(let domain)):
+            let p = bind(domain, "text")
+            return "(i.domain = \(p) OR starts_with(i.domain, \(p) || '.'))"
+        case .inRange(let name, let low, let high):
+            let value: String
+            if AttributeSchema.kinds[name] == .number {
+                value = Self.number(name)
+            } else if AttributeSchema.kinds[name] == nil, declared[name]?.kind == .number {
+                value = Self.number(name)
+            } else {
+                throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
+            }
+            return "\(value) BETWEEN \(bind(low)) AND \(bind(high))"
+        case .comparison(let c):
+            return try comparison(c)
+        }
+    }
+
+    mutating func comparison(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
+        let op = c.op == .equal ? "=" : c.op.rawValue
+        if c.attribute == "*" {
+            guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
+            }
+            if modifiers.contains(.wordBased) { return try wordCondition(c, text: text, columns: QueryPlan.allColumns) }
+            let any = AttributeSchema.searched.map { name -> String in
+                AttributeSchema.kinds[name] == .stringList
+                    ? "EXISTS (SELECT 1 FROM \(Self.elements(name)) WHERE \(stringMatch("v.value", text, modifiers)))"
+                    : stringMatch(Self.text(name), text, modifiers)
+            }.joined(separator: " OR ")
+            return c.op == .equal ? "(\(any))" : "NOT (\(any))"
+        }
+        if let declaration = declared[c.attribute], AttributeSchema.kinds[c.attribute] == nil,
+           !["domainIdentifier", "uniqueIdentifier", "bundleIdentifier"].contains(c.attribute) {
+            if case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
+                return try customWordCondition(c, text: text, declaration)
+            }
+            return try customComparison(c, declaration)
+        }
+        let column: String
+        let kind: AttributeKind
+        switch c.attribute {
+        case "domainIdentifier": column = "i.domain"; kind = .string
+        case "uniqueIdentifier": column = "i.uid"; kind = .string
+        case "bundleIdentifier": column = "b.identifier"; kind = .string
+        default:
+            guard let k = AttributeSchema.kinds[c.attribute] else {
+                throw QuerySyntaxError(position: c.position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *", got: "'\(c.attribute)'")
+            }
+            kind = k
+            switch k {
+            case .number: column = Self.number(c.attribute)
+            case .boolean: column = Self.boolean(c.attribute)
+            case .date: column = Self.seconds(Self.text(c.attribute))
+            default: column = Self.text(c.attribute)
+            }
+        }
+        switch (kind, c.value) {
+        case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
+            if modifiers.contains(.wordBased) {
+                return try wordCondition(c, text: text, columns: try QueryPlan.searchedColumns(c))
+            }
+            if c.op == .equal || c.op == .notEqual {
+                let test = kind == .stringList
+                    ? "EXISTS (SELECT 1 FROM \(Self.elements(c.attribute)) WHERE \(stringMatch("v.value", text, modifiers)))"
+                    : "coalesce(\(stringMatch(column, text, modifiers)), false)"
+                return c.op == .equal ? test : "NOT \(test)"
+            }
+            guard kind == .string, modifiers.isEmpty else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+            }
+            return "\(column) COLLATE \"C\" \(op) \(bind(text, "text"))"
+        case (.number, .number(let n)):
+            return c.op == .notEqual ? "coalesce(\(column) <> \(bind(n)), true)" : "\(column) \(op) \(bind(n))"
+        case (.date, .time(let t)):
+            return c.op == .notEqual ? "coalesce(\(column) <> \(bind(t)), true)" : "\(column) \(op) \(bind(t))"
+        case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
+            guard let t = RFC3339.parse(text) else {
+                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+            }
+            return c.op == .notEqual ? "coalesce(\(column) <> \(bind(t)), true)" : "\(column) \(op) \(bind(t))"
+        case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
+            return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "coalesce(\(column) <> \(b ? 1 : 0), true)"
+        default:
+            throw QueryPlan.mismatch(c, kind)
+        }
+    }
+
+    /// A declared attribute: its values of the declared type (a list matches when any string
+    /// does); `!=` is the negation of `==`, so an item without the attribute matches it.
+    mutating func customComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
+        let kind = declaration.attributeKind
+        let op = c.op == .equal ? "=" : c.op.rawValue
+        func negatable(_ equal: String) -> String { c.op == .notEqual ? "NOT coalesce(\(equal), false)" : equal }
+        let name = c.attribute
+        switch (kind, c.value) {
+        case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
+            if c.op == .equal || c.op == .notEqual {
+                let test = kind == .stringList
+                    ? "EXISTS (SELECT 1 FROM \(Self.elements(name)) WHERE \(stringMatch("v.value", text, modifiers)))"
+                    : stringMatch(Self.string(name), text, modifiers)
+                return negatable(test)
+            }
+            guard kind == .string, modifiers.isEmpty else {
+                throw QuerySyntaxError(position: c.position, expected: "== or != for \(name) with modifiers or a list", got: "'\(c.op.rawValue)'")
+            }
+            return "\(Self.string(name)) COLLATE \"C\" \(op) \(bind(text, "text"))"
+        case (.number, .number(let n)):
+            return c.op == .notEqual ? negatable("\(Self.number(name)) = \(bind(n))") : "\(Self.number(name)) \(op) \(bind(n))"
+        case (.date, .time(let t)):
+            let value = Self.seconds(Self.string(name))
+            return c.op == .notEqual ? negatable("\(value) = \(bind(t))") : "\(value) \(op) \(bind(t))"
+        case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
+            guard let t = RFC3339.parse(text) else {
+                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(name) (or $time.iso(…))", got: "\"\(text)\"")
+            }
+            let value = Self.seconds(Self.string(name))
+            return c.op == .notEqual ? negatable("\(value) = \(bind(t))") : "\(value) \(op) \(bind(t))"
+        case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
+            return negatable("\(Self.boolean(name)) = \(b ? 1 : 0)")
+        default:
+            throw QueryPlan.mismatch(c, kind)
+        }
+    }
+
+    /// A `w` comparison under `||`, `!` or `!=`: the words, in order, in those attributes.
+    mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+        guard let unit = QueryPlan.unit(text, columns: columns) else { return c.op == .equal ? "false" : "true" }
+        let test = unitMatch(unit, prefix: false)
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// A `w` comparison on a searchable declared attribute: its words, in order, in that
+    /// attribute's own text (the document holds it, for the index to narrow the rows).
+    mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
+        guard declaration.searchable else {
+            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
+        }
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+        guard let unit = QueryPlan.unit(text, columns: QueryPlan.allColumns), let phrase = Self.phrase(unit, prefix: false) else {
+            return c.op == .equal ? "false" : "true"
+        }
+        let query = tsquery(phrase)
+        let test = "(i.doc @@ \(query) AND \(Self.anyText([customText(c.attribute)], query)))"
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// `value` against a pattern: equality when it has no `*` and no `c`/`d` (which an index
+    /// could serve), else `LIKE` over both sides folded — `lower` for `c`, `unaccent` for `d`.
+    mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
+        let folding = modifiers.intersection([.caseInsensitive, .diacriticInsensitive])
+        if folding.isEmpty && !pattern.contains("*") {
+            return "\(value) = \(bind(pattern.replacingAll("\\*", with: "*"), "text"))"
+        }
+        return "\(fold(value, modifiers)) LIKE \(fold(bind(Self.likePattern(pattern), "text"), modifiers)) ESCAPE '\\'"
+    }
+
+    func fold(_ value: String, _ modifiers: StringModifiers) -> String {
+        var folded = value
+        if modifiers.contains(.diacriticInsensitive) { folded = "\(unaccentSchema.map { $0 + "." } ?? "")unaccent(\(folded))" }
+        if modifiers.contains(.caseInsensitive) { folded = icu ? "lower(\(folded) COLLATE \"und-x-icu\")" : "lower(\(folded))" }
+        return folded
+    }
+
+    /// The language's pattern (`*` any run, `\x` the character x) as a `LIKE` pattern with `\`
+    /// as its escape.
+    static func likePattern(_ pattern: String) -> String {
+        var result = ""
+        var characters = pattern.makeIterator()
+        while let c = characters.next() {
+            switch c {
+            case "\\":
+                if let d = characters.next() {
+                    if d == "%" || d == "_" || d == "\\" { result.append("\\") }
+                    result.append(d)
+                }
+            case "*": result.append("%")
+            case "%", "_": result += "\\" + String(c)
+            default: result.append(c)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import ReindexHost
+import ReindexSystem
+@testable import ReindexStore
+import ReindexProtocol
+import ReindexTestSupport
+import XCTest
+
+/// The query language on both backends: the same items, written the same way (real extensions
+/// through `reindex run`, and `reindex put`), in a SQLite index and in a PostgreSQL index on the
+/// server the tests start; every query form of QueryCommandTests, QueryParserTests and
+/// CustomAttributeTests must match the same items on both, count the same, facet the same,
+/// fail with the same error, and order and page the same by sort keys. Relevance order may
+/// differ; its pages must still return every match once.
+final class PostgresQueryAgreementTests: XCTestCase {
+    typealias T = TestSupport
+    var scratch = ""
+    var sqlite: IndexStore!
+    var postgres: PostgresStore!
+
+    /// Places with the attributes the films and books do not have (displayName, latitude,
+    /// booleans, rankingHint, alternateNames, endDate, punctuation and accents in words).
+    static let places = [
+        #"{"uniqueIdentifier":"p.1","domainIdentifier":"places.nyc","attributes":{"title":"Café Zoë","displayName":"Zoe's","latitude":40.7,"longitude":-74,"supportsPhoneCall":true,"rankingHint":5,"keywords":["coffee","o'brien"],"textContent":"c++ and foo-bar","contentType":"public.place"}}"#,
+        #"{"uniqueIdentifier":"p.2","domainIdentifier":"places.nyc.brooklyn","attributes":{"title":"Harbour Café","latitude":41.2,"supportsPhoneCall":false,"rankingHint":-1,"alternateNames":["Le Port"],"authors":["Zoë Martin"],"textContent":"staff engineer lunches","contentType":"public.place"}}"#,
+        #"{"uniqueIdentifier":"p.3","domainIdentifier":"places.tr","attributes":{"title":"Ürgüp caves","latitude":38.6,"contentDescription":"staff engineering offsite","keywords":["caves"],"endDate":"2025-12-31T23:00:00+01:00"}}"#,
+        #"{"uniqueIdentifier":"p.4","attributes":{"title":"A \"quoted\" \\ word","textContent":"harbour dune","rating":2,"rankingHint":100}}"#,
+        #"{"uniqueIdentifier":"p.5","attributes":{"displayName":"Dune bakery","rating":4.5,"contentType":"public.place","supportsNavigation":true}}"#,
+        #"{"uniqueIdentifier":"p.6","attributes":{"title":"Star*Bucks 100% _under_","contentType":"public.place"}}"#,
+    ].joined(separator: "\n") + "\n"
+
+    override func setUpWithError() throws {
+        scratch = try T.makeScratchDirectory(for: self)
+        let extensions = scratch + "/extensions"
+        var films = T.BundleSpec("com.example.films", executable: "films.py")
+        films.requestSeconds = 60
+        try T.makeBundle(films, in: extensions)
+        var books = T.BundleSpec("com.example.catalogue", executable: "catalogue.py")
+        books.extraManifest = [("attributes", CustomAttributeTests.declarations)]
+        try T.makeBundle(books, in: extensions)
+
+        let server = try PostgresServer.shared()
+        let schema = server.freshSchema("query")
+        let sqlitePath = scratch + "/index.sqlite"
+        for index in [sqlitePath, server.connectionURI] {
+            func reindex(_ arguments: [String], stdin: String? = nil) throws -> T.CommandResult {
+                try T.runReindex(["--index", index, "--extensions-path", extensions] + arguments, scratch: scratch,
+                                 environment: T.commandEnvironment(scratch: scratch, extra: ["REINDEX_PG_SCHEMA": schema]), stdin: stdin)
+            }
+            for bundle in ["com.example.films", "com.example.catalogue"] {
+                let run = try reindex(["run", bundle])
+                XCTAssertEqual(run.status, 0, "\(index): \(run)")
+            }
+            let items = try reindex(["run", "com.example.catalogue", "--ids", "b.4"])
+            XCTAssertEqual(items.status, 0, "\(index): \(items)")
+            let put = try reindex(["put", "com.example.places"], stdin: Self.places)
+            XCTAssertEqual(put.status, 0, "\(index): \(put)")
+        }
+        sqlite = try IndexStore.open(path: sqlitePath)
+        postgres = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+    }
+
+    /// Every query form the other query tests use, and more of each kind.
+    static let queries: [String] = [
+        // Words: every one must match, the last also as a prefix; accents and case ignored.
+        "dune", "dun", "DUNE", "harbour", "harb", "harbour dune", "dune harbour", "desert", "picture 7", "picture 1",
+        "cafe", "CAFÉ zoe", "zoë", "urgup", "ürgüp cav", "o'brien", "c++", "foo-bar", "foo bar", "staff eng", "staff engineer",
+        "\"staff engineer\"", "eng*", "le port", "lighthouse", "tide", "mystery", "dune OR harbour", "title:dune", "documentary 11",
+        "director 3", "quoted word", "nothing-matches",
+        // Comparisons of every type and operator.
+        #"title == "Dune""#, #"title == "DUNE""#, #"title == "DUNE"c"#, #"title == "dune*"cd"#, #"title == "dunes of urgup"cd"#,
+        #"title == "dunes of urgup"c"#, #"title == "dunes of urgup"d"#, #"title == "*caf*"cd"#, #"title != "Dune""#, #"title < "D""#,
+        #"title >= "Picture 5""#, #"title == "A \"quoted\" \\ word""#, #"title == "Star\*Bucks*""#, #"title == "*100%*""#,
+        #"title == "*_under_""#, #"title == "Star*Bucks 100% _under_"c"#,
+        #"title == "DUNES OF ÜRGÜP"c"#, #"title == "ürgüp CAVES"c"#, #"title == "CAFÉ*"c"#, #"title == "cafe zoe"cd"#,
+        #"contentType == "public.movie""#, #"contentType != "public.movie""#, #"contentType == "PUBLIC.*"c"#,
+        #"keywords == "DESERT"c"#, #"keywords == "desert""#, #"keywords != "harbour""#, #"keywords == "o'brien""#,
+        #"authors == "le guin"cdw"#, #"authors == "Director 1""#, #"authors == "zoe*"cd"#, #"alternateNames == "Le Port""#,
+        #"* == "desert"cdw"#, #"* == "dune"c"#, #"* != "dune"c"#, #"* == "caves"w"#, #"title == "dune"w"#, #"title != "dune"w"#,
+        #"displayName == "dune"w"#, #"keywords == "harb*"w"#, #"textContent == "lighthouse"w"#, #"contentDescription == "staff engineering"w"#,
+        "rating >= 4", "rating > 4", "rating == 5", "rating != 5", "rating < 1", "rating <= 1", "rating >= 4.5", "rankingHint > 0", "rankingHint != 5",
+        "latitude >= 40", "latitude < 40.7", "longitude == -74", "InRange(latitude, 40.0, 41.5)", "InRange(rating, 3, 3.9)", "InRange(rating, 3.2, 3.9)",
+        "supportsPhoneCall == true", "supportsPhoneCall == false", "supportsPhoneCall != true", "supportsNavigation == true",
+        "startDate > $time.iso(2026-01-31T00:00:00Z)", "startDate <= $time.iso(2026-01-03T20:00:00Z)", #"startDate == "2026-01-05T20:00:00Z""#,
+        "startDate != $time.iso(2026-01-05T20:00:00Z)", "endDate < $time.iso(2026-01-01T00:00:00Z)", "endDate == $time.iso(2025-12-31T22:00:00Z)",
+        "startDate > $time.now", "startDate < $time.today(-7)",
+        #"domainIdentifier == "com.example.films.drama""#, #"domainIdentifier == "places.*""#, #"uniqueIdentifier == "film.00*""#,
+        #"uniqueIdentifier > "p.3""#, #"bundleIdentifier == "com.example.places""#, #"bundleIdentifier != "com.example.films""#,
+        // Restrictions and logic.
+        "domain:com.example.films.documentary dune", "domain:places.nyc", "bundle:com.example.other dune", "bundle:com.example.catalogue",
+        "bundle:COM.EXAMPLE.PLACES cafe", "dune && rating >= 4", #"(title == "dune"c || title == "dunes*"c) && !(rating < 4)"#,
+        #"rating >= 4 && contentType == "public.movie""#, #"rating >= 4 && contentType == "public.movie" || rating < 1"#,
+        #"rating >= 4 && (contentType == "public.movie" || rating < 1)"#, "!(rating >= 1) && harbour", "rating == 5 || rating < 1",
+        "!rating >= 4 && dune", "dune rating >= 4", "!(dune)", "!harbour", "harbour || cafe", "(harbour || cafe) && latitude > 41",
+        #"!(title == "dune"w) && dun"#, "!(supportsPhoneCall == true)", "!(pages >= 300)",
+        // Declared attributes (catalogue.py).
+        "pages >= 300", "InRange(pages, 100, 400)", "published > $time.iso(2020-01-01T00:00:00Z)", "inPrint == true", "inPrint != true",
+        #"genres == "mystery""#, #"isbn == "978-2""#, #"isbn == "978-*" && pages < 500"#, #"genres == "fiction"w"#, #"genres == "science fiction"w"#,
+        #"genres != "fiction"w"#, #"genres == "SCIENCE*"c"#, #"isbn > "978-1""#, #"isbn != "978-2""#, "pages != 120", "pages < 100", "lighthouse && pages < 200",
+        "pages > 100", #"published == "2019-01-01T00:00:00Z""#, #"blurb == "*lighthouse*""#, "blurb == \"verses about the tide\"cw",
+    ]
+
+    func identifiers(_ page: QueryPage) -> [String] { page.results.map { "\($0.bundleIdentifier)/\($0.uniqueIdentifier)" } }
+
+    func testEveryQueryFormMatchesTheSameItemsOnBothBackends() throws {
+        var matched = 0
+        for query in Self.queries {
+            let options = QueryOptions(limit: 1000)
+            let expected = try sqlite.query(query, options: options)
+            let found = try postgres.query(query, options: options)
+            XCTAssertEqual(Set(identifiers(found)), Set(identifiers(expected)), query)
+            XCTAssertEqual(identifiers(found).count, Set(identifiers(found)).count, "\(query): a match twice")
+            XCTAssertEqual(try postgres.count(query, options: options), try sqlite.count(query, options: options), "count of \(query)")
+            if !expected.results.isEmpty { matched += 1 }
+            // With words, the snippet of each result is the same (the same attribute, the same marks).
+            let snippets = Dictionary(expected.results.map { ("\($0.bundleIdentifier)/\($0.uniqueIdentifier)", $0.snippet) }) { a, _ in a }
+            for result in found.results {
+                XCTAssertEqual(result.snippet, snippets["\(result.bundleIdentifier)/\(result.uniqueIdentifier)"] ?? nil, "snippet in \(query)")
+            }
+        }
+        XCTAssertGreaterThan(matched, Self.queries.count * 3 / 4, "most queries match something, so the agreement means something")
+        // With the options' restrictions too.
+        for (query, bundle, domain) in [("harbour", "com.example.films", nil), ("dune", nil, "com.example.films.documentary"), ("cafe", nil, "places.nyc"),
+                                        ("rating >= 2", "com.example.places", nil), ("", "com.example.catalogue", nil), ("", nil, "places")] as [(String, String?, String?)] {
+            let options = QueryOptions(bundle: bundle, domain: domain, limit: 1000)
+            XCTAssertEqual(Set(identifiers(try postgres.query(query, options: options))), Set(identifiers(try sqlite.query(query, options: options))),
+                           "\(query) \(bundle ?? "") \(domain ?? "")")
+        }
+    }
+
+    func testMalformedQueriesFailTheSameWayOnBothBackends() {
+        let bad = ["rating >= ", "(dune", "ratng > 4", "title == 4", "a = b", #"isbn == "978"w"#, #"shelf == "A""#, "rating == true",
+                   #"title < "a"c"#, #"keywords > "a""#, "InRange(title, 1, 2)", #"startDate > "yesterday""#, #"rating == "4"w"#, "thumbnailData == 1"]
+        for query in bad {
+            var sqliteError: ReindexError?
+            var postgresError: ReindexError?
+            do { _ = try sqlite.query(query, options: QueryOptions()) } catch { sqliteError = error }
+            do { _ = try postgres.query(query, options: QueryOptions()) } catch { postgresError = error }
+            XCTAssertNotNil(sqliteError, query)
+            XCTAssertEqual(postgresError?.message, sqliteError?.message, query)
+            XCTAssertEqual(postgresError?.code, sqliteError?.code, query)
+        }
+        for key in ["nonsense", "thumbnailData"] {
+            var options = QueryOptions()
+            options.sort = [QuerySort(attribute: key)]
+            XCTAssertThrowsError(try postgres.query("", options: options), key) { error in
+                XCTAssertEqual((error as? ReindexError)?.code, .usage, "\(key): \(error)")
+            }
+        }
+    }
+
+    /// Every page of a query through its cursors.
+    func pages(_ store: any IndexQueries, _ query: String, limit: Int, sort: [QuerySort] = []) throws -> [String] {
+        var options = QueryOptions(limit: limit, sort: sort)
+        var all: [String] = []
+        for _ in 0..<1000 {
+            let page = try store.query(query, options: options)
+            XCTAssertLessThanOrEqual(page.results.count, limit)
+            all += identifiers(page)
+            guard let next = page.nextCursor else { return all }
+            XCTAssertEqual(page.results.count, limit, "only a full page has a next cursor")
+            options.after = next
+        }
+        XCTFail("paging did not end")
+        return all
+    }
+
+    func testSortedOrdersAndTheirPagesAreTheSameOnBothBackends() throws {
+        let sorts: [[QuerySort]] = [
+            [], [QuerySort(attribute: "rating", descending: true)], [QuerySort(attribute: "rating")],
+            [QuerySort(attribute: "startDate"), QuerySort(attribute: "rating", descending: true)], [QuerySort(attribute: "title")],
+            [QuerySort(attribute: "title", descending: true)], [QuerySort(attribute: "keywords")], [QuerySort(attribute: "contentType"), QuerySort(attribute: "uniqueIdentifier", descending: true)],
+            [QuerySort(attribute: "domainIdentifier", descending: true)], [QuerySort(attribute: "bundleIdentifier", descending: true)],
+            [QuerySort(attribute: "latitude")], [QuerySort(attribute: "supportsPhoneCall", descending: true)], [QuerySort(attribute: "endDate")],
+            [QuerySort(attribute: "pages", descending: true)], [QuerySort(attribute: "published")], [QuerySort(attribute: "isbn", descending: true)],
+            [QuerySort(attribute: "inPrint")], [QuerySort(attribute: "genres")], [QuerySort(attribute: "rankingHint", descending: true)], [QuerySort(attribute: "expirationDate")],
+        ]
+        for sort in sorts {
+            for query in ["", "harbour", #"rating >= 4 && contentType == "public.movie""#, "dun", "cafe || pages > 100"] {
+                let label = "\(query) sorted by \(sort.map { $0.attribute + ($0.descending ? ":desc" : "") })"
+                let expected = identifiers(try sqlite.query(query, options: QueryOptions(limit: 1000, sort: sort)))
+                let whole = identifiers(try postgres.query(query, options: QueryOptions(limit: 1000, sort: sort)))
+                if sort.isEmpty && !query.isEmpty {
+                    XCTAssertEqual(Set(whole), Set(expected), label)
+                } else {
+                    XCTAssertEqual(whole, expected, label)
+                }
+                for limit in [1, 7] where expected.count < 200 || limit == 7 {
+                    XCTAssertEqual(try pages(postgres, query, limit: limit, sort: sort), whole, "\(label), pages of \(limit)")
+                }
+            }
+        }
+        // The fixture's own expectation (QueryCommandTests): rating descending, ties by identifier.
+        let sorted = try pages(postgres, #"rating >= 4 && contentType == "public.movie""#, limit: 5, sort: [QuerySort(attribute: "rating", descending: true)])
+        XCTAssertEqual(sorted.first, "com.example.films/film.005")
+    }
+
+    func testRelevancePagesReturnEveryMatchOnceWholeWordsFirst() throws {
+        // Whole words before prefixes: every item with the word "dune" before Dunes.
+        let dune = try postgres.query("dune", options: QueryOptions(limit: 20)).results.map(\.uniqueIdentifier)
+        XCTAssertEqual(dune.last, "film.dunes", "\(dune)")
+        XCTAssertEqual(Set(dune.dropLast()), ["film.dune", "b.1", "p.4", "p.5"])
+        for (query, limit) in [("harbour", 9), ("harb", 13), ("dun", 1), ("cafe", 1), ("picture 1", 4), ("harbour || dune", 8)] {
+            let all = try pages(postgres, query, limit: limit)
+            XCTAssertEqual(all.count, Set(all).count, "\(query): a match on two pages")
+            XCTAssertEqual(Set(all), Set(identifiers(try sqlite.query(query, options: QueryOptions(limit: 1000)))), query)
+        }
+        // The field scores are SQLite's: title 10 before displayName 8 before keywords 5 before
+        // textContent 1; among equal scores the higher rankingHint, then the newest. With fewer
+        // than 200 matches per score (SQLite's hint window), the whole order agrees.
+        for query in ["harbour", "dune", "cafe", "staff eng", "zoe", "desert"] {
+            let expected = try sqlite.query(query, options: QueryOptions(limit: 1000)).results
+            let found = try postgres.query(query, options: QueryOptions(limit: 1000)).results
+            XCTAssertEqual(found.map(\.uniqueIdentifier), expected.map(\.uniqueIdentifier), query)
+            XCTAssertEqual(found.map(\.score), expected.map(\.score), query)
+        }
+        let harbour = try postgres.query("harbour", options: QueryOptions(limit: 1000)).results.map(\.uniqueIdentifier)
+        XCTAssertEqual(Array(harbour.prefix(2)), ["b.2", "p.2"], "the items titled Harbour first, the one without a hint before the one hinted -1")
+        XCTAssertEqual(harbour.last, "p.4", "a hint of 100 does not lift a textContent match above keyword matches")
+    }
+
+    func testFacetsAndOneItemAreTheSameOnBothBackends() throws {
+        for (query, attribute) in [("harbour", "contentType"), ("harbour", "domainIdentifier"), ("", "bundleIdentifier"), ("", "keywords"),
+                                   ("rating >= 3", "authors"), ("", "genres"), ("", "isbn"), ("dune", "keywords")] {
+            let expected = try sqlite.facet(query, attribute: attribute, top: 5, options: QueryOptions())
+            let found = try postgres.facet(query, attribute: attribute, top: 5, options: QueryOptions())
+            XCTAssertEqual(found.map(\.value), expected.map(\.value), "\(attribute) of \(query)")
+            XCTAssertEqual(found.map(\.count), expected.map(\.count), "\(attribute) of \(query)")
+        }
+        XCTAssertThrowsError(try postgres.facet("", attribute: "rating", top: 5, options: QueryOptions())) { error in
+            XCTAssertEqual((error as? ReindexError)?.code, .usage)
+        }
+        for (bundle, uid) in [("com.example.films", "film.dune"), ("com.example.places", "p.1"), ("COM.EXAMPLE.CATALOGUE", "b.1")] {
+            let expected = try XCTUnwrap(try sqlite.item(bundle: bundle, uniqueIdentifier: uid, now: Clock.now()))
+            let found = try XCTUnwrap(try postgres.item(bundle: bundle, uniqueIdentifier: uid, now: Clock.now()))
+            XCTAssertEqual(found.result.bundleIdentifier, expected.result.bundleIdentifier, uid)
+            XCTAssertEqual(found.result.uniqueIdentifier, expected.result.uniqueIdentifier, uid)
+            XCTAssertEqual(found.result.domainIdentifier, expected.result.domainIdentifier, uid)
+            XCTAssertEqual(found.result.attributes, expected.result.attributes, uid)
+            XCTAssertEqual(found.expired, expected.expired)
+            XCTAssertEqual(found.generationCommitted != nil, expected.generationCommitted != nil, uid)
+        }
+        XCTAssertNil(try postgres.item(bundle: "com.example.films", uniqueIdentifier: "film.none", now: Clock.now()))
+    }
+}
