@@ -41,6 +41,7 @@ public final class PostgresServer: @unchecked Sendable {
 
     public struct StartFailure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Starts a private server (the shared one, or one a test stops and restarts itself).
