@@ -13,8 +13,8 @@ import ReindexSystem
 /// - postgres: `reindex run` of a reindexAll of N small items into a PostgreSQL index, against a
 ///   raw libpq loader putting the same items into the same schema in one transaction (`COPY`
 ///   into a temporary table, then one `INSERT … SELECT` computing the same weighted `tsvector`);
-///   the host's peak memory; then search p50/p99 over the largest index beside SQLite's over the
-///   same items;
+///   the host's peak memory; then the search scenario's queries, p50/p99, over the largest
+///   count of items in PostgreSQL beside SQLite over the same items;
 /// - fleet: R queued requests of an extension that waits 0.2 s per request, done by 1 and by 4
 ///   `reindex serve --concurrency 1` workers on one index; and that none ran twice.
 extension Bench {
@@ -28,7 +28,6 @@ extension Bench {
     func postgresThroughput() throws {
         let server = try startPostgres()
         defer { server.destroy() }
-        var largest: (schema: String, count: Int)?
         for count in options.items {
             let label = "\(count / 1000)k small"
             log("postgres \(label): generating items for the raw loader")
@@ -49,11 +48,7 @@ extension Bench {
                     } else {
                         raw.add(Double(count) / (try rawPostgresLoad(prepared, server: server, schema: schema)))
                     }
-                    if runHost && round == options.rounds - 1 && count == options.items.max() {
-                        largest = (schema, count)
-                    } else {
-                        try server.psql("DROP SCHEMA \(schema) CASCADE")
-                    }
+                    try server.psql("DROP SCHEMA \(schema) CASCADE")
                 }
                 if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
                 log("postgres \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw libpq \(fmt(raw.values.last ?? 0, 0)) items/s, host peak \(fmt(memory.values.last ?? 0)) MiB")
@@ -68,7 +63,7 @@ extension Bench {
                 ("hostPeakMiB", .double(memory.median)),
             ])))
         }
-        if let largest { try postgresSearch(server: server, schema: largest.schema, count: largest.count) }
+        if let count = options.items.max() { try postgresSearch(server: server, count: count) }
     }
 
     /// The store's limit: the same rows into the same schema (made by the store), with libpq
@@ -156,37 +151,57 @@ extension Bench {
         return Clock.monotonic() - start
     }
 
-    /// The one-word, two-word and prefix queries of the SQLite search scenario over the same
-    /// items in PostgreSQL and in SQLite, side by side.
-    func postgresSearch(server: PostgresServer, schema: String, count: Int) throws {
-        log("postgres: search over \(count) items, beside SQLite")
-        guard let postgres = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]) as? PostgresStore else { return }
-        _ = try? server.psql("ANALYZE \(schema).items")
-        var sqlitePath = largestIndex
-        if sqlitePath == nil {
-            let extensions = work + "/ext-pg-\(count)"
-            sqlitePath = work + "/pg-beside.sqlite"
-            let result = try runCommand(reindexBinary, ["--index", sqlitePath!, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
-            guard result.status == 0 else { throw ReindexError(.internal, "reindex run into SQLite failed (\(result.status))") }
-        }
-        let sqlite = try IndexStore.open(path: sqlitePath!)
+    /// The SQLite search scenario's queries — one word, two words, a prefix, filters, filters
+    /// with words, sorted pages — through the query language (what `reindex search` and
+    /// `SearchIndex` run) over the same items in PostgreSQL and in SQLite, side by side. The
+    /// items carry rankingHints and the declared attribute `level`, as in that scenario.
+    func postgresSearch(server: PostgresServer, count: Int) throws {
+        log("postgres: loading \(count) items with hints and a declared attribute into both indexes, for search")
+        let extensions = work + "/ext-pg-search"
+        _ = try makeBundle(in: extensions, items: count, large: false, environment: ["BENCH_EXTRA": "1"],
+                           declarations: .object([("level", .object([("type", .string("number"))]))]))
+        let schema = "bench_search"
+        setenv("REINDEX_PG_SCHEMA", schema, 1)
+        let loaded = try runCommand(reindexBinary, ["--index", server.connectionString, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+        unsetenv("REINDEX_PG_SCHEMA")
+        let sqlitePath = work + "/pg-beside.sqlite"
+        let beside = try runCommand(reindexBinary, ["--index", sqlitePath, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+        guard loaded.status == 0, beside.status == 0 else { throw ReindexError(.internal, "loading the search indexes failed (\(loaded.status), \(beside.status))") }
+        try server.psql("ANALYZE \(schema).items")
+        let postgres = try Index.openForQueries(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])
+        let sqlite = try IndexStore.open(path: sqlitePath)
         let one = ["engineering", "swift", "park", "hopper", "design", "kubernetes", "finance", "zoë", "legal", "rust"]
         let two = ["ada park", "staff engineer", "swift compilers", "grace hopper", "support lead", "sales analyst", "linux rust", "zoe muller"]
         let prefix = ["eng", "sw", "hop", "des", "kub", "fin", "mül", "sta", "pri", "ta"]
-        for (name, queries) in [("one word", one), ("two words", two), ("prefix", prefix)] {
+        var scenarios: [(String, [(String, QueryOptions)], Int)] = [
+            ("one word", one.map { ($0, QueryOptions(limit: 20)) }, 5),
+            ("two words", two.map { ($0, QueryOptions(limit: 20)) }, 5),
+            ("prefix", prefix.map { ($0, QueryOptions(limit: 20)) }, 5),
+        ]
+        for (name, query) in [("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
+                              ("filter + words", #"park && domainIdentifier == "com.example.bench.design""#),
+                              ("filter only, selective", "rating >= 4.9"),
+                              ("filter only, declared attribute", "level >= 998"),
+                              ("filter + words, declared attribute", "park && level == 500")] {
+            scenarios.append(("query \(name)", [(query, QueryOptions(limit: 20))], 20))
+        }
+        scenarios.append(("--sort rating:desc, every item", [("", QueryOptions(limit: 20, sort: [QuerySort(attribute: "rating", descending: true)]))], 20))
+        for (name, queries, repeats) in scenarios {
             var pg = Sample(), lite = Sample()
-            for round in 0..<10 {
-                for query in queries {
+            for round in 0..<repeats {
+                for (query, options) in queries {
                     for onPostgres in (round % 2 == 0 ? [true, false] : [false, true]) {
                         let start = Clock.monotonic()
-                        if onPostgres { _ = try postgres.search(query, limit: 20) } else { _ = try sqlite.search(query, limit: 20) }
-                        (onPostgres ? { pg.add($0) } : { lite.add($0) })((Clock.monotonic() - start) * 1000)
+                        if onPostgres { _ = try postgres.query(query, options: options) } else { _ = try sqlite.query(query, options: options) }
+                        let ms = (Clock.monotonic() - start) * 1000
+                        if onPostgres { pg.add(ms) } else { lite.add(ms) }
                     }
                 }
             }
-            rows.append(["search \(name), \(count / 1000)k items, PostgreSQL (ms)", "p50 \(fmt(pg.percentile(0.5), 2)), p99 \(fmt(pg.percentile(0.99), 2))",
-                         "SQLite p50 \(fmt(lite.percentile(0.5), 2)), p99 \(fmt(lite.percentile(0.99), 2))", "limit 20, \(pg.values.count) queries each"])
-            results.append(("postgres_search_\(name.replacingOccurrences(of: " ", with: "_"))", .object([
+            rows.append(["\(name), \(count / 1000)k items, PostgreSQL, first page of 20 (ms)", "p50 \(fmt(pg.percentile(0.5), 2)), p99 \(fmt(pg.percentile(0.99), 2))",
+                         "SQLite p50 \(fmt(lite.percentile(0.5), 2)), p99 \(fmt(lite.percentile(0.99), 2))",
+                         queries.count == 1 ? queries[0].0.isEmpty ? "every item" : queries[0].0 : "\(pg.values.count) queries each"])
+            results.append(("postgres_\(name.filter { $0.isLetter || $0 == " " }.replacingOccurrences(of: " ", with: "_"))", .object([
                 ("p50Ms", .double(pg.percentile(0.5))), ("p99Ms", .double(pg.percentile(0.99))),
                 ("sqliteP50Ms", .double(lite.percentile(0.5))), ("sqliteP99Ms", .double(lite.percentile(0.99))), ("items", .integer(Int64(count))),
             ])))
