@@ -47,7 +47,7 @@ extension PostgresStore {
             ]
             if !quick {
                 counts.append(("""
-                    SELECT count(*) FROM (SELECT i.doc, plainto_tsquery('reindex_search', i.attributes::jsonb->>'title') AS q FROM items i
+                    SELECT count(*) FROM (SELECT i.doc, plainto_tsquery('reindex_search', i.j->>'title') AS q FROM items i
                         WHERE strpos(i.attributes, '\\u0000') = 0 AND i.attributes LIKE '%"title"%') t
                     WHERE numnode(t.q) > 0 AND NOT t.doc @@ t.q
                     """, "item(s) have a full-text document without their title's words"))

@@ -58,10 +58,9 @@ struct PostgresQueryCompiler {
 
     // MARK: Reading attributes from the item's JSON
 
-    /// The attributes as `jsonb`, for `CROSS JOIN LATERAL (SELECT …) x(j)`. JSON text may hold
-    /// `\u0000`, which `jsonb` refuses: it becomes U+FFFD (the same length of escape, so the
-    /// text stays valid JSON).
-    static let attributesJSONB = "CASE WHEN strpos(i.attributes, '\\u0000') = 0 THEN i.attributes::jsonb ELSE replace(i.attributes, '\\u0000', '\\ufffd')::jsonb END"
+    /// The attributes as `jsonb`: the items' stored column `j` (schema migration 3), parsed once
+    /// when the item is written rather than at every query that reads an attribute.
+    static let attributesJSONB = "i.j"
     static let from = "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT \(attributesJSONB)) x(j)"
 
     static func literal(_ name: String) -> String { "'" + name.replacingAll("'", with: "''") + "'" }

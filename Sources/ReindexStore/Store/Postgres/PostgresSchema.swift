@@ -116,5 +116,14 @@ enum PostgresSchema {
         """
         ALTER TABLE items DROP COLUMN batch;
         """,
+        // 3: the attributes as `jsonb`, parsed once when the item is written, for the query
+        // language's filters, sorts and facets (which parsed every visible item's text before).
+        // JSON text may hold `\u0000`, which `jsonb` refuses: it becomes U+FFFD (an escape of
+        // the same length, so the text stays valid JSON).
+        #"""
+        ALTER TABLE items ADD COLUMN j jsonb GENERATED ALWAYS AS (
+            CASE WHEN strpos(attributes, '\u0000') = 0 THEN attributes::jsonb ELSE replace(attributes, '\u0000', '\ufffd')::jsonb END
+        ) STORED;
+        """#,
     ]
 }
