@@ -62,19 +62,26 @@ enum Folding {
 
     /// The index's tokens of `text`.
     static func tokens(_ text: String) -> [String] {
-        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        var tokens: [String] = []
+        words(text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil), keepingMarks: false)
+    }
+
+    /// The words of `text`, split as SQLite's `unicode61` tokenizer splits them: on anything that
+    /// is not a letter or a digit (nor, with `keepingMarks`, a combining mark, which PostgreSQL's
+    /// parser keeps inside a word).
+    static func words(_ text: String, keepingMarks: Bool) -> [String] {
+        var words: [String] = []
         var current = ""
-        for scalar in folded.unicodeScalars {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+                || (keepingMarks && scalar.properties.generalCategory == .nonspacingMark) {
                 current.unicodeScalars.append(scalar)
             } else if !current.isEmpty {
-                tokens.append(current)
+                words.append(current)
                 current = ""
             }
         }
-        if !current.isEmpty { tokens.append(current) }
-        return tokens
+        if !current.isEmpty { words.append(current) }
+        return words
     }
 
     /// `text` with every word that starts with one of `terms` (folded tokens) marked by `open`

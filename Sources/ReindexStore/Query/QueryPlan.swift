@@ -315,10 +315,19 @@ struct QueryPlan {
         }
     }
 
-    mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
+    /// What a `w` comparison must be, on either backend: `==` or `!=`, and on a declared
+    /// attribute, one declared `searchable`.
+    static func checkWordComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration? = nil) throws(QuerySyntaxError) {
+        if let declaration, !declaration.searchable {
+            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
+        }
         guard c.op == .equal || c.op == .notEqual else {
             throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
         }
+    }
+
+    mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
+        try Self.checkWordComparison(c)
         guard let unit = Self.unit(text, columns: columns) else { return c.op == .equal ? "0" : "1" }
         let test = "i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH \(bind(.text(FullText.phrase(unit, prefix: false)))))"
         return c.op == .equal ? test : "NOT \(test)"
@@ -327,12 +336,7 @@ struct QueryPlan {
     /// A `w` comparison on a searchable custom attribute: its words, in order, in that
     /// attribute's full-text row (`attributes_fts`; row id = item id × 64 + slot).
     mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
-        guard declaration.searchable else {
-            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
-        }
-        guard c.op == .equal || c.op == .notEqual else {
-            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
-        }
+        try Self.checkWordComparison(c, declaration)
         guard let unit = Self.unit(text, columns: Self.allColumns) else { return c.op == .equal ? "0" : "1" }
         let phrase = FullText.quoted(unit.text) + (unit.starred ? "*" : "")
         let test = "i.id IN (SELECT rowid >> 6 FROM attributes_fts WHERE attributes_fts MATCH \(bind(.text("value : " + phrase))) AND name = \(bind(.text(c.attribute))))"

@@ -126,20 +126,7 @@ struct PostgresQueryCompiler {
     // MARK: Full text
 
     /// The words of `text` as the index splits them (on anything but letters and digits).
-    static func tokens(_ text: String) -> [String] {
-        var words: [String] = []
-        var current = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.properties.generalCategory == .nonspacingMark {
-                current.unicodeScalars.append(scalar)
-            } else if !current.isEmpty {
-                words.append(current)
-                current = ""
-            }
-        }
-        if !current.isEmpty { words.append(current) }
-        return words
-    }
+    static func tokens(_ text: String) -> [String] { Folding.words(text, keepingMarks: true) }
 
     /// A unit as a `tsquery` phrase (`'le' <-> 'guin'`), its last word a prefix when asked,
     /// restricted to the document's `weights` when given.
@@ -378,9 +365,7 @@ struct PostgresQueryCompiler {
 
     /// A `w` comparison under `||`, `!` or `!=`: the words, in order, in those attributes.
     mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
-        guard c.op == .equal || c.op == .notEqual else {
-            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
-        }
+        try QueryPlan.checkWordComparison(c)
         guard let unit = QueryPlan.unit(text, columns: columns) else { return c.op == .equal ? "false" : "true" }
         let test = unitMatch(unit, prefix: false)
         return c.op == .equal ? test : "NOT \(test)"
@@ -389,12 +374,7 @@ struct PostgresQueryCompiler {
     /// A `w` comparison on a searchable declared attribute: its words, in order, in that
     /// attribute's own text (the document holds it, for the index to narrow the rows).
     mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
-        guard declaration.searchable else {
-            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
-        }
-        guard c.op == .equal || c.op == .notEqual else {
-            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
-        }
+        try QueryPlan.checkWordComparison(c, declaration)
         guard let unit = QueryPlan.unit(text, columns: QueryPlan.allColumns), let phrase = Self.phrase(unit, prefix: false) else {
             return c.op == .equal ? "false" : "true"
         }

@@ -9,17 +9,7 @@ extension PostgresStore {
     /// the text form `to_tsquery` reads; nil when there is no word. Words are split as SQLite's
     /// `unicode61` tokenizer splits them: on anything that is not a letter or a digit.
     static func tsquery(_ text: String) -> String? {
-        var words: [String] = []
-        var current = ""
-        for scalar in text.unicodeScalars {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil || scalar.properties.generalCategory == .nonspacingMark {
-                current.unicodeScalars.append(scalar)
-            } else if !current.isEmpty {
-                words.append(current)
-                current = ""
-            }
-        }
-        if !current.isEmpty { words.append(current) }
+        let words = PostgresQueryCompiler.tokens(text)
         guard !words.isEmpty else { return nil }
         return words.enumerated().map { n, word in
             "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'" + (n == words.count - 1 ? ":*" : "")
