@@ -313,6 +313,29 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertNil(try a.bundleRecords().first?.missingSince)
     }
 
+    func testAHostThatStoppedLookingStopsCountingOnlyOnceNoWorkerOfItIsSeenEither() throws {
+        let (_, stores) = try makeStores(2)
+        let (live, gone) = (stores[0], stores[1])
+        live.hostName = "host-live"
+        gone.hostName = "host-gone"
+        let key = "com.example.one", only = "com.example.only-on-gone"
+        try gone.recordSeen(key: key, identifier: key, version: "1", fingerprint: "f", now: 100)
+        try gone.recordSeen(key: only, identifier: only, version: "1", fingerprint: "f", now: 100)
+        try live.recordSeen(key: key, identifier: key, version: "1", fingerprint: "f", now: 1_000)
+        // A worker of the silent host seen recently: its records still count.
+        try gone.query("INSERT INTO workers(id, host, pid, started, last_seen) VALUES('w', 'host-gone', 1, 100, 900)")
+        XCTAssertEqual(try live.forgetSilentHosts(before: 500, now: 1_000), [])
+        XCTAssertEqual(try live.hosts(bundle: only), ["host-gone"])
+        // No worker of it seen since either: it stops counting; the bundle only it had is missing.
+        try gone.query("UPDATE workers SET last_seen = 200 WHERE id = 'w'")
+        XCTAssertEqual(try live.forgetSilentHosts(before: 500, now: 1_000), [only])
+        XCTAssertEqual(try live.hosts(bundle: only), [])
+        XCTAssertEqual(try live.hosts(bundle: key), ["host-live"])
+        let records = Dictionary(uniqueKeysWithValues: try live.bundleRecords().map { ($0.key, $0.missingSince) })
+        XCTAssertEqual(records[only] ?? nil, 1_000)
+        XCTAssertEqual(records[key] ?? 0, nil, "a bundle a live host has is not missing")
+    }
+
     func testFleetDutiesAreDoneOnceAndQueueingNotifiesListeners() throws {
         let (_, stores) = try makeStores(2)
         let (first, second) = (stores[0], stores[1])

@@ -85,6 +85,11 @@ public final class FleetServer {
             let purged = try store.purgeExpired(now: now)
             if purged > 0 { ServeLog.info("purged \(purged) expired item(s) for the fleet") }
         }
+        if try store.claimDuty("hosts", every: 60, now: now) {
+            for key in try store.forgetSilentHosts(before: now - options.removalGraceSeconds, now: now) {
+                ServeLog.info("\(key): its last host has not been seen for \(Int(options.removalGraceSeconds)) s; missing for the fleet")
+            }
+        }
         try dispatch(now: now)
     }
 

@@ -253,6 +253,30 @@ public final class PostgresStore {
                   [key, String(now)])
     }
 
+    /// Stops counting the hosts that stopped looking: a host's record of a bundle not refreshed
+    /// since `before`, when no worker of that host has been seen since either (a machine gone
+    /// for good keeps no bundle in the fleet). A bundle whose last host went this way is missing
+    /// for the fleet from `now`, so its items go after the removal grace like any other's.
+    /// Returns the bundles now on no host.
+    @discardableResult
+    public func forgetSilentHosts(before: Double, now: Double = Clock.now()) throws -> [String] {
+        try transaction { () throws -> [String] in
+            let gone = try query("""
+                DELETE FROM bundle_hosts h WHERE h.last_seen < $1
+                AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.host = h.host AND w.last_seen >= $1)
+                RETURNING h.bundle
+                """, [String(before)])
+            let keys = Set((0..<gone.rowCount).compactMap { gone.text($0, 0) }).sorted()
+            guard !keys.isEmpty else { return [] }
+            let missing = try query("""
+                UPDATE bundles SET missing_since = coalesce(missing_since, $2)
+                WHERE key = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM bundle_hosts WHERE bundle = bundles.key)
+                RETURNING key
+                """, [PGArray.literal(keys), String(now)])
+            return (0..<missing.rowCount).compactMap { missing.text($0, 0) }.sorted()
+        }
+    }
+
     /// Forgets a bundle no host of the fleet has any more: its items (every generation), its
     /// queued requests, its row. A bundle that some host still has (one host losing it only
     /// marks it missing there), or that a worker is running under a live lease, is left alone:
