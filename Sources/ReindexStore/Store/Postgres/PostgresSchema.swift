@@ -126,15 +126,13 @@ enum PostgresSchema {
         ) STORED;
         """#,
         // 4: `rating` as the query language reads it (PostgresQueryCompiler.number), indexed for
-        // its filters and, with the tie-breakers of a sorted page, for `--sort rating` and
-        // `--sort rating:desc`, so those read the first page from an index instead of every
-        // item. The expressions must stay the compiler's, or the planner cannot use them.
+        // its filters (only the items that have one: a comparison implies it is there) and,
+        // with the tie-breakers of a sorted page, for `--sort rating:desc`, best first, so
+        // those read the first page from an index instead of every item. The expressions must
+        // stay the compiler's, or the planner cannot use them.
         """
-        CREATE INDEX items_rating ON items ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END));
-        CREATE INDEX items_rating_ascending ON items (
-            ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) IS NULL),
-            (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END),
-            bundle COLLATE "C", gen, uid COLLATE "C");
+        CREATE INDEX items_rating ON items ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END))
+            WHERE (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) IS NOT NULL;
         CREATE INDEX items_rating_descending ON items (
             ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) IS NULL),
             (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) DESC,
