@@ -42,6 +42,24 @@ extension PostgresStore {
         }
     }
 
+    /// Runs the query like `query(_:options:)` and returns PostgreSQL's plan (`EXPLAIN`, one
+    /// line per step) of the statement of each page: which indexes a filter or sort uses.
+    public func queryPlan(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [String] {
+        explained = []
+        defer { explained = nil }
+        _ = try query(text, options: options)
+        return explained ?? []
+    }
+
+    /// Runs a page's statement (explaining it first while `queryPlan` asks).
+    private func page(_ sql: String, _ parameters: [String?]) throws -> PGResult {
+        if explained != nil {
+            let plan = try query("EXPLAIN " + sql, parameters)
+            explained?.append(contentsOf: (0..<plan.rowCount).compactMap { plan.text($0, 0) })
+        }
+        return try query(sql, parameters)
+    }
+
     /// The exact number of live, unexpired items the query matches.
     public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
         try reading("count failed") { () throws -> Int in
@@ -224,7 +242,7 @@ extension PostgresStore {
             after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND (m.score < \(s) OR (m.score = \(s) AND (m.hint < \(h) OR (m.hint = \(h) AND m.id < \(r)))))))"
         }
         let count = compiler.bind(String(limit + 1), "bigint")
-        let r = try query("""
+        let r = try page("""
             SELECT m.identifier, m.uid, m.domain, m.expires, m.attributes, m.id, m.pass, m.score, m.hint FROM (
                 SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, (\(pass)) AS pass,
                     (\(scores.joined(separator: " + ")))::float8 AS score,
@@ -267,7 +285,7 @@ extension PostgresStore {
         }
         let order = keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
         let count = compiler.bind(String(limit + 1), "bigint")
-        let r = try query("""
+        let r = try page("""
             SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, \(keys.map(\.expression).joined(separator: ", "))
             FROM \(PostgresQueryCompiler.from) WHERE \(filters)\(after)
             ORDER BY \(order) LIMIT \(count)

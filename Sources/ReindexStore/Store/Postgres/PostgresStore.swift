@@ -28,6 +28,8 @@ public final class PostgresStore {
     /// Seconds a claimed request's lease lasts without renewal (`REINDEX_PG_LEASE_SECONDS`, for
     /// fleets that want a dead worker's request taken over sooner; renewed every third of it).
     public var leaseSeconds = 30.0
+    /// While `queryPlan` runs: the plans of the statements a page ran.
+    var explained: [String]?
     public static let defaultLeaseSeconds = 30.0
 
     /// Opens (creating or migrating the schema if needed) the index `location` names. A server
