@@ -17,18 +17,7 @@ extension StatusCommand {
             Console.json(.object([
                 ("index", .object([("path", .string(store.displayLocation)), ("healthy", .bool(true))])),
                 ("bundles", .array(try statuses.map { status in
-                    var members: [(String, JSONValue)] = [
-                        ("bundleIdentifier", .string(status.bundleIdentifier)),
-                        ("items", .integer(Int64(status.items))),
-                        ("pending", .integer(Int64(status.pending + status.running))),
-                        ("failed", .integer(Int64(status.failed))),
-                    ]
-                    if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
-                    if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
-                    members.append(("running", .array(status.runningRequests.map { running in
-                        .object([("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
-                                 ("reason", .string(running.reason.rawValue)), ("since", .string(RFC3339.format(running.since)))])
-                    })))
+                    var members = bundleJSON(status)
                     members.append(("installed", .bool(installed.contains(status.bundleIdentifier.lowercased()))))
                     members.append(("hosts", .array(try store.hosts(bundle: status.bundleIdentifier).map(JSONValue.string))))
                     return .object(members)

@@ -42,12 +42,6 @@ package struct StatusCommand: ReindexCommand {
         let installed = Set(discovered.map(\.key))
         let moot: [String: [QueuedRequest]] = showMoot
             ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
-        func progressJSON(_ progress: ProgressParams) -> JSONValue {
-            var members: [(String, JSONValue)] = [("completed", .integer(progress.completed))]
-            if let total = progress.total { members.append(("total", .integer(total))) }
-            if let message = progress.message { members.append(("message", .string(message))) }
-            return .object(members)
-        }
         var warnings: [String: String] = [:]
         for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
         if context.json {
@@ -55,22 +49,7 @@ package struct StatusCommand: ReindexCommand {
                 ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
                 ("sandbox", SandboxSupport.current.json),
                 ("bundles", .array(statuses.map { status in
-                    var members: [(String, JSONValue)] = [
-                        ("bundleIdentifier", .string(status.bundleIdentifier)),
-                        ("items", .integer(Int64(status.items))),
-                        ("pending", .integer(Int64(status.pending + status.running))),
-                        ("failed", .integer(Int64(status.failed))),
-                    ]
-                    if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
-                    if let run = status.lastRun { members.append(("lastRun", Self.runJSON(run))) }
-                    members.append(("running", .array(status.runningRequests.map { running in
-                        var fields: [(String, JSONValue)] = [
-                            ("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
-                            ("reason", .string(running.reason.rawValue)), ("since", .string(RFC3339.format(running.since))),
-                        ]
-                        if let progress = running.progress { fields.append(("progress", progressJSON(progress))) }
-                        return .object(fields)
-                    })))
+                    var members = Self.bundleJSON(status)
                     members.append(("superseded", .integer(Int64(status.superseded))))
                     members.append(("installed", .bool(installed.contains(status.bundleIdentifier.lowercased()))))
                     if let since = status.missingSince { members.append(("missingSince", .string(RFC3339.format(since)))) }
@@ -123,6 +102,33 @@ package struct StatusCommand: ReindexCommand {
             }
         }
         return 0
+    }
+
+    /// The members of a bundle's `status --json` object both indexes give (cli.md): counts,
+    /// failures, the last run, and what runs now with its last progress.
+    static func bundleJSON(_ status: BundleStatus) -> [(String, JSONValue)] {
+        var members: [(String, JSONValue)] = [
+            ("bundleIdentifier", .string(status.bundleIdentifier)),
+            ("items", .integer(Int64(status.items))),
+            ("pending", .integer(Int64(status.pending + status.running))),
+            ("failed", .integer(Int64(status.failed))),
+        ]
+        if !status.failedReasons.isEmpty { members.append(("failures", .array(status.failedReasons.map(JSONValue.string)))) }
+        if let run = status.lastRun { members.append(("lastRun", runJSON(run))) }
+        members.append(("running", .array(status.runningRequests.map { running in
+            var fields: [(String, JSONValue)] = [
+                ("requestId", .integer(running.id)), ("request", .string(running.kind.rawValue)),
+                ("reason", .string(running.reason.rawValue)), ("since", .string(RFC3339.format(running.since))),
+            ]
+            if let progress = running.progress {
+                var progressMembers: [(String, JSONValue)] = [("completed", .integer(progress.completed))]
+                if let total = progress.total { progressMembers.append(("total", .integer(total))) }
+                if let message = progress.message { progressMembers.append(("message", .string(message))) }
+                fields.append(("progress", .object(progressMembers)))
+            }
+            return .object(fields)
+        })))
+        return members
     }
 
     static func runJSON(_ run: RunRecord) -> JSONValue {
