@@ -335,8 +335,9 @@ public final class PGConnection {
         }
     }
 
-    public func begin() throws(PostgresError) {
-        try execute("BEGIN")
+    /// Opens a transaction (`characteristics`: e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY`).
+    public func begin(_ characteristics: String = "") throws(PostgresError) {
+        try execute(characteristics.isEmpty ? "BEGIN" : "BEGIN " + characteristics)
         inTransaction = true
     }
 

@@ -82,13 +82,15 @@ extension PostgresStore {
     func snapshot<T>(_ body: () throws -> T) throws -> T {
         if connection.inTransaction { return try body() }
         try ensureConnected()
-        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        // Marked open on the connection, so the statements inside run in it as they are: none is
+        // retried or moved to a new connection outside the snapshot.
+        try connection.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             let result = try body()
-            _ = try? connection.execute("COMMIT")
+            try? connection.commit()
             return result
         } catch {
-            _ = try? connection.execute("ROLLBACK")
+            connection.rollback()
             throw error
         }
     }

@@ -163,18 +163,24 @@ public final class PostgresStore {
     /// failure or a deadlock; inside a transaction already open, it just runs.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if connection.inTransaction { return try body() }
+        return try retrying { try connection.transaction(body) }
+    }
+
+    /// Runs `attempt` — a statement or a transaction of its own, which the server rolled back
+    /// whole when it failed — again when it failed to serialize or was a deadlock's victim (up to
+    /// `retries` times), and once more on a new connection when the connection was found dead
+    /// (the server ended it while idle).
+    private func retrying<T>(_ attempt: () throws -> T) throws -> T {
         try ensureConnected()
-        var attempt = 0
+        var retried = 0
         var reconnected = false
         while true {
             do {
-                return try connection.transaction(body)
-            } catch let error as PostgresError where error.isRetryable && attempt < Self.retries {
-                attempt += 1
-                Self.pauseBeforeRetry(attempt)
+                return try attempt()
+            } catch let error as PostgresError where error.isRetryable && retried < Self.retries {
+                retried += 1
+                Self.pauseBeforeRetry(retried)
             } catch let error as PostgresError where error.connectionLost && !reconnected {
-                // A connection found dead (the server ended it while idle) rolled back whatever
-                // the transaction did: open a new one and run it again, once.
                 reconnected = true
                 try ensureConnected()
             }
@@ -197,23 +203,7 @@ public final class PostgresStore {
     @discardableResult
     package func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
         guard !connection.inTransaction else { return try connection.query(sql, parameters) }
-        try ensureConnected()
-        var attempt = 0
-        var reconnected = false
-        while true {
-            let failure: PostgresError
-            do { return try connection.query(sql, parameters) } catch { failure = error }
-            if failure.isRetryable && attempt < Self.retries {
-                attempt += 1
-                Self.pauseBeforeRetry(attempt)
-            } else if failure.connectionLost && !reconnected {
-                // Found dead on first use after idling: the statement did not run; once more on a new one.
-                reconnected = true
-                try ensureConnected()
-            } else {
-                throw failure
-            }
-        }
+        return try retrying { try connection.query(sql, parameters) }
     }
 
     static func text(_ value: Double?) -> String? { value.map { String($0) } }
