@@ -71,9 +71,7 @@ extension Bench {
     /// computing the weighted `tsvector` as the store does, in one transaction. (Prepared
     /// single-row `INSERT`s are slower: a round trip per item.) Returns seconds.
     func rawPostgresLoad(_ items: [ValidatedItem], server: PostgresServer, schema: String) throws -> Double {
-        do {
-            _ = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])  // creates the schema
-        }
+        _ = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])  // creates the schema
         guard let conn = PQconnectdb(server.connectionString), PQstatus(conn) == CONNECTION_OK else {
             throw ReindexError(.cannotStart, "raw loader: cannot connect to \(server.connectionString)")
         }
