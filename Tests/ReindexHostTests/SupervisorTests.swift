@@ -200,7 +200,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(run.first.counts.put, 2)
         XCTAssertEqual(run.first.counts.rejected, 1)
         XCTAssertEqual(run.first.rejections.count, 1)
-        let reason = run.first.rejections.first ?? ""
+        let reason = run.first.rejections.first?.description ?? ""
         XCTAssertTrue(reason.contains("bad.1") && reason.contains("title"), "the rejection must name the item and the field: \(reason)")
         XCTAssertEqual(try T.identifiers(store, bundle: "com.example.good"), ["item.1", "item.2"], "the rest of the message must be applied")
         XCTAssertEqual(try store.lastRun(bundle: "com.example.good")?.counts.rejected, 1)

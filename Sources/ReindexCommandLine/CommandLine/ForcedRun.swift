@@ -109,7 +109,7 @@ package enum ForcedRun {
         guard let result = results.first else {
             throw ReindexError(.internal, "\(bundle.identifier): the request vanished from the queue")
         }
-        if printSummary { report(result, bundle: bundle, json: json) }
+        if printSummary { report(result, bundle: bundle, json: json, logPath: runner.paths.logFile(for: bundle.identifier)) }
         if let failure = result.failure {
             return (failure.code.exitCode, result)
         }
@@ -117,10 +117,14 @@ package enum ForcedRun {
     }
 
     /// The summary of one request, in the contract's JSON or as text.
-    package static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool) {
-        for rejection in result.rejections + result.warnings { Console.err("warning: \(bundle.identifier): \(rejection)") }
-        if result.counts.rejected > result.rejections.count {
-            Console.err("warning: \(bundle.identifier): \(result.counts.rejected - result.rejections.count) more item(s) rejected")
+    package static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool, logPath: String? = nil) {
+        // On a terminal the first ten; every one is in --json (up to its bound) and in the log.
+        let shown = json ? [] : result.rejections.prefix(10)
+        for rejection in shown { Console.err("warning: \(bundle.identifier): \(rejection)") }
+        for warning in result.warnings { Console.err("warning: \(bundle.identifier): \(warning)") }
+        if !json && result.counts.rejected > shown.count {
+            let log = logPath.map { " and in the bundle's log (\($0))" } ?? " and in the bundle's log"
+            Console.err("warning: \(bundle.identifier): \(result.counts.rejected - shown.count) more item(s) rejected; every rejection with its reason is in 'reindex run --json' (rejections)\(log)")
         }
         let seconds = (result.durationSeconds * 1000).rounded() / 1000
         if json {
@@ -138,10 +142,14 @@ package enum ForcedRun {
                 ("reason", .string(result.request.reason.rawValue)),
             ]
             if !result.warnings.isEmpty { members.append(("warnings", .array(result.warnings.map(JSONValue.string)))) }
+            members.append(("rejections", .array(result.rejections.map { rejection in
+                .object([("uniqueIdentifier", rejection.uniqueIdentifier.map(JSONValue.string) ?? .null), ("reason", .string(rejection.reason))])
+            })))
+            members.append(("rejectionsNotListed", .integer(Int64(max(0, result.counts.rejected - result.rejections.count)))))
             if let failure = result.failure {
                 members.append(("error", .string(failure.message)))
                 members.append(("failure", .string(failure.kind.rawValue)))
-                members.append(("retry", .string(result.stateAfter == .failed ? "none: attempts used up" : "queued")))
+                members.append(("retry", .string(result.stateAfter != .failed ? "queued" : failure.isFinal ? "none: a retry would do the same" : "none: attempts used up")))
             }
             Console.json(.object(members))
         } else if result.failure == nil {
@@ -152,6 +160,7 @@ package enum ForcedRun {
         if let failure = result.failure {
             var error = ReindexError(failure.code, failure.message, stderrTail: failure.stderrTail)
             switch result.stateAfter {
+            case .failed where failure.isFinal: error.message += " — not retried: a retry would do the same"
             case .failed: error.message += " — no retry: the request has used its \(result.request.maxAttempts) attempts"
             case .pending: error.message += failure.requeuesWithoutPenalty ? " — the request is back in the queue" : " — a retry is queued (attempt \(result.request.attempts) of \(result.request.maxAttempts))"
             case .running: error.message += " — the request stays marked running; the next 'reindex run' of the bundle or 'reindex serve' takes it over"

@@ -18,10 +18,17 @@ package enum BundleLint {
     }
 
     /// Every check, in the order they run, with the rule it checks.
+    /// How long the suite listens after a reindexAll's acknowledgement for messages that should
+    /// have come before it.
+    static let settleSeconds = 1.0
+
     package static let rules: [(name: String, rule: String)] = [
         ("initialize", "answers initialize first, with protocolVersion, extension name and version, and capabilities"),
         ("version-negotiation", "offered only an unsupported version, replies -32602 with data.supported and data.requested"),
         ("reindexAll", "acknowledges a reindexAll with clientState null, every item valid"),
+        ("early-acknowledgement", "sends nothing for a request after acknowledging it: the work is done before the handler returns"),
+        ("empty-reindexAll", "a reindexAll puts items, or says its data is empty on purpose with allowEmpty"),
+        ("all-rejected", "not every item of the reindexAll is rejected"),
         ("reindexAll-resume", "acknowledges a reindexAll that carries the client state it committed"),
         ("reindexItems", "acknowledges a reindexItems of present and missing identifiers"),
         ("unknown-request", "answers a request it does not know with -32601"),
@@ -72,7 +79,17 @@ package enum BundleLint {
         return report
     }
 
-    final class Collector: @unchecked Sendable { var problems: [String] = [] }
+    final class Collector: @unchecked Sendable {
+        var problems: [String] = []
+        /// Of `problems`, those that were messages for a request after its acknowledgement.
+        var afterAcknowledgement: [String] = []
+    }
+
+    /// Whether a violation the session survived is a message that came after its request was
+    /// acknowledged (or while none was outstanding): work that went on after the handler returned.
+    static func isAfterAcknowledgement(_ problem: String) -> Bool {
+        problem.contains("was acknowledged") || problem.contains("while no request was outstanding")
+    }
 
     /// The suite's state while it runs: one main session (initialize, both reindexAlls,
     /// reindexItems, the unknown request, shutdown), and one fresh process each for the version
@@ -111,7 +128,9 @@ package enum BundleLint {
             options.sandbox = sandbox
             let stdout = self.stdout
             // Lint mode: problems the session survives are collected, so one run shows them all.
-            options.onRecoverableViolation = { stdout.problems.append($0) }
+            options.onRecoverableViolation = { problem in
+                if BundleLint.isAfterAcknowledgement(problem) { stdout.afterAcknowledgement.append(problem) } else { stdout.problems.append(problem) }
+            }
             sessions += 1
             return ExtensionSession(bundle: bundle, store: store, logPath: FileSystem.join(scratch, "extension-\(sessions).log"), options: options)
         }
@@ -159,13 +178,42 @@ package enum BundleLint {
             if let request = enqueue(.reindexAll) {
                 let outcome = session.perform(request) { _, _ throws(SQLiteError) in }
                 counts = outcome.counts
-                if let failure = outcome.failure {
+                let rejected = outcome.rejections.prefix(3).map(\.description).joined(separator: "; ")
+                if let failure = outcome.failure, failure.kind != .allRejected {
                     record("reindexAll", .fail, failure.message)
                     alive = failure.kind == .refused
                 } else if outcome.counts.rejected > 0 {
-                    record("reindexAll", .fail, "\(outcome.counts.rejected) item(s) rejected: " + outcome.rejections.prefix(3).joined(separator: "; "))
+                    record("reindexAll", .fail, "\(outcome.counts.rejected) item(s) rejected: " + rejected)
                 } else {
                     record("reindexAll", .pass, "acknowledged: put \(outcome.counts.put), deleted \(outcome.counts.deleted)")
+                }
+                // A handler that returned before its work was done sends the rest after the
+                // acknowledgement: listen for a moment of quiet.
+                let acknowledged = outcome.failure == nil || outcome.failure?.kind == .allRejected
+                if acknowledged { try? session.settle(seconds: BundleLint.settleSeconds) }
+                let late = stdout.afterAcknowledgement
+                if !acknowledged {
+                    record("early-acknowledgement", .skipped, "the reindexAll was not acknowledged")
+                } else if late.isEmpty {
+                    record("early-acknowledgement", .pass, "nothing arrived in the \(BundleLint.settleSeconds) s after the acknowledgement")
+                } else {
+                    record("early-acknowledgement", .fail, "\(late.count) message(s) came after the reindexAll was acknowledged, so the handler returned before its work was done "
+                           + "(a thread not joined, an await forgotten, an unstructured Task): " + late.prefix(3).joined(separator: "; "))
+                }
+                if outcome.counts.rejected > 0 && outcome.counts.put == 0 {
+                    record("all-rejected", .fail, "all \(outcome.counts.rejected) item(s) of the reindexAll were rejected, so the host publishes nothing (exit 65): " + rejected)
+                } else {
+                    record("all-rejected", .pass, "put \(outcome.counts.put), rejected \(outcome.counts.rejected)")
+                }
+                if !acknowledged {
+                    record("empty-reindexAll", .skipped, "the reindexAll was not acknowledged")
+                } else if outcome.counts.put > 0 {
+                    record("empty-reindexAll", .pass, "put \(outcome.counts.put) item(s)")
+                } else if session.lastAcknowledgementAllowsEmpty {
+                    record("empty-reindexAll", .pass, "put nothing and acknowledged with allowEmpty: the data is empty on purpose")
+                } else {
+                    record("empty-reindexAll", .fail, "the reindexAll put no item and its acknowledgement has no allowEmpty; against an index that holds the bundle's items the host "
+                           + "would refuse to publish it (exit 76). Put the items before returning, or acknowledge with allowEmpty if the data really is empty")
                 }
                 committedState = (try? store.request(request.id))??.clientState
                 putIdentifier = (try? store.items(bundle: bundle.identifier, limit: 1))?.first?.uniqueIdentifier
@@ -195,7 +243,7 @@ package enum BundleLint {
                     record("reindexItems", .fail, "identifiers \(request.identifiers): \(failure.message)")
                     alive = failure.kind == .refused
                 } else if outcome.counts.rejected > 0 {
-                    record("reindexItems", .fail, "\(outcome.counts.rejected) item(s) rejected: " + outcome.rejections.prefix(3).joined(separator: "; "))
+                    record("reindexItems", .fail, "\(outcome.counts.rejected) item(s) rejected: " + outcome.rejections.prefix(3).map(\.description).joined(separator: "; "))
                 } else {
                     let kept = ((try? store.items(bundle: bundle.identifier, limit: 100_000)) ?? []).contains { $0.uniqueIdentifier == missing }
                     record("reindexItems", .pass, "identifiers \(request.identifiers): acknowledged, put \(outcome.counts.put), deleted \(outcome.counts.deleted)"

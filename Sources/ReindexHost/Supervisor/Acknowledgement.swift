@@ -23,6 +23,12 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
         case protocolViolation
         /// The index could not be written.
         case storeFailure
+        /// A `reindexAll` was acknowledged without putting an accepted item while the bundle had
+        /// items, and without `allowEmpty`: it was not published (the old items stay) and is not
+        /// retried, since a retry would most likely do the same.
+        case emptyReplacement
+        /// Every item of a `reindexAll` was rejected: nothing was published, nothing is retried.
+        case allRejected
     }
 
     public var kind: Kind
@@ -45,7 +51,8 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
     public var code: ReindexError.Code {
         switch kind {
         case .cannotStart, .versionMismatch: return .cannotStart
-        case .protocolViolation: return .protocolViolation
+        case .protocolViolation, .emptyReplacement: return .protocolViolation
+        case .allRejected: return .invalidData
         case .storeFailure: return .requestFailed  // a full disk, say: the request failed and is retried
         case .refused, .cancelled, .crashed, .timeout: return .requestFailed
         }
@@ -53,6 +60,30 @@ public struct RequestFailure: Error, Sendable, CustomStringConvertible {
 
     /// Whether the request goes back to the queue without counting as a failed attempt.
     public var requeuesWithoutPenalty: Bool { kind == .cancelled || hostSide }
+
+    /// Whether the request fails for good at once: retrying it would only repeat what the
+    /// extension did (so `serve` does not loop on it); a forced run asks again.
+    public var isFinal: Bool { kind == .emptyReplacement || kind == .allRejected }
+}
+
+/// One item the host rejected, with why.
+public struct Rejection: Sendable, Equatable, CustomStringConvertible {
+    /// The item's identifier, when it had a readable one.
+    public var uniqueIdentifier: String?
+    public var reason: String
+
+    public init(uniqueIdentifier: String?, reason: String) {
+        self.uniqueIdentifier = uniqueIdentifier
+        self.reason = reason
+    }
+
+    /// How many rejections a request keeps to report (`run --json`'s `rejections`); the rest are
+    /// counted, and every one is in the bundle's log.
+    public static let reportedLimit = 1000
+
+    public var description: String {
+        "item rejected\(uniqueIdentifier.map { " (\($0.prefix(80)))" } ?? ""): \(reason)"
+    }
 }
 
 /// The result of one request.
@@ -64,8 +95,9 @@ public struct RequestResult: Sendable {
     public var ended: Double
     /// The request's state after this attempt (pending again, failed for good, or done).
     public var stateAfter: RequestState
-    /// Up to ten rejected items with their reasons.
-    public var rejections: [String]
+    /// The first `Rejection.reportedLimit` rejected items with their reasons (`counts.rejected`
+    /// has them all).
+    public var rejections: [Rejection]
     /// Problems that did not fail the request (a protocol violation that came after its
     /// acknowledgement, when no later request was left to fail).
     public var warnings: [String] = []

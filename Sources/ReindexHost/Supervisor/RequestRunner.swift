@@ -111,14 +111,15 @@ public struct RequestRunner {
     /// When the store cannot record it (a full disk, say), the request stays `running` — the state
     /// a killed host leaves — and the failure says so; the next `reindex run` of the bundle, or
     /// `reindex serve` (which retries the recovery), puts it back in the queue.
-    private func finish(_ request: QueuedRequest, store: any IndexBackend, counts: WriteCounts, rejections: [String], failure: RequestFailure, started: Double) -> RequestResult {
+    private func finish(_ request: QueuedRequest, store: any IndexBackend, counts: WriteCounts, rejections: [Rejection], failure: RequestFailure, started: Double) -> RequestResult {
         var failure = failure
         var state: RequestState = .pending
         var stateWritten = false
         do {
             if failure.requeuesWithoutPenalty {
                 try store.requeue(request.id, note: failure.message)
-            } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff, now: Clock.now()) {
+            } else if let updated = try store.markAttemptFailed(request.id, error: failure.message, backoff: backoff, now: Clock.now(),
+                                                                final: failure.isFinal) {
                 state = updated.state
             }
             stateWritten = true

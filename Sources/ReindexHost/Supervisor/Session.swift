@@ -35,6 +35,8 @@ public final class ExtensionSession {
     /// state over 250 bytes or not base64), over the session.
     public private(set) var commitsAccepted = 0
     public private(set) var commitsRefused: [String] = []
+    /// Whether the last acknowledgement carried `allowEmpty: true`.
+    public private(set) var lastAcknowledgementAllowsEmpty = false
     /// The failure that ended the last request, for the log's account of why the session ended.
     var endedBy: RequestFailure?
     /// Reads and decodes stdout on its own thread, from spawn to teardown (with each raw line too
@@ -47,7 +49,7 @@ public final class ExtensionSession {
         let request: QueuedRequest
         let writes: any IndexWriting
         var reply: Result<JSONValue, RPCError>?
-        var rejections: [String] = []
+        var rejections: [Rejection] = []
         var cancelSentAt: Double?
         var progressSavedAt = -Double.infinity
         init(id: RequestID, request: QueuedRequest, writes: any IndexWriting) {
@@ -128,7 +130,7 @@ public final class ExtensionSession {
     public func perform(
         _ request: QueuedRequest,
         onAcknowledge: (any IndexBackend, WriteCounts) throws -> Void
-    ) -> (counts: WriteCounts, rejections: [String], failure: RequestFailure?) {
+    ) -> (counts: WriteCounts, rejections: [Rejection], failure: RequestFailure?) {
         let writes: any IndexWriting
         do {
             writes = try store.makeWriter(bundleIdentifier: bundle.identifier,
@@ -171,6 +173,15 @@ public final class ExtensionSession {
                 : fail(.refused, "the extension refused \(method): \(error.message) (code \(error.code))")
             endedBy = failure
             return (writes.counts, context.rejections, failure)
+        case .success(let result)?:
+            if case .bool(true)? = result["allowEmpty"] { lastAcknowledgementAllowsEmpty = true } else { lastAcknowledgementAllowsEmpty = false }
+            if let refusal = emptyingRefusal(context, result: result) {
+                writes.rollback()
+                log.note(refusal.message)
+                endedBy = refusal
+                return (writes.counts, context.rejections, refusal)
+            }
+            fallthrough
         default:
             do {
                 let counts = try writes.acknowledge { store in try onAcknowledge(store, writes.counts) }
@@ -185,6 +196,24 @@ public final class ExtensionSession {
         }
     }
 
+    /// Why an acknowledged `reindexAll` must not be published, or nil when it may: one that put
+    /// no accepted item would remove every item the bundle has. That is what a handler that
+    /// returns before its work is done (a thread not joined, an `await` forgotten) or whose items
+    /// were all rejected acknowledges, so it needs the extension to say the data is empty on
+    /// purpose (`allowEmpty`). A resumed attempt whose committed batches hold the items is not
+    /// judged by what this attempt put.
+    private func emptyingRefusal(_ context: RequestContext, result: JSONValue) -> RequestFailure? {
+        guard context.request.kind == .reindexAll, context.writes.counts.put == 0, context.request.clientState == nil else { return nil }
+        if case .bool(true)? = result["allowEmpty"] { return nil }
+        let counts = context.writes.counts
+        if counts.rejected > 0 {
+            return fail(.allRejected, "every item of the reindexAll was rejected (\(counts.rejected)); nothing was published and the bundle's items stay as they were. Fix the items (the reasons are in the bundle's log and in `reindex run --json`'s rejections), then run it again")
+        }
+        let existing = (try? store.itemCount(bundle: bundle.identifier, now: 0)) ?? 0
+        guard existing > 0 else { return nil }
+        return fail(.emptyReplacement, "the reindexAll was acknowledged without putting any item, which would remove all \(existing) items the bundle has; nothing was published and they stay. If the handler returned before its work was done (a thread not joined, an `await` forgotten, an unstructured Task), wait for the work before returning; if the data really is empty, acknowledge with {\"allowEmpty\": true} (the SDKs' allowEmpty)")
+    }
+
     /// Sends a request of the host's choosing outside the protocol's two (the conformance suite's
     /// unknown method) and waits up to `seconds` for its reply; nil when none came.
     public func probe(method: String, params: JSONValue?, seconds: Double) throws(RequestFailure) -> Result<JSONValue, RPCError>? {
@@ -196,6 +225,13 @@ public final class ExtensionSession {
         let until = Clock.monotonic() + seconds
         try pump { self.probeReply != nil || Clock.monotonic() >= until }
         return probeReply
+    }
+
+    /// Reads what the extension sends for `seconds` while no request is outstanding (the
+    /// conformance suite listens for work that goes on after an acknowledgement).
+    public func settle(seconds: Double) throws(RequestFailure) {
+        let until = Clock.monotonic() + seconds
+        try pump { Clock.monotonic() >= until }
     }
 
     /// A protocol violation that came after the last acknowledgement and was not yet reported
@@ -260,9 +296,10 @@ public final class ExtensionSession {
                         try writes.put(validated)
                     case let .invalid(uid, reason):
                         writes.reject(count: 1)
-                        if context.rejections.count < 10 {
-                            context.rejections.append("item rejected\(uid.map { " (\($0.prefix(80)))" } ?? ""): \(reason)")
-                        }
+                        let rejection = Rejection(uniqueIdentifier: uid, reason: reason)
+                        // Every one in the log; the first ones in the result too.
+                        log.note("request \(context.id): \(rejection)")
+                        if context.rejections.count < Rejection.reportedLimit { context.rejections.append(rejection) }
                     }
                 }
             case .delete(let identifiers):

@@ -28,7 +28,9 @@ public protocol IndexBackend: AnyObject {
     func saveProgress(_ id: Int64, _ progress: ProgressParams) throws
     func markDone(_ id: Int64) throws
     func saveClientState(_ id: Int64, _ clientState: String?) throws
-    func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double) throws -> QueuedRequest?
+    /// Books a failed attempt: pending again after the backoff, or failed for good once its
+    /// attempts are used up, or at once when `final` (a retry would only repeat it).
+    func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double, final: Bool) throws -> QueuedRequest?
     func discardPartialReplacement(_ request: QueuedRequest) throws -> Int?
 
     // Run history.
@@ -76,6 +78,11 @@ public protocol IndexWriting: AnyObject {
 }
 
 extension IndexBackend {
+    /// A failed attempt that may be retried (see the requirement).
+    public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now()) throws -> QueuedRequest? {
+        try markAttemptFailed(id, error: error, backoff: backoff, now: now, final: false)
+    }
+
     @discardableResult
     public func enqueue(bundleIdentifier: String, kind: RequestKind, identifiers: [String] = [], reason: ReindexReason,
                         maxAttempts: Int = 5, notBefore: Double? = nil) throws -> QueuedRequest {

@@ -253,10 +253,10 @@ extension IndexStore {
     /// Records a failed attempt: back to `pending` after a backoff delay, or `failed` once the
     /// attempts are used up (its staged generation is then discarded). Returns the new state.
     @discardableResult
-    public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now()) throws -> QueuedRequest? {
+    public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now(), final: Bool) throws -> QueuedRequest? {
         try transaction { () throws -> QueuedRequest? in
             guard let current = try request(id) else { return nil }
-            if current.attempts >= current.maxAttempts {
+            if current.attempts >= current.maxAttempts || final {
                 let update = try statement("UPDATE requests SET state = 'failed', last_error = ?2, updated = ?3 WHERE id = ?1")
                 update.bind(1, id)
                 update.bind(2, error)

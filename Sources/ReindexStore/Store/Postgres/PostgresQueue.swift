@@ -186,10 +186,10 @@ extension PostgresStore {
     }
 
     @discardableResult
-    public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now()) throws -> QueuedRequest? {
+    public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now(), final: Bool) throws -> QueuedRequest? {
         try transaction { () throws -> QueuedRequest? in
             guard let current = try requests("id = $1 FOR UPDATE", [String(id)]).first else { return nil }
-            if current.attempts >= current.maxAttempts {
+            if current.attempts >= current.maxAttempts || final {
                 try query("UPDATE requests SET state = 'failed', last_error = $2, updated = $3, lease_worker = NULL, lease_expires = NULL WHERE id = $1", [String(id), error, String(now)])
                 if current.kind == .reindexAll { try discardGeneration(bundle: current.bundleKey, generation: id) }
             } else {
