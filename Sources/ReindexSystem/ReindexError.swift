@@ -11,6 +11,9 @@ public struct ReindexError: Error, Sendable, CustomStringConvertible {
         public static let usage = Code(name: "usage", exitCode: 64)
         public static let invalidData = Code(name: "invalidData", exitCode: 65)
         public static let bundleNotFound = Code(name: "bundleNotFound", exitCode: 66)
+        /// An input that must exist does not (no index at the path a read-only command was
+        /// given): `EX_NOINPUT`, the same status as a bundle not found.
+        public static let noInput = Code(name: "noInput", exitCode: 66)
         public static let cannotStart = Code(name: "cannotStart", exitCode: 69)
         public static let `internal` = Code(name: "internal", exitCode: 70)
         public static let ioError = Code(name: "ioError", exitCode: 74)

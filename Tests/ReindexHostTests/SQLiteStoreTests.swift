@@ -132,54 +132,88 @@ final class SQLiteStoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try store.search("fresh").count, 1)
     }
 
-    // SQLite only: a file that is not a SQLite database.
-    func testGarbageFileIsMovedAsideAndReported() throws {
-        var bytes = [UInt8]()
-        var x: UInt32 = 12345
-        for _ in 0..<8192 { x = x &* 1_103_515_245 &+ 12345; bytes.append(UInt8(truncatingIfNeeded: x >> 16)) }
-        try Data(bytes).write(to: URL(fileURLWithPath: databasePath))
+    /// Makes an index at `databasePath` and overwrites the start of its header with `prefix`:
+    /// an index of ours, damaged beyond SQLite's reading.
+    private func makeDamagedIndex(_ prefix: String) throws {
+        do { try T.seed(try open(), bundle: "com.example.alpha", [T.item("a", title: "Alpha")]) }
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: databasePath))
+        try handle.write(contentsOf: Data(prefix.utf8))
+        try handle.close()
+    }
 
+    // SQLite only: an index of ours whose header was overwritten.
+    func testAnIndexWithADestroyedHeaderIsMovedAsideAndReported() throws {
+        try makeDamagedIndex(String(repeating: "garbage ", count: 13))
+        let before = try XCTUnwrap(FileManager.default.contents(atPath: databasePath))
         let store = try open()
-        let reason = try XCTUnwrap(store.openReport.lostReason, "a garbage file was not detected")
+        let reason = try XCTUnwrap(store.openReport.lostReason, "a damaged index was not detected")
         XCTAssertTrue(reason.contains("not a SQLite database"), reason)
         let aside = try XCTUnwrap(store.openReport.movedAsideTo)
         XCTAssertTrue(aside.contains(".corrupt-"), aside)
-        XCTAssertEqual(FileManager.default.contents(atPath: aside).map { [UInt8]($0) }, bytes, "the damaged file must be kept as it was")
-        let kept = try FileManager.default.contentsOfDirectory(atPath: scratch).filter { $0.contains(".corrupt-") }
-        XCTAssertEqual(kept.count, 1, "\(kept)")
+        XCTAssertEqual(FileManager.default.contents(atPath: aside), before, "the damaged file must be kept as it was")
         XCTAssertEqual(try store.integrityCheck(), [])
         XCTAssertEqual(try store.requests(state: .pending), [])
     }
 
-    // SQLite only: damaged index files moved aside.
-    func testEveryDamagedFileIsKeptEvenWhenTwoAreMovedAsideInOneSecond() throws {
-        try T.write("first damaged file\n", to: databasePath)
-        let first = try XCTUnwrap(try open().openReport.movedAsideTo)
-        try T.write("second damaged file\n", to: databasePath)
-        let second = try XCTUnwrap(try open().openReport.movedAsideTo)
-        let kept = try FileManager.default.contentsOfDirectory(atPath: scratch).filter { $0.contains(".corrupt-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
-        if first == second {
-            XCTAssertEqual(T.read(second), "second damaged file\n")
-            XCTFail("""
-                Regression (was a bug): Sources/ReindexStore/Store/IndexStore.swift moveAside(_:label:): the kept name has a one-second \
-                timestamp and rename(2) replaces an existing file, so a second damaged index moved aside within the same \
-                second (same for 'reindex reset') silently overwrites the first kept copy (\(first)); expected both kept \
-                ("kept for inspection"), actual: \(kept.count) file(s) kept.
-                """)
-            return
+    // SQLite only: a file that is not an index of ours is never moved, replaced or written.
+    func testAFileThatIsNotAnIndexIsRefusedAndLeftAlone() throws {
+        var bytes = [UInt8]()
+        var x: UInt32 = 12345
+        for _ in 0..<8192 { x = x &* 1_103_515_245 &+ 12345; bytes.append(UInt8(truncatingIfNeeded: x >> 16)) }
+        let foreign: [(String, Data, String)] = [
+            ("README.md", Data("# A project\n\nIts readme.\n".utf8), "a text file beginning \"# A project\""),
+            ("noise.bin", Data(bytes), "binary data of 8192 bytes"),
+        ]
+        for (name, contents, what) in foreign {
+            let path = "\(scratch)/\(name)"
+            try contents.write(to: URL(fileURLWithPath: path))
+            XCTAssertThrowsError(try IndexStore.open(path: path)) { error in
+                XCTAssertEqual((error as? ReindexError)?.code.exitCode, 74, "\(error)")
+                XCTAssertTrue("\(error)".contains("\(path): not a reindex index (\(what)"), "\(error)")
+            }
+            XCTAssertThrowsError(try IndexStore.erase(path: path))
+            XCTAssertEqual(FileManager.default.contents(atPath: path), contents, "\(name) must be left as it was")
         }
-        XCTAssertEqual(kept.count, 2, "\(kept)")
-        XCTAssertEqual(T.read(first), "first damaged file\n")
-        XCTAssertEqual(T.read(second), "second damaged file\n")
+        // Another program's SQLite database.
+        let other = "\(scratch)/other.db"
+        do {
+            let connection = try SQLiteConnection(path: other)
+            try connection.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES('keep me')")
+        }
+        let before = FileManager.default.contents(atPath: other)
+        XCTAssertThrowsError(try IndexStore.open(path: other)) { error in
+            XCTAssertTrue("\(error)".contains("a SQLite database of another program, with the tables notes"), "\(error)")
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: other), before)
+        // A directory.
+        XCTAssertThrowsError(try IndexStore.open(path: scratch)) { error in
+            XCTAssertTrue("\(error)".contains("it is a directory"), "\(error)")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: scratch)
+        XCTAssertFalse(names.contains { $0.contains(".corrupt-") || $0.hasSuffix("-wal") }, "\(names)")
     }
 
-    // SQLite only: a file that is not a SQLite database.
-    func testShortGarbageFileIsMovedAside() throws {
-        try T.write("this is not a database\n", to: databasePath)
-        let store = try open()
-        XCTAssertNotNil(store.openReport.lostReason)
-        XCTAssertTrue(store.openReport.movedAsideTo?.contains(".corrupt-") ?? false)
-        XCTAssertEqual(try store.integrityCheck(), [])
+    // SQLite only: a missing index is not created by a reader.
+    func testOpeningWithoutCreateNamesTheMissingPathAndCreatesNothing() throws {
+        let path = "\(scratch)/not/there/index.sqlite"
+        XCTAssertThrowsError(try IndexStore.open(path: path, create: false)) { error in
+            XCTAssertEqual((error as? ReindexError)?.code.exitCode, 66, "\(error)")
+            XCTAssertTrue("\(error)".contains(path), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(scratch)/not"))
+    }
+
+    // SQLite only: damaged index files moved aside.
+    func testEveryDamagedFileIsKeptEvenWhenTwoAreMovedAsideInOneSecond() throws {
+        try makeDamagedIndex("first damaged file\n")
+        let first = try XCTUnwrap(try open().openReport.movedAsideTo)
+        try makeDamagedIndex("second damaged file\n")
+        let second = try XCTUnwrap(try open().openReport.movedAsideTo)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: scratch).filter { $0.contains(".corrupt-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+        XCTAssertNotEqual(first, second)
+        XCTAssertEqual(kept.count, 2, "\(kept)")
+        XCTAssertEqual(T.read(first)?.hasPrefix("first damaged file\n"), true)
+        XCTAssertEqual(T.read(second)?.hasPrefix("second damaged file\n"), true)
     }
 
     // (The file's user_version; PostgresStoreTests has the schema_version table's.)

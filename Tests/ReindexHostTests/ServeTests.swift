@@ -307,7 +307,11 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
         var spec = T.BundleSpec("com.test.corrupt.two", executable: "well_behaved.py")
         spec.arguments = ["2"]
         try makeBundle(spec)
-        try T.write(String(repeating: "this is not a SQLite database, only garbage. ", count: 200), to: indexPath)
+        // An index of ours whose header was overwritten (a file that is not an index is refused instead).
+        do { _ = try IndexStore.open(path: indexPath) }
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: indexPath))
+        try handle.write(contentsOf: Data("this is not a SQLite database, only garbage. ".utf8))
+        try handle.close()
 
         let server = try startServe()
         try eventually("both bundles indexed") { () -> Bool? in

@@ -43,6 +43,9 @@ package struct CommandContext: Sendable {
     package var environment: [String: String]
     /// `--json`: print JSON instead of text.
     package var json: Bool
+    /// Whether opening a SQLite index that does not exist creates it (commands that write);
+    /// commands that only read say there is none (`ReindexCommand.onlyReadsIndex`).
+    package var createsIndex = true
 
     package init(paths: HostPaths, environment: [String: String], json: Bool) {
         self.paths = paths
@@ -54,6 +57,7 @@ package struct CommandContext: Sendable {
     package init<Command: ReindexCommand>(_ arguments: Arguments<Command>, environment: [String: String]) throws(ReindexError) {
         self.init(paths: HostPaths(extensionsPath: try arguments.value(Global.extensionsPath), index: try arguments.value(Global.index), environment: environment),
                   environment: environment, json: arguments[Global.json])
+        createsIndex = !Command.onlyReadsIndex
     }
 
     /// Discovers bundles and finds one by identifier, or fails with exit 66 naming what exists.
@@ -84,7 +88,7 @@ extension CommandContext {
         if paths.isPostgreSQL {
             throw ReindexError(.usage, "\(paths.indexDisplayName): \(why), and this index is a PostgreSQL database")
         }
-        let store = try IndexStore.open(path: paths.index)
+        let store = try IndexStore.open(path: paths.index, create: createsIndex)
         if let reason = store.openReport.lostReason {
             let aside = store.openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
             Console.err("warning: the index at \(paths.index) was lost: \(reason)\(aside); a fresh one was created")

@@ -22,12 +22,16 @@ package protocol ReindexCommand: Sendable {
     init(_ arguments: Arguments<Self>) throws(ReindexError)
     /// Does the work; returns the exit status.
     func run(_ context: CommandContext) throws -> Int32
+    /// The command only reads the index: it never creates one (a missing index is an error
+    /// naming the path). Declared for each such command in `IndexAccess.swift`.
+    static var onlyReadsIndex: Bool { get }
 }
 
 extension ReindexCommand {
     package static var discussion: String { "" }
     package static var arguments: [any DeclaredArgument<Self>] { [] }
     package static var options: [any DeclaredOption<Self>] { [] }
+    package static var onlyReadsIndex: Bool { false }
 
     /// The declaration the parser, help, completions and the manual page read.
     package static var spec: CommandSpec {

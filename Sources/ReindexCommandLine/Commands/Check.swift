@@ -16,8 +16,10 @@ package struct CheckCommand: ReindexCommand {
             With a PostgreSQL index, which has no file of its own to check, the check is of the schema the host made
             (its tables at this version, the text-search configuration, a valid full-text index), of every item's
             document against its title (not with --quick), and of the same invariants.
-            Exit status: 0 healthy, 65 damaged (run 'reindex reset' to rebuild it from the extensions),
-            75 the index stayed busy (try again later).
+            Exit status: 0 healthy; 65 damaged (run 'reindex reset' to rebuild it from the extensions), also when the
+            damaged file was moved aside and replaced by a fresh one; 66 no index at that path (check never creates
+            one); 74 the path is not an index of reindex (a text file, a directory, another program's database:
+            nothing is changed); 75 the index stayed busy (try again later).
             """
 
     package static let quick = Flag<Self>("quick", help: "SQLite's quick check and the invariants, without the slow full-text integrity check (PostgreSQL: without reading every item's document)")
@@ -59,6 +61,12 @@ package struct CheckCommand: ReindexCommand {
         }
         if !problems.isEmpty {
             Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
+            return ReindexError.Code.invalidData.exitCode
+        }
+        if let lost {
+            // Repaired is not healthy: what was in it is gone until the rebuilds run.
+            let aside = store.openReport.movedAsideTo.map { " (kept as \($0))" } ?? ""
+            Console.err("error: the index at \(store.path) was damaged (\(lost))\(aside); a fresh one replaced it and reindexAll is queued for every bundle: run 'reindex serve' or 'reindex run' to rebuild it")
             return ReindexError.Code.invalidData.exitCode
         }
         return 0

@@ -29,21 +29,31 @@ public final class IndexStore {
     let openedInode: UInt64
     let openedDevice: UInt64
 
-    /// Opens (creating if needed) the index at `path`. A file that is not a SQLite database, is
-    /// truncated or is corrupt is moved aside with a timestamp and replaced by a fresh one; the
-    /// report says so.
-    public static func open(path: String, busyTimeoutMilliseconds: Int32 = 60_000) throws(ReindexError) -> IndexStore {
-        try FileSystem.makeDirectories(FileSystem.directoryName(path))
+    /// Opens the index at `path`, creating it when `create` (commands that write) and it does
+    /// not exist. Only an index of ours is ever changed: a file that is not one (a text file, a
+    /// directory, another program's database) is refused with `.ioError` naming what it is, and
+    /// left as it was. An index of ours that is truncated or corrupt is moved aside with a
+    /// timestamp and replaced by a fresh one; the report says so. Without `create`, a missing
+    /// index is `.noInput` naming the path.
+    public static func open(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 60_000) throws(ReindexError) -> IndexStore {
         var report = OpenReport()
-        if let problem = headerProblem(path) {
-            report.movedAsideTo = try moveAside(path)
-            report.lostReason = problem
+        if let st = FileSystem.status(path) {
+            if !st.isRegularFile {
+                throw notOurs(path, "it is \(st.isDirectory ? "a directory" : "not a regular file")")
+            }
+        } else if !create {
+            throw ReindexError(.noInput, "\(path): there is no index here (nothing has been indexed with this --index yet, or the path is mistyped); 'reindex run' or 'reindex serve' creates it")
+        } else {
+            try FileSystem.makeDirectories(FileSystem.directoryName(path))
+            report.created = true
         }
-        if !FileSystem.exists(path) { report.created = true }
         do {
             let store = try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
             return store
         } catch let error as SQLiteError where error.isCorruption {
+            guard looksLikeOurs(path) else {
+                throw notOurs(path, describeForeign(path))
+            }
             report.lostReason = describeDamage(path) ?? "the database is corrupt (\(error.message))"
             report.movedAsideTo = try moveAside(path)
             report.created = true
@@ -52,6 +62,8 @@ public final class IndexStore {
             } catch {
                 throw ReindexError(.ioError, "\(path): cannot create a fresh index: \(error)")
             }
+        } catch let error as ReindexError {
+            throw error
         } catch let error as SQLiteError {
             throw explain(error, index: path, doing: "cannot open the index")
         } catch {
@@ -59,11 +71,62 @@ public final class IndexStore {
         }
     }
 
+    /// The `application_id` in the header of every index this host creates ("RDIX").
+    static let applicationID: Int64 = 0x5244_4958
+
+    /// The refusal to touch a file that is not an index of ours.
+    static func notOurs(_ path: String, _ what: String) -> ReindexError {
+        ReindexError(.ioError, "\(path): not a reindex index (\(what)); refusing to change it. Give --index (REINDEX_INDEX) the path of an index, or of a file that does not exist yet")
+    }
+
+    /// Whether a file SQLite could not read was an index of ours before it was damaged: our
+    /// `application_id` in an intact header, or our schema's text on its first pages (an index
+    /// made before the id was set, or one whose header was overwritten). Only called once SQLite
+    /// has given up on the file (reading it here could drop this process's locks on a healthy one).
+    static func looksLikeOurs(_ path: String) -> Bool {
+        guard let bytes = FileSystem.readPrefix(path, count: 1 << 20) else { return false }
+        let magic = Array("SQLite format 3".utf8) + [0]
+        if bytes.count >= 100 && Array(bytes[0..<16]) == magic {
+            let id = Int64(bytes[68]) << 24 | Int64(bytes[69]) << 16 | Int64(bytes[70]) << 8 | Int64(bytes[71])
+            if id == applicationID { return true }
+        }
+        let signature = Array("CREATE TABLE bundles(".utf8)
+        guard bytes.count >= signature.count else { return false }
+        for start in 0...(bytes.count - signature.count) where bytes[start] == signature[0] {
+            if Array(bytes[start..<(start + signature.count)]) == signature { return true }
+        }
+        return false
+    }
+
+    /// What a file that is not an index looks like, for the refusal.
+    static func describeForeign(_ path: String) -> String {
+        guard let bytes = FileSystem.readPrefix(path, count: 4096), !bytes.isEmpty else { return "it cannot be read" }
+        if bytes.starts(with: Array("SQLite format 3".utf8)) { return "a damaged SQLite database that is not one of ours" }
+        let text = bytes.allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || ($0 >= 32 && $0 != 127) || $0 >= 0x80 }
+        if text, let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first {
+            return "a text file beginning \"\(line.prefix(40))\""
+        }
+        return "binary data of \(FileSystem.status(path)?.size ?? 0) bytes, not a SQLite database"
+    }
+
+    /// Refuses a readable SQLite database that belongs to another program: one with tables but
+    /// neither our `application_id` nor our tables. An empty database is ours to fill.
+    private static func checkOwnership(_ connection: SQLiteConnection, path: String) throws {
+        let id = try connection.scalar("PRAGMA application_id") ?? 0
+        if id == applicationID { return }
+        let statement = try connection.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var tables: [String] = []
+        while try statement.step() { if let name = statement.text(0) { tables.append(name) } }
+        if tables.isEmpty || (tables.contains("bundles") && tables.contains("items")) { return }
+        throw notOurs(path, "a SQLite database of another program, with the tables \(tables.prefix(5).joined(separator: ", "))\(tables.count > 5 ? ", …" : "")")
+    }
+
     private init(path: String, report: OpenReport, busyTimeout: Int32) throws {
         self.path = path
         self.openReport = report
         connection = try SQLiteConnection(path: path)
         connection.setBusyTimeout(milliseconds: busyTimeout)
+        try Self.checkOwnership(connection, path: path)
         try Self.checkTruncation(connection, path: path)
         try Self.enableWAL(connection, waitingUpTo: Double(busyTimeout) / 1000)
         try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
@@ -110,6 +173,7 @@ public final class IndexStore {
             for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
             if version < 7 { try fillTypedAttributes() }
             try connection.execute("PRAGMA user_version = \(Schema.migrations.count)")
+            try connection.execute("PRAGMA application_id = \(Self.applicationID)")
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
@@ -186,15 +250,6 @@ public final class IndexStore {
 
     // MARK: Health
 
-    /// A reason the file at `path` cannot be a usable database, judged without opening it (only
-    /// SQLite may open a database file: closing any other descriptor on it would drop this
-    /// process's locks); nil when it looks fine or does not exist.
-    static func headerProblem(_ path: String) -> String? {
-        guard let st = FileSystem.status(path) else { return nil }
-        if !st.isRegularFile { return "\(path) is not a regular file" }
-        return nil
-    }
-
     /// Says what is wrong with a file SQLite found corrupt, from its header and size. Only called
     /// once SQLite has given up on the file, since reading it ourselves could drop the process's
     /// locks on a healthy database.
@@ -244,7 +299,9 @@ public final class IndexStore {
     /// Moves the database at `path` aside (kept with a timestamp) so the next open starts fresh.
     /// Returns where it went, or nil when there was none.
     public static func erase(path: String) throws(ReindexError) -> String? {
-        guard FileSystem.exists(path) else { return nil }
+        guard let st = FileSystem.status(path) else { return nil }
+        if !st.isRegularFile { throw notOurs(path, "it is \(st.isDirectory ? "a directory" : "not a regular file")") }
+        if st.size > 0 && !looksLikeOurs(path) { throw notOurs(path, describeForeign(path)) }
         return try moveAside(path, label: "reset")
     }
 
