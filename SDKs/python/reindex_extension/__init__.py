@@ -30,9 +30,16 @@ from .items import Item, Reason, rfc3339
 from .index import MAX_CLIENT_STATE_BYTES, SearchableIndex
 from .extension import PROTOCOL_VERSIONS, Extension, HostInfo, identity, run, serve
 from .stdio import protect_stdio
+from .stdio import runs_under_host as _runs_under_host
 from .debugger import DEFAULT_DEBUGPY_ADDRESS, wait_for_debugger
 
 __version__ = "0.1.0"
+
+# Under the host, stdout belongs to the protocol from the moment the SDK is imported: a print at
+# the top of the script or in the extension's __init__ (both run before `run`) goes to stderr.
+# Imported anywhere else (tests, a REPL) the SDK leaves the process alone until `run`.
+if _runs_under_host():
+    protect_stdio()
 
 __all__ = [
     "Extension",

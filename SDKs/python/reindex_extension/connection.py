@@ -142,7 +142,7 @@ class Connection:
                 self._waiting[key] = pending
                 index._waiter = pending
         try:
-            self.send({"jsonrpc": "2.0", "id": own_id, "method": method, "params": params})
+            index._send_request({"jsonrpc": "2.0", "id": own_id, "method": method, "params": params})
             if early is not None:
                 pending.reply = early
             else:

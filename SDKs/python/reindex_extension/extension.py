@@ -188,14 +188,17 @@ def _perform(connection: Connection, extension: Extension, request_id: Any, meth
             log("refusing %s (request %r): %s" % (method, request_id, traceback.format_exc().rstrip()))
         refusal = (ErrorCode.REFUSED, str(error) or type(error).__name__, None)
     finally:
-        index._finish()
         connection.end(request_id)
-    if cancelled or index.cancelled:  # a cancelled request gets -32800 however it ended
+    # Nothing more is sent for this request once it is answered: _finish comes first, and waits
+    # for an operation another thread is sending right now.
+    cancelled = cancelled or index.cancelled  # a cancelled request gets -32800 however it ended
+    index._finish("cancelled" if cancelled else "refused" if refusal is not None else "acknowledged")
+    if cancelled:
         connection.reply_error(request_id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
     elif refusal is not None:
         connection.reply_error(request_id, *refusal)
     else:
-        connection.reply(request_id, {})
+        connection.reply(request_id, {"allowEmpty": True} if index.empty_allowed else {})
 
 
 def serve(extension: Extension, input_fd: int = 0, output_fd: int = 1) -> None:

@@ -5,6 +5,7 @@ import base64
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Union
 
+from .connection import log
 from .errors import Cancelled, ClientStateTooLarge, RequestEnded
 from .items import Item, encode_json
 
@@ -25,7 +26,8 @@ class SearchableIndex:
     The SDK gives one to `reindex_all` / `reindex_items`. Writes are streamed to the host as they
     are made; they become visible to searches when the request is acknowledged (for
     `reindex_items`, also at each `commit_batch`). Once the host cancels the request every method
-    raises `Cancelled`; once the request is answered they raise `RequestEnded`.
+    raises `Cancelled`; once the request is answered (the handler returned or raised) they raise
+    `RequestEnded`, log why to stderr and send nothing.
     """
 
     #: Items per `index/put` message at most.
@@ -39,6 +41,8 @@ class SearchableIndex:
         self._lock = threading.RLock()
         self._cancelled = False
         self._finished = False
+        self._answer = "answered"
+        self._allow_empty = False
         self._waiter: Optional["_Pending"] = None
         #: The host's id of this request (`$/progress` and `batch/commit` name it).
         self.request_id = request_id
@@ -76,14 +80,22 @@ class SearchableIndex:
         if waiter is not None:
             waiter.event.set()
 
-    def _finish(self) -> None:
+    def _finish(self, answer: str = "answered") -> None:
+        """Called by the SDK before it answers the request (`answer` says how: acknowledged,
+        refused, cancelled): from then on nothing more is sent for it. Waits for an operation
+        another thread is sending right now."""
         with self._lock:
             self._finished = True
+            self._answer = answer
 
-    def _check(self) -> None:
+    def _check(self, operation: str) -> None:
         if self._finished:
-            raise RequestEnded("request %r has already been answered; index operations are no longer allowed"
-                               % (self.request_id,))
+            handler = "reindex_all" if self.method == "reindexAll" else "reindex_items"
+            message = ("request %r was already %s; index.%s() after %s returned is not sent. A thread (or task) "
+                       "the handler started is still using the index: join your threads (or await your tasks) "
+                       "before returning" % (self.request_id, self._answer, operation, handler))
+            log(message)
+            raise RequestEnded(message)
         self._raise_if_cancelled()
 
     # MARK: Operations
@@ -94,7 +106,7 @@ class SearchableIndex:
         several `index/put` messages."""
         if isinstance(items, (Item, Mapping)):
             items = [items]
-        self._check()
+        self._check("put")
         chunk: List[bytes] = []
         size = 0
         for item in items:
@@ -121,42 +133,49 @@ class SearchableIndex:
     def _send_put(self, encoded_items: List[bytes]) -> None:
         line = b'{"jsonrpc":"2.0","method":"index/put","params":{"items":[' + b",".join(encoded_items) + b"]}}"
         with self._lock:
-            self._check()
+            self._check("put")
             self._connection.write_line(line)
 
     def delete(self, identifiers: Union[str, Iterable[str]]) -> None:
         """Removes items by unique identifier (a single string is one identifier)."""
-        self._send_list("index/delete", "identifiers", identifiers)
+        self._send_list("delete", "index/delete", "identifiers", identifiers)
 
     def delete_domains(self, domains: Union[str, Iterable[str]]) -> None:
         """Removes every item in these domains; a domain `a.b` also covers `a.b.c`, never `a.bc`."""
-        self._send_list("index/deleteDomains", "domainIdentifiers", domains)
+        self._send_list("delete_domains", "index/deleteDomains", "domainIdentifiers", domains)
 
     def delete_all(self) -> None:
         """Removes every item of this extension (and only this extension's)."""
-        self._notify("index/deleteAll", {})
+        self._notify("delete_all", "index/deleteAll", {})
 
-    def _send_list(self, method: str, key: str, values: Union[str, Iterable[str]]) -> None:
+    def _send_list(self, operation: str, method: str, key: str, values: Union[str, Iterable[str]]) -> None:
         if isinstance(values, str):
             values = [values]
-        self._check()
+        self._check(operation)
         batch: List[str] = []
         size = 0
         for value in values:
             if not isinstance(value, str):
                 raise TypeError("%s: expected strings, got %s" % (key, type(value).__name__))
             if batch and size + len(value) > self.bytes_per_message // 2:
-                self._notify(method, {key: batch})
+                self._notify(operation, method, {key: batch})
                 batch, size = [], 0
             batch.append(value)
             size += len(value) + 8
         if batch:
-            self._notify(method, {key: batch})
+            self._notify(operation, method, {key: batch})
 
-    def _notify(self, method: str, params: Any) -> None:
+    def _notify(self, operation: str, method: str, params: Any) -> None:
         with self._lock:
-            self._check()
+            self._check(operation)
             self._connection.notify(method, params)
+
+    def _send_request(self, message: Mapping[str, Any]) -> None:
+        """Sends a request of the SDK's own for this request (`batch/commit`), unless it has
+        been answered or cancelled meanwhile (checked under the same lock as `_finish`)."""
+        with self._lock:
+            self._check("commit_batch")
+            self._connection.send(dict(message))
 
     def commit_batch(self, client_state: Optional[bytes] = None) -> int:
         """Makes everything sent so far durable, together with `client_state` (at most 250 bytes;
@@ -175,7 +194,7 @@ class SearchableIndex:
             if len(state) > MAX_CLIENT_STATE_BYTES:
                 raise ClientStateTooLarge(len(state), MAX_CLIENT_STATE_BYTES)
             encoded = base64.b64encode(state).decode("ascii")
-        self._check()
+        self._check("commit_batch")
         result = self._connection.request("batch/commit", {"requestId": self.request_id, "clientState": encoded}, self)
         committed = result.get("committed") if isinstance(result, dict) else None
         return committed if isinstance(committed, int) and not isinstance(committed, bool) else 0
@@ -188,7 +207,31 @@ class SearchableIndex:
             params["total"] = int(total)
         if message is not None:
             params["message"] = str(message)
-        self._notify("$/progress", params)
+        self._notify("progress", "$/progress", params)
+
+    def allow_empty(self) -> None:
+        """Says that this `reindex_all` really has no items: the acknowledgement then carries
+        `{"allowEmpty": true}`, and the host publishes the empty result (removing every item of
+        the bundle). Without it the host refuses to publish a `reindexAll` that put no accepted
+        item while the bundle has items: the old items stay and the request fails, as a guard
+        against a source that was empty by mistake (an unmounted disk, an empty response).
+
+        Call it only when the data is empty on purpose; in a run that does put items it changes
+        nothing. Only `reindex_all` can use it: in `reindex_items` it raises `ValueError` (which
+        refuses the request unless caught), since there deleting the identifiers that are gone
+        is how an extension says so."""
+        with self._lock:
+            self._check("allow_empty")
+            if self.method != "reindexAll":
+                raise ValueError("allow_empty() is only meaningful in reindex_all (request %r is %s); in "
+                                 "reindex_items delete the identifiers that are gone instead"
+                                 % (self.request_id, self.method))
+            self._allow_empty = True
+
+    @property
+    def empty_allowed(self) -> bool:
+        """Whether `allow_empty()` was called for this request."""
+        return self._allow_empty
 
     def __repr__(self) -> str:
         return "SearchableIndex(request_id=%r, method=%r, reason=%r)" % (self.request_id, self.method, self.reason)

@@ -3,9 +3,24 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Tuple
+from typing import Mapping, Optional, Tuple
 
-__all__ = ["protect_stdio"]
+__all__ = ["protect_stdio", "protected_descriptors", "runs_under_host"]
+
+#: The protocol's private `(input_fd, output_fd)` once `protect_stdio` has run in this process.
+_protected: Optional[Tuple[int, int]] = None
+
+
+def runs_under_host(environ: Optional[Mapping[str, str]] = None) -> bool:
+    """Whether this process was started by the host as an extension: the host always sets
+    `REINDEX_BUNDLE_IDENTIFIER` (and nothing else sets it)."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("REINDEX_BUNDLE_IDENTIFIER"))
+
+
+def protected_descriptors() -> Optional[Tuple[int, int]]:
+    """The protocol's `(input_fd, output_fd)` if `protect_stdio` has run, else None."""
+    return _protected
 
 
 def _private_copy(fd: int) -> int:
@@ -28,8 +43,14 @@ def protect_stdio() -> Tuple[int, int]:
     - stdin: the same, with descriptor 0 pointed at /dev/null: `input()` or a library reading
       stdin sees end of file instead of swallowing the host's messages.
 
-    `run` calls this first; call it yourself only when you use `serve` directly. Call it once.
+    Importing `reindex_extension` calls it when the process runs under the host (see
+    `runs_under_host`), so that a `print` at the top of the script or in the extension's
+    `__init__` cannot reach the protocol either; `run` calls it too. Only the first call moves
+    anything: later calls return the same descriptors.
     """
+    global _protected
+    if _protected is not None:
+        return _protected
     try:
         output_fd = _private_copy(1)
     except OSError:
@@ -57,4 +78,5 @@ def protect_stdio() -> Tuple[int, int]:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-    return input_fd, output_fd
+    _protected = (input_fd, output_fd)
+    return _protected

@@ -112,6 +112,35 @@ class HostTests(HostTestCase):
                      "stray output of a child process", "stray sys.stdout.write"]:
             self.assertIn(text, log)
 
+    def test_prints_at_the_top_level_and_in_init_do_not_break_the_protocol(self):
+        # Before run() starts: importing the SDK under the host has already protected stdout.
+        directory = self.bundle("com.example.test.early", ["print-early"])
+        validated = self.reindex("validate", directory, "--run", "--check", "stdout-clean")
+        self.assertEqual(validated.returncode, 0, validated)
+        self.assertIn("pass  stdout-clean", validated.stdout + validated.stderr)
+        summary = self.reindex_json("run", "com.example.test.early")
+        self.assertEqual((summary["outcome"], summary["put"]), ("acknowledged", 1), summary)
+        self.assertNotIn("warning", str(summary).lower())
+        log = self.log("com.example.test.early")
+        for text in ["stray print after importing the SDK", "stray write to descriptor 1 at the top level",
+                     "stray print in __init__", "stray print in the handler"]:
+            self.assertIn(text, log)
+
+    def test_allow_empty_publishes_an_empty_reindex_all(self):
+        self.bundle("com.example.test.empty", ["empty"])
+        self.assertEqual(self.reindex_json("run", "com.example.test.empty")["put"], 2)
+        self.assertEqual(self.identifiers("com.example.test.empty"), ["bird.1", "bird.2"])
+        summary = self.reindex_json("run", "com.example.test.empty")
+        self.assertEqual((summary["outcome"], summary["put"]), ("acknowledged", 0), summary)
+        self.assertEqual(self.identifiers("com.example.test.empty"), [])
+        self.assertIn("scripted: empty: putting nothing", self.log("com.example.test.empty"))
+        # The same without allow_empty(): the host takes the empty run for a mistake.
+        self.bundle("com.example.test.mistake", ["empty-by-mistake"])
+        self.assertEqual(self.reindex_json("run", "com.example.test.mistake")["put"], 2)
+        failed = self.reindex("run", "com.example.test.mistake")
+        self.assertNotEqual(failed.returncode, 0, failed)
+        self.assertEqual(self.identifiers("com.example.test.mistake"), ["bird.1", "bird.2"])
+
     def test_validate_run_finds_no_problem(self):
         directory = self.bundle("com.example.test.validate", ["catalogue"])
         result = self.reindex("validate", directory, "--run")

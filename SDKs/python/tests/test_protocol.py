@@ -209,7 +209,57 @@ class RequestTests(ProtocolTestCase):
         messages = self.items(host, 2, ["stale"])
         self.assertEqual(messages, [{"jsonrpc": "2.0", "id": 2, "result": {}}])
         host.close()
-        self.assertIn("stale: request 1 has already been answered", host.stderr)
+        self.assertIn("stale: request 1 was already acknowledged; index.put() after reindex_items returned is not sent",
+                      host.stderr)
+
+
+class AllowEmptyTests(ProtocolTestCase):
+    def test_allow_empty_makes_the_acknowledgement_carry_allow_empty(self):
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        host = self.started("empty", env=base_environment(REINDEX_DATA_DIR=directory))
+        host.request(1, "reindexAll", {"reason": "forced", "clientState": None})
+        first = host.recv_until_reply(1)
+        self.assertEqual([m.get("method") for m in first], ["index/put", None])
+        self.assertEqual(first[-1], {"jsonrpc": "2.0", "id": 1, "result": {}})
+        host.request(2, "reindexAll", {"reason": "forced", "clientState": None})
+        self.assertEqual(host.recv_until_reply(2), [{"jsonrpc": "2.0", "id": 2, "result": {"allowEmpty": True}}])
+        self.assertEqual(host.close(), 0)
+
+    def test_allow_empty_in_reindex_items_refuses_with_a_clear_message(self):
+        host = self.started()
+        messages = self.items(host, 1, ["put:x.1", "allow-empty"])
+        self.assertEqual(messages[-1]["error"]["code"], -32000, messages)
+        self.assertIn("allow_empty() is only meaningful in reindex_all (request 1 is reindexItems)",
+                      messages[-1]["error"]["message"])
+        self.assertNotIn("allowEmpty", json.dumps(messages))
+
+
+class LateOperationTests(ProtocolTestCase):
+    """A thread the handler started and did not join uses the index after the acknowledgement."""
+
+    def test_every_operation_after_the_acknowledgement_raises_logs_and_sends_nothing(self):
+        for operation in ("put", "delete", "delete_domains", "delete_all", "progress", "commit_batch", "allow_empty"):
+            with self.subTest(operation=operation):
+                host = self.started()
+                self.assertEqual(self.items(host, 1, ["late:" + operation]), [{"jsonrpc": "2.0", "id": 1, "result": {}}])
+                # The thread runs now, during request 2: nothing of it may reach the host.
+                self.assertEqual(self.items(host, 2, ["release"]), [{"jsonrpc": "2.0", "id": 2, "result": {}}])
+                self.assertEqual(host.close(), 0)
+                self.assertEqual(host.remaining(), [])
+                expected = ("request 1 was already acknowledged; index.%s() after reindex_items returned is not sent. "
+                            "A thread (or task) the handler started is still using the index: join your threads "
+                            "(or await your tasks) before returning" % operation)
+                self.assertIn("reindex-extension: " + expected + "\n", host.stderr)
+                self.assertIn("scripted: late %s: RequestEnded: %s\n" % (operation, expected), host.stderr)
+
+    def test_after_a_refusal_the_message_says_refused(self):
+        host = self.started()
+        messages = self.items(host, 1, ["late:put", "refuse:no"])
+        self.assertEqual(messages[-1]["error"]["message"], "no")
+        self.assertEqual(self.items(host, 2, ["release"]), [{"jsonrpc": "2.0", "id": 2, "result": {}}])
+        host.close()
+        self.assertIn("reindex-extension: request 1 was already refused; index.put()", host.stderr)
 
 
 class RefusalTests(ProtocolTestCase):
@@ -378,6 +428,33 @@ class StdioTests(ProtocolTestCase):
                      "stray output of a child process", "stray sys.stdout.write", "printed in a command",
                      "written to descriptor 1", "echoed by a child"]:
             self.assertIn(text + "\n", host.stderr)
+
+    def test_under_the_host_prints_before_run_at_the_top_level_and_in_init_go_to_stderr(self):
+        # The host always sets REINDEX_BUNDLE_IDENTIFIER: importing the SDK then protects stdout.
+        host = self.start("print-early", env=base_environment(REINDEX_BUNDLE_IDENTIFIER="com.example.test"))
+        self.assertEqual(host.initialize()["id"], 0)
+        host.request(1, "reindexAll", {"reason": "forced", "clientState": None})
+        self.assertEqual([m.get("method") for m in host.recv_until_reply(1)], ["index/put", None])
+        self.assertEqual(host.close(), 0)
+        self.assertEqual(host.remaining(), [])
+        for text in ["stray output before the SDK starts", "stray print after importing the SDK",
+                     "stray write to descriptor 1 at the top level", "stray print in __init__",
+                     "stray print in the handler", "stray write to descriptor 1"]:
+            self.assertIn(text + "\n", host.stderr)
+
+    def test_importing_the_sdk_protects_stdout_only_under_the_host(self):
+        code = ("import os, sys; sys.path.insert(0, os.environ['REINDEX_PYTHON_SDK']); import reindex_extension; "
+                "print('printed after the import', flush=True); os.write(1, b'written to descriptor 1\\n'); "
+                "print(reindex_extension.stdio.protected_descriptors() is not None, file=sys.stderr)")
+        alone = subprocess.run([sys.executable, "-c", code], env=base_environment(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+        self.assertEqual((alone.returncode, alone.stdout, alone.stderr),
+                         (0, b"printed after the import\nwritten to descriptor 1\n", b"False\n"))
+        hosted = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, timeout=20,
+                                env=base_environment(REINDEX_BUNDLE_IDENTIFIER="com.example.test"))
+        self.assertEqual((hosted.returncode, hosted.stdout, hosted.stderr),
+                         (0, b"", b"printed after the import\nwritten to descriptor 1\nTrue\n"))
 
     def test_input_sees_end_of_file_instead_of_the_protocol(self):
         host = self.started()

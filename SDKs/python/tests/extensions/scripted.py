@@ -8,6 +8,11 @@
   spin       reports progress every 20 ms until the host cancels the request
   print      writes to stdout every way it can (print before the SDK starts and in the
              handler, a write to descriptor 1, a child process), then puts one item
+  print-early  as print, and also prints (flushed) and writes to descriptor 1 at the top level
+             after importing the SDK and in the extension's __init__, before run() starts
+  empty      puts three birds and writes a marker in $REINDEX_DATA_DIR; once the marker is
+             there, puts nothing and calls index.allow_empty()
+  empty-by-mistake  the same without allow_empty()
   refuse     refuses with RequestError("catalogue database unreachable")
   crash      raises ValueError("the catalogue is corrupt")
 
@@ -21,12 +26,16 @@ import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "catalogue"
-if MODE == "print":
+if MODE in ("print", "print-early"):
     print("stray output before the SDK starts")  # still in print's buffer when run() starts
 
 sys.path.insert(0, os.environ["REINDEX_PYTHON_SDK"])
 from reindex_extension import (  # noqa: E402
     Cancelled, ClientStateTooLarge, CommitRefused, Extension, Item, RequestEnded, RequestError)
+
+if MODE == "print-early":
+    print("stray print after importing the SDK", flush=True)
+    os.write(1, b"stray write to descriptor 1 at the top level\n")
 
 
 def log(*args):
@@ -46,6 +55,9 @@ class Scripted(Extension):
 
     def __init__(self):
         self.stashed = None
+        self.late = None
+        if MODE == "print-early":
+            print("stray print in __init__", flush=True)
 
     def reindex_all(self, index):
         log("reindexAll mode=%s reason=%s clientState=%r" % (MODE, index.reason, index.client_state))
@@ -62,12 +74,22 @@ class Scripted(Extension):
             index.put([bird("resume.3", "Resumable Harrier"), bird("resume.4", "Resumable Merlin")])
         elif MODE == "spin":
             self.spin(index)
-        elif MODE == "print":
+        elif MODE in ("print", "print-early"):
             print("stray print in the handler")
             os.write(1, b"stray write to descriptor 1\n")
             subprocess.run(["sh", "-c", "echo stray output of a child process"], check=True)
             sys.stdout.write("stray sys.stdout.write\n")
             index.put([bird("print.1", "Printed Puffin")])
+        elif MODE in ("empty", "empty-by-mistake"):
+            marker = os.path.join(os.environ.get("REINDEX_DATA_DIR") or os.getcwd(), "scripted-ran-once")
+            if os.path.exists(marker):
+                log("%s: putting nothing" % MODE)
+                if MODE == "empty":
+                    index.allow_empty()
+            else:
+                index.put([bird("bird.1", "Osprey Notes"), bird("bird.2", "Kestrel Notes")])
+                with open(marker, "w"):
+                    pass
         elif MODE == "refuse":
             raise RequestError("catalogue database unreachable")
         elif MODE == "crash":
@@ -171,6 +193,28 @@ class Scripted(Extension):
                 log("stale: sent")
             except RequestEnded as error:
                 log("stale: %s" % error)
+        elif name == "allow-empty":
+            index.allow_empty()
+        elif name == "late":
+            # A thread that outlives the handler, then uses the index (released by "release").
+            import threading
+            released = threading.Event()
+
+            def late():
+                released.wait()
+                try:
+                    self.late_call(argument, index)
+                    log("late %s: sent" % argument)
+                except RequestEnded as error:
+                    log("late %s: RequestEnded: %s" % (argument, error))
+
+            thread = threading.Thread(target=late)
+            thread.start()
+            self.late = (released, thread)
+        elif name == "release":
+            released, thread = self.late
+            released.set()
+            thread.join(10)
         elif name == "info":
             log("info: reason=%s method=%s request=%r host=%r" % (index.reason, index.method, index.request_id, self.host))
         elif name == "sleep":
@@ -180,6 +224,25 @@ class Scripted(Extension):
             index.put(bird(command, command))
         else:
             raise RequestError("unknown command %r" % command)
+
+    @staticmethod
+    def late_call(operation, index):
+        if operation == "put":
+            index.put(bird("late.1", "Late"))
+        elif operation == "delete":
+            index.delete("bird.1")
+        elif operation == "delete_domains":
+            index.delete_domains("com.example.birds")
+        elif operation == "delete_all":
+            index.delete_all()
+        elif operation == "progress":
+            index.progress(1, 2)
+        elif operation == "commit_batch":
+            index.commit_batch(b"late")
+        elif operation == "allow_empty":
+            index.allow_empty()
+        else:
+            raise ValueError(operation)
 
     def shutdown(self):
         log("shutdown")
