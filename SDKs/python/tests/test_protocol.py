@@ -524,7 +524,7 @@ class DebuggerGateTests(ProtocolTestCase):
         deadline = time.monotonic() + 20
         while "is waiting for a debugger" not in host.stderr and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertIn("(install debugpy" if not _has_debugpy() else "debugpy client", host.stderr)
+        self.assertIn("python3 -m pip install debugpy" if not _has_debugpy() else "debugpy client", host.stderr)
         gdb = subprocess.Popen(["gdb", "-p", str(host.process.pid), "-batch", "-nx", "-ex", "continue"],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.addCleanup(gdb.stdout.close)
@@ -569,8 +569,37 @@ class DebuggerGateTests(ProtocolTestCase):
         self.assertIn("or attach a debugpy client to 127.0.0.1:5678", host.stderr)
         self.assertIn("no debugger attached within 1 s; continuing without one", host.stderr)
 
-    @unittest.skipUnless(_has_debugpy(), "needs debugpy")
+    def test_without_debugpy_the_gate_says_how_to_install_it(self):
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        with open(os.path.join(directory, "debugpy.py"), "w") as file:
+            file.write("raise ImportError('no debugpy here')\n")
+        host = self.start(env=base_environment(REINDEX_WAIT_FOR_DEBUGGER="1", PYTHONPATH=directory))
+        self.assertIn("result", host.initialize())
+        self.assertEqual(host.close(), 0)
+        pid = host.process.pid
+        self.assertIn("reindex-extension: pid %d is waiting for a debugger to attach (at most 1 s): gdb -p %d\n"
+                      % (pid, pid), host.stderr)
+        self.assertIn("reindex-extension: debugpy is not importable by %s, so only a native debugger can attach; "
+                      "to debug the Python code, install it: python3 -m pip install debugpy (where the host's "
+                      "sandbox can read it: " % sys.executable, host.stderr)
+        self.assertNotIn("launch.json", host.stderr)
+
+    def test_reindex_debugpy_port_moves_debugpy_and_the_launch_configuration_says_so(self):
+        directory = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, directory)
+        client = os.path.join(directory, "client-attached")
+        open(client, "w").close()
+        host = self.start(env=base_environment(REINDEX_WAIT_FOR_DEBUGGER="0", PYTHONPATH=FAKE_DEBUGPY,
+                                               FAKE_DEBUGPY_CLIENT=client, REINDEX_DEBUGPY_PORT="5690"))
+        self.assertIn("result", host.initialize())
+        self.assertIn("or attach a debugpy client to 127.0.0.1:5690\n", host.stderr)
+        self.assertIn('reindex-extension: VS Code launch.json configuration: {"type":"debugpy","request":"attach",'
+                      '"connect":{"host":"127.0.0.1","port":5690}}\n', host.stderr)
+
     def test_a_real_debugpy_client_ends_the_wait(self):
+        if not _has_debugpy():
+            self.fail("debugpy is not importable: install it with python3 -m pip install debugpy")
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
