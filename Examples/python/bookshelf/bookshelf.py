@@ -34,13 +34,25 @@ def find_sdk():
         candidates.extend(trees(os.path.dirname(host)))
     except (KeyError, OSError):
         pass
+    unreadable = []
     for candidate in candidates:
-        if candidate and os.path.isfile(os.path.join(candidate, "reindex_extension", "__init__.py")):
+        init = os.path.join(candidate or "", "reindex_extension", "__init__.py")
+        if candidate and os.path.isfile(init):
+            try:  # the sandbox lets anyone see that a file exists, not read it
+                with open(init, "rb"):
+                    pass
+            except OSError:
+                unreadable.append(candidate)
+                continue
             sys.path.insert(0, candidate)
             return
     try:
         import reindex_extension  # noqa: F401 (installed)
     except ImportError:
+        if unreadable:
+            sys.exit("bookshelf: the Python SDK (reindex_extension) is in %s, but the sandbox does not let the "
+                     "extension read it: declare that directory in the manifest's \"sandbox\": {\"read\": [...]}, "
+                     "or copy SDKs/python/reindex_extension beside bookshelf.py" % unreadable[0])
         sys.exit("bookshelf: cannot find the Python SDK (reindex_extension): install it with "
                  "'pip install SDKs/python', copy SDKs/python/reindex_extension beside bookshelf.py, "
                  "or set REINDEX_PYTHON_SDK in the manifest's environment")

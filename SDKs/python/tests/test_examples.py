@@ -127,6 +127,29 @@ class BookshelfThroughTheHostTests(HostTestCase):
                 if arguments:
                     self.assertIn("%s: every check passed" % identifier, result.stdout + result.stderr)
 
+    def test_validate_run_passes_on_the_sdk_bookshelf_where_it_stands(self):
+        # Examples/python/bookshelf imports SDKs/python of this checkout, outside its bundle: its
+        # manifest must let the sandbox read it, with a path that holds wherever the checkout is.
+        result = self.reindex("validate", BOOKSHELF, "--run")
+        self.assertEqual(result.returncode, 0, result)
+        self.assertIn("%s: every check passed" % SDK_ID, result.stdout + result.stderr)
+
+    def test_a_sandbox_that_hides_the_sdk_is_named_as_the_reason(self):
+        # A copy under a source tree that has the SDK, without vendoring it or declaring it: the
+        # SDK can be seen (stat) but not read, and the bookshelf says so instead of a traceback.
+        self.host_in_tree(with_sdk=False)
+        repository = os.path.join(self.scratch, "repository")
+        shutil.copytree(os.path.join(SDK_DIR, "reindex_extension"),
+                        os.path.join(repository, "SDKs", "python", "reindex_extension"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        self.extensions = os.path.join(repository, "Examples", "python")
+        copy_bundle(BOOKSHELF, os.path.join(self.extensions, "bookshelf"))
+        result = self.reindex("run", SDK_ID)
+        self.assertNotEqual(result.returncode, 0, result)
+        self.assertIn("bookshelf: the Python SDK (reindex_extension) is in %s, but the sandbox does not let the "
+                      "extension read it" % os.path.realpath(os.path.join(repository, "SDKs", "python")), result.stderr)
+        self.assertNotIn("ModuleNotFoundError", result.stderr)
+
     def test_the_demo_copy_under_the_repository_finds_the_sdk_and_both_can_be_installed_at_once(self):
         # Scripts/demo.sh: cp -R Examples/python/bookshelf "$repo/.demo/extensions/", then
         # cp -R SDKs/python/reindex_extension into that copy (the sandbox keeps the extension
