@@ -163,6 +163,14 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
         /* Child: only async-signal-safe calls from here on. */
         int status_fd = status_pipe[1];
         setpgid(0, 0);
+#if defined(__linux__)
+        if (config->die_with_parent) {
+            /* The extension has a process group of its own, so a host killed outright would leave
+               it behind (waiting in a debugger gate, say): the kernel kills it instead. */
+            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+            if (getppid() != config->parent_pid) _exit(127);  /* the host died before the call */
+        }
+#endif
 
         /* Signals: default dispositions and an empty mask, whatever the host had. */
         sigset_t empty;

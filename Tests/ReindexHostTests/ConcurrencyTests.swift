@@ -160,7 +160,7 @@ final class ConcurrencyTests: XCTestCase {
         for round in 1...3 {
             let path = "\(scratch)/fresh-\(round)/index.sqlite"
             let commands = try (0..<8).map { n in
-                try T.RunningCommand(arguments: ["--index", path, "--extensions-path", extensions] + (n % 2 == 0 ? ["status", "--json"] : ["search", "anything"]),
+                try T.RunningCommand(arguments: ["--index", path, "--extensions-path", extensions] + ["delete", "com.example.fresh", "--ids", "x\(n)"],
                                      environment: environment, scratch: scratch, feedsStdin: false)
             }
             for command in commands {

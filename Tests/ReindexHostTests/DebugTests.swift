@@ -21,7 +21,8 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
     private var commands: [T.RunningCommand] = []
 
     private let colleagues = "com.example.colleagues.indexer"
-    private let bookshelf = "com.example.bookshelf.indexer"
+    /// The Python bookshelf without the SDK: no gate of its own, so it is held before exec.
+    private let bookshelf = "com.example.bookshelf-nosdk.indexer"
 
     static let packageRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -72,19 +73,20 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         return directory
     }
 
-    /// `Examples/python/bookshelf`, copied as it is.
+    /// `Examples/python/bookshelf-nosdk` (or with `sdk`, `Examples/python/bookshelf` with the
+    /// Python SDK beside it, as a user installs it), copied as it is.
     @discardableResult
-    private func makeBookshelfBundle() throws -> String {
-        let source = "\(Self.packageRoot)/Examples/python/bookshelf"
+    private func makeBookshelfBundle(sdk: Bool = false) throws -> String {
+        let source = "\(Self.packageRoot)/Examples/python/bookshelf\(sdk ? "" : "-nosdk")"
         let directory = "\(extensionsDirectory)/bookshelf"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for file in ["manifest.json", "bookshelf.py", "books.json"] {
             try FileManager.default.copyItem(atPath: "\(source)/\(file)", toPath: "\(directory)/\(file)")
             try FileManager.default.setAttributes([.posixPermissions: file == "bookshelf.py" ? 0o755 : 0o644], ofItemAtPath: "\(directory)/\(file)")
         }
-        // Installed as a user would: the Python SDK beside the script (a sandboxed extension reads
-        // its own bundle, not this checkout).
-        try FileManager.default.copyItem(atPath: "\(Self.packageRoot)/SDKs/python/reindex_extension", toPath: "\(directory)/reindex_extension")
+        if sdk {
+            try FileManager.default.copyItem(atPath: "\(Self.packageRoot)/SDKs/python/reindex_extension", toPath: "\(directory)/reindex_extension")
+        }
         return directory
     }
 
@@ -295,6 +297,56 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try liveItems(bookshelf).count, 15)
     }
 
+    // MARK: Stopping a wait
+
+    /// Whether `pid` has ended (gone, or a zombie nobody has reaped yet), within `seconds`.
+    private func ends(_ pid: pid_t, within seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            guard let stat = T.read("/proc/\(pid)/stat") else { return true }
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(close, offsetBy: 2)] == "Z" { return true }
+            usleep(20_000)
+        } while Date() < deadline
+        return false
+    }
+
+    func testASignalEndsTheWaitForADebuggerAndStopsTheExtension() throws {
+        try makeColleaguesBundle()
+        try makeBookshelfBundle()
+        // In the SDK's gate (Swift) and held before exec (a script without the SDK); each signal.
+        for (bundle, signal) in [(colleagues, SIGINT), (bookshelf, SIGTERM), (colleagues, SIGHUP), (bookshelf, SIGINT)] {
+            let (command, pid) = try startDebug([bundle, "--wait-for-debugger"])
+            kill(command.process.processIdentifier, signal)
+            let result = command.finish(timeout: 10)
+            XCTAssertFalse(result.timedOut, "\(bundle), signal \(signal): the wait was not stopped: \(result)")
+            XCTAssertEqual(result.status, 75, "\(bundle), signal \(signal): \(result)")
+            XCTAssertTrue(result.stderr.contains("error: \(bundle)"), "\(result)")
+            XCTAssertTrue(ends(pid, within: 5), "\(bundle), signal \(signal): the extension \(pid) outlived the wait")
+        }
+    }
+
+    func testAnExtensionWaitingForADebuggerDiesWithAKilledHost() throws {
+        try makeColleaguesBundle()
+        try makeBookshelfBundle()
+        for bundle in [colleagues, bookshelf] {
+            let (command, pid) = try startDebug([bundle, "--wait-for-debugger"])
+            kill(command.process.processIdentifier, SIGKILL)
+            _ = command.finish(timeout: 10)
+            XCTAssertTrue(ends(pid, within: 5), "\(bundle): the extension \(pid) outlived its killed host")
+        }
+    }
+
+    func testTheHostNamesTheDebuggerThatFitsEachRuntime() throws {
+        try makeColleaguesBundle()
+        try makeBookshelfBundle(sdk: true)
+        let native = try reindex(["debug", colleagues, "--print-attach", "--ids", "employee.1"])
+        XCTAssertTrue(native.stderr.contains("gdb or lldb fits this extension"), native.stderr)
+        XCTAssertTrue(native.stderr.contains("  gdb -p "), native.stderr)
+        let python = try reindex(["debug", "com.example.bookshelf.indexer", "--print-attach", "--ids", "book.1"])
+        XCTAssertTrue(python.stderr.contains("debugpy fits this extension"), python.stderr)
+        XCTAssertTrue(python.stderr.contains(#""type": "debugpy", "request": "attach", "connect": { "host": "127.0.0.1", "port": 5678 }"#), python.stderr)
+    }
+
     // MARK: (d) nobody attaches
 
     func testWaitingForADebuggerThatNeverComesGivesUpAndCompletes() throws {
@@ -472,7 +524,7 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         let documented = lines[(start + 1)...].prefix { !$0.hasPrefix("```") }.map(Self.normalized)
         XCTAssertGreaterThan(documented.count, 5)
 
-        try makeBookshelfBundle()
+        try makeBookshelfBundle(sdk: true)
         let arguments = prompt.dropFirst("$ reindex ".count).split(separator: " ").map(String.init)
         let result = try reindex(arguments)
         XCTAssertEqual(result.status, 0, "\(result)")

@@ -330,6 +330,8 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(byID["com.example.closed"]?["sandboxed"] as? Bool, true)
         XCTAssertEqual((byID["com.example.closed"]?["warnings"] as? [String]) ?? [], [])
 
+        // status only reads an index: make one first.
+        XCTAssertEqual(try reindex(["delete", "com.example.open", "--all"]).status, 0)
         let status = try reindex(["status"])
         XCTAssertTrue(status.stdout.contains("Sandbox: landlock ABI "), status.stdout)
         XCTAssertTrue(status.stdout.contains("com.example.open: 0 item(s)\n    warning: \(expected)"), status.stdout)
@@ -385,6 +387,7 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         let paths = try reindex(["paths"], wrapper: wrapper)
         XCTAssertEqual(paths.status, 0, "\(paths)")
         XCTAssertTrue(paths.stdout.contains("Sandbox: unavailable (this kernel has no Landlock)"), paths.stdout)
+        XCTAssertEqual(try reindex(["delete", "com.example.probe", "--all"]).status, 0, "status only reads an index: make one first")
         let status = try reindex(["status"], wrapper: wrapper)
         XCTAssertTrue(status.stdout.contains("Sandbox: unavailable (this kernel has no Landlock)"), status.stdout)
 

@@ -63,16 +63,16 @@ final class TrustTests: XCTestCase {
         XCTAssertTrue(run.stderr.contains("warning: com.example.chatty: ignored an unknown notification 'telemetry/ping'"), "\(run)")
     }
 
-    func testTheSummaryNamesItemsRemovedBecauseTheRunDidNotPutThemAndWarnsWhenABundleIsEmptied() throws {
+    func testAReindexAllThatPutsNothingDoesNotEmptyTheBundle() throws {
         let bundle = "com.example.emptied"
         try T.seed(try IndexStore.open(path: index), bundle: bundle, [T.item("a", title: "Aardvark"), T.item("b", title: "Bison"), T.item("c", title: "Caracal")])
         var spec = T.BundleSpec(bundle, executable: "method_typo.py")
         spec.arguments = ["telemetry/ping"]
         try T.makeBundle(spec, in: extensions)
         let run = try reindex(["run", bundle])
-        XCTAssertEqual(run.status, 0, "\(run)")
-        XCTAssertTrue(run.stdout.contains("put 0, deleted 0, rejected 0; removed 3 item(s) that this run did not put"), "\(run)")
-        XCTAssertTrue(run.stderr.contains("the reindexAll put no items and removed all 3 the bundle had"), "\(run)")
+        XCTAssertEqual(run.status, 76, "\(run)")
+        XCTAssertTrue(run.stderr.contains("would remove all 3 items the bundle has; nothing was published and they stay"), "\(run)")
+        XCTAssertEqual(try T.identifiers(try IndexStore.open(path: index), bundle: bundle), ["a", "b", "c"])
     }
 
     // MARK: 2. Extreme progress

@@ -25,6 +25,9 @@ const BASE64 = /^(?:[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9_-]*={0,2})$/;
  * @property {string} key
  * @property {AbortController} controller
  * @property {boolean} answered the reply is written (or the connection is gone)
+ * @property {'acknowledged' | 'refused' | null} settledBy how the handler answered it (null: not
+ *   yet, or cancelled)
+ * @property {boolean} allowEmpty the acknowledgement carries `{"allowEmpty": true}`
  */
 
 /**
@@ -357,10 +360,12 @@ export class HostConnection {
     }
 
     /** @type {RequestState} */
-    const state = { id, key, controller: new AbortController(), answered: false };
+    const state = { id, key, controller: new AbortController(), answered: false, settledBy: null, allowEmpty: false };
     this.#requests.set(key, state);
     const link = {
-      check: () => this.#check(state),
+      check: (/** @type {string} */ operation) => this.#check(state, operation),
+      settled: () => state.settledBy !== null,
+      allowEmpty: () => { state.allowEmpty = true; },
       write: (/** @type {string} */ line) => this.#write(line),
       drained: () => this.drained(),
       commit: (/** @type {Record<string, unknown>} */ commitParams) => this.#commit(state, commitParams),
@@ -377,14 +382,24 @@ export class HostConnection {
   }
 
   /**
-   * Throws unless the request may still send operations.
+   * Throws unless the request may still send operations. An operation after the handler has
+   * answered the request is the author's mistake (a missing `await`, work left running in a
+   * timer): the host would take it as a protocol violation, so it is never sent, and it is
+   * reported on stderr as well as thrown, since nothing may be awaiting it.
    * @param {RequestState} state
+   * @param {string} operation what was called, for the message
    */
-  #check(state) {
+  #check(state, operation) {
+    if (state.settledBy !== null) {
+      const error = new SearchableIndexError('requestFinished',
+        `${operation}: request ${state.key} was already ${state.settledBy}; await your work before returning from the handler (nothing was sent)`);
+      this.#log(error.message);
+      throw error;
+    }
     if (this.#broken || this.#closed) throw new SearchableIndexError('disconnected', 'the connection to the host is closed');
     if (state.controller.signal.aborted) throw state.controller.signal.reason;
     if (state.answered) {
-      throw new SearchableIndexError('requestFinished', `request ${state.key} has already been answered; its operations must come before the handler returns`);
+      throw new SearchableIndexError('requestFinished', `${operation}: request ${state.key} has already been answered; its operations must come before the handler returns`);
     }
   }
 
@@ -423,10 +438,11 @@ export class HostConnection {
       return;
     }
     state.answered = true;
+    state.settledBy = failed ? 'refused' : 'acknowledged';
     if (failed) {
       this.#replyError(state.id, refusal(error));
     } else {
-      this.#reply(state.id, {});
+      this.#reply(state.id, state.allowEmpty ? { allowEmpty: true } : {});
     }
   }
 

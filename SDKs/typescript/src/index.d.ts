@@ -101,7 +101,9 @@ export interface ClientState extends Uint8Array {
  * and `reindexItems`. Each operation writes its messages at once, in call order, and resolves
  * when the protocol stream has room again: `await` them. Operations reject with
  * `CancellationError` once the request is cancelled, and with `SearchableIndexError` when the
- * request is already answered or the host is gone.
+ * host is gone or the handler has already answered the request (`requestFinished`: "request N
+ * was already acknowledged; await your work before returning" — nothing is sent, and the SDK
+ * says so on stderr too).
  */
 export declare class SearchableIndex {
   private constructor();
@@ -133,8 +135,17 @@ export declare class SearchableIndex {
    * operations committed. A later retry of an unfinished `reindexAll` gets this state back.
    */
   commitBatch(clientState: Uint8Array | ArrayBuffer | string): Promise<number>;
-  /** Reports progress (`$/progress`); also keeps the host's idle timer from firing. */
+  /** Reports progress (`$/progress`); also keeps the host's idle timer from firing. Ignored once
+   * the request is cancelled; throws `SearchableIndexError` (`requestFinished`) once the handler
+   * has answered it. */
   progress(completed: number, total?: number, message?: string): void;
+  /**
+   * For `reindexAll` only: the result is empty on purpose. The acknowledgement then carries
+   * `{"allowEmpty": true}`; without it the host refuses to publish a `reindexAll` that put no
+   * accepted item while the bundle had items (the old items stay and the request fails). Call it
+   * before the handler returns. Throws a `TypeError` in `reindexItems`.
+   */
+  allowEmpty(): void;
 }
 
 /** What an extension implements (Core Spotlight's `CSIndexExtensionRequestHandler`). Resolving
@@ -199,7 +210,8 @@ export declare class CancellationError extends Error {
   readonly code: -32800;
 }
 
-/** Errors the SDK raises from `SearchableIndex` operations. */
+/** Errors the SDK raises from `SearchableIndex` operations. `requestFinished`: an operation came
+ * after the handler had answered its request (a forgotten `await`); it was not sent. */
 export declare class SearchableIndexError extends Error {
   constructor(kind: SearchableIndexError['kind'], message: string, rpcError?: { code: number; message: string; data?: unknown });
   readonly kind: 'clientStateTooLarge' | 'commitRefused' | 'disconnected' | 'requestFinished' | 'itemTooLarge';

@@ -18,7 +18,9 @@ export const INTERNAL = Symbol('reindex-extension.internal');
 /**
  * @typedef {object} RequestLink
  * What a `SearchableIndex` needs from the connection for its request.
- * @property {() => void} check throws unless the request may still send operations
+ * @property {(operation: string) => void} check throws unless the request may still send operations
+ * @property {() => boolean} settled whether the handler has answered the request
+ * @property {() => void} allowEmpty makes the acknowledgement carry `{"allowEmpty": true}`
  * @property {(line: string) => void} write writes one protocol line (already ended by "\n")
  * @property {() => Promise<void>} drained resolves when the protocol stream has room again
  * @property {(params: Record<string, unknown>) => Promise<any>} commit sends `batch/commit`, resolves with its result
@@ -153,7 +155,7 @@ export class SearchableIndex {
    * @returns {Promise<void>}
    */
   async put(items) {
-    this.#link.check();
+    this.#link.check('index.put');
     const list = Array.isArray(items) ? items
       : (items !== null && typeof items === 'object' && Symbol.iterator in items) ? Array.from(/** @type {Iterable<object>} */ (items))
         : [items];
@@ -172,7 +174,7 @@ export class SearchableIndex {
    * @returns {Promise<void>}
    */
   async delete(identifiers) {
-    this.#link.check();
+    this.#link.check('index.delete');
     const list = stringList('delete', identifiers);
     if (list.length === 0) return;
     for (const line of frameLines(list.map((id) => JSON.stringify(id)), Infinity,
@@ -189,7 +191,7 @@ export class SearchableIndex {
    * @returns {Promise<void>}
    */
   async deleteDomains(domainIdentifiers) {
-    this.#link.check();
+    this.#link.check('index.deleteDomains');
     const list = stringList('deleteDomains', domainIdentifiers);
     if (list.length === 0) return;
     for (const line of frameLines(list.map((id) => JSON.stringify(id)), Infinity,
@@ -204,7 +206,7 @@ export class SearchableIndex {
    * @returns {Promise<void>}
    */
   async deleteAll() {
-    this.#link.check();
+    this.#link.check('index.deleteAll');
     this.#link.write('{"jsonrpc":"2.0","method":"index/deleteAll","params":{}}\n');
     await this.#link.drained();
   }
@@ -231,7 +233,7 @@ export class SearchableIndex {
       throw new SearchableIndexError('clientStateTooLarge',
         `client state is ${bytes.length} bytes; at most ${MAX_CLIENT_STATE_BYTES} are allowed`);
     }
-    this.#link.check();
+    this.#link.check('index.commitBatch');
     const result = await this.#link.commit({ requestId: this.#requestId, clientState: bytes.toString('base64') });
     const committed = result !== null && typeof result === 'object' ? result.committed : undefined;
     return typeof committed === 'number' ? committed : 0;
@@ -240,13 +242,17 @@ export class SearchableIndex {
   /**
    * Reports progress (`$/progress`; `reindex run` shows it as a progress bar). Any message resets
    * the host's idle timer, so call it well within every `idleSeconds` during long work. Does
-   * nothing once the request is answered or cancelled.
+   * nothing once the request is cancelled or the host is gone; throws `SearchableIndexError`
+   * (`requestFinished`) once the handler has answered the request, as the other operations do.
    * @param {number} completed
    * @param {number} [total]
    * @param {string} [message]
    */
   progress(completed, total, message) {
-    if (!this.#link.isOpen()) return;
+    if (!this.#link.isOpen()) {
+      if (this.#link.settled()) this.#link.check('index.progress'); // throws: the handler has answered
+      return;
+    }
     if (!Number.isFinite(completed)) throw new TypeError('progress: completed must be a finite number');
     /** @type {Record<string, unknown>} */
     const params = { requestId: this.#requestId, completed: Math.max(0, Math.trunc(completed)) };
@@ -256,5 +262,21 @@ export class SearchableIndex {
     }
     if (message !== undefined && message !== null) params.message = String(message);
     this.#link.write(`${JSON.stringify({ jsonrpc: '2.0', method: '$/progress', params })}\n`);
+  }
+
+  /**
+   * For `reindexAll`: says that an empty result is intended. The acknowledgement then carries
+   * `{"allowEmpty": true}`. Without it, the host refuses to publish a `reindexAll` that put no
+   * accepted item while the bundle had items: it keeps the old items and fails the request, so
+   * that a data source that came back empty by mistake (an unmounted disk, an expired token)
+   * does not wipe the index. Call it before the handler returns, typically when the source
+   * really is empty. It does not put or delete anything by itself.
+   */
+  allowEmpty() {
+    if (this.#method !== 'reindexAll') {
+      throw new TypeError('allowEmpty: only a reindexAll acknowledgement can allow an empty result');
+    }
+    this.#link.check('index.allowEmpty');
+    this.#link.allowEmpty();
   }
 }

@@ -37,6 +37,39 @@ describe('through the reindex host', { skip }, () => {
     assert.match(log, /basic: reason forced/);
   });
 
+  test('console.log at the top level of the script, before run(), lands in the log too', async () => {
+    const world = new HostWorld();
+    world.bundle('com.example.early', fixture('early-output.mjs'));
+    const run = await world.reindex(['run', 'com.example.early', '--json']);
+    assert.equal(run.status, 0, JSON.stringify(run));
+    assert.equal(run.json.outcome, 'acknowledged');
+    assert.equal(run.json.put, 1);
+    assert.equal(run.json.warnings, undefined, JSON.stringify(run.json));
+    const log = world.log('com.example.early');
+    assert.match(log, /early: console\.log at the top level \{"jsonrpc"/);
+    assert.match(log, /early: process\.stdout\.write at the top level/);
+    assert.match(log, /early: console\.info at the top level/);
+    assert.match(log, /early: console\.log after a top-level await, still before run\(\)/);
+    assert.doesNotMatch(log, /protocol violation/);
+  });
+
+  test('an empty reindexAll is published only with index.allowEmpty()', async () => {
+    const world = new HostWorld();
+    world.bundle('com.example.basic', fixture('basic.mjs'), { environment: { BASIC_COUNT: '3' } });
+    assert.equal((await world.reindex(['run', 'com.example.basic'])).status, 0);
+    world.bundle('com.example.basic', fixture('basic.mjs'), { environment: { BASIC_COUNT: '0' } });
+    const refused = await world.reindex(['run', 'com.example.basic', '--json']);
+    assert.notEqual(refused.status, 0, JSON.stringify(refused));
+    assert.equal(refused.json.failure, 'emptyReplacement', JSON.stringify(refused.json));
+    assert.deepEqual(await world.search('pelican'), ['basic.0', 'basic.1', 'basic.2'], 'the old items stay');
+    world.bundle('com.example.basic', fixture('basic.mjs'), { environment: { BASIC_COUNT: '0', BASIC_ALLOW_EMPTY: '1' } });
+    const allowed = await world.reindex(['run', 'com.example.basic', '--json']);
+    assert.equal(allowed.status, 0, JSON.stringify(allowed));
+    assert.equal(allowed.json.outcome, 'acknowledged');
+    assert.equal(allowed.json.removedNotPut, 3);
+    assert.deepEqual(await world.search('pelican'), []);
+  });
+
   test('reindexItems puts the items that exist and deletes the others', async () => {
     const world = new HostWorld();
     world.bundle('com.example.basic', fixture('basic.mjs'), { environment: { BASIC_COUNT: '5' } });

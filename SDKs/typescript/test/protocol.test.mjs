@@ -206,14 +206,102 @@ describe('requests', () => {
     assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 1, result: {} });
   });
 
-  test('operations after the acknowledgement are refused by the SDK, not sent', async () => {
+  test('operations after the acknowledgement are refused by the SDK, not sent, and said on stderr', async () => {
     const ext = start();
     await ext.initialize();
     ext.send(reindexAll(1, 'late-op'));
     await ext.next();
     assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 1, result: {} });
-    await eventually(() => ext.stderr.includes('scripted: late put: requestFinished'), 'the late put to fail');
+    await eventually(() => ext.stderr.includes('scripted: late delete:'), 'the late operations to fail');
+    for (const operation of ['put', 'progress', 'commit', 'allowEmpty']) {
+      assert.match(ext.stderr, new RegExp(`scripted: late ${operation}: requestFinished`));
+    }
+    assert.match(ext.stderr, /scripted: late delete: requestFinished: index\.delete: request 1 was already acknowledged; await your work before returning/);
+    // The SDK says it on stderr too, once per call, naming the request and the operation.
+    for (const operation of ['put', 'progress', 'commitBatch', 'allowEmpty', 'delete']) {
+      assert.match(ext.stderr, new RegExp(`reindex-extension: index\\.${operation}: request 1 was already acknowledged; await your work before returning`));
+    }
+    assert.deepEqual(await ext.quiet(200), [], 'nothing may be sent for an acknowledged request');
+    assert.equal(ext.child.exitCode, null, 'the extension keeps running');
+  });
+
+  test('a handler that forgot to await its work: the late put is refused with the request named', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(reindexAll(7, 'forgot-await'));
+    assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 7, result: {} });
+    await eventually(() => ext.stderr.includes('scripted: forgotten put:'), 'the forgotten put to fail');
+    assert.match(ext.stderr, /scripted: forgotten put: SearchableIndexError: index\.put: request 7 was already acknowledged; await your work before returning/);
+    assert.match(ext.stderr, /reindex-extension: index\.put: request 7 was already acknowledged/);
     assert.deepEqual(await ext.quiet(200), []);
+  });
+
+  test('operations after a refusal are refused too, naming the refusal', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(reindexAll(2, 'refuse-then-late'));
+    assert.equal((await ext.next()).error.message, 'refused before the work was done');
+    await eventually(() => ext.stderr.includes('scripted: put after refusal:'), 'the late put to fail');
+    assert.match(ext.stderr, /scripted: put after refusal: index\.put: request 2 was already refused; await your work before returning/);
+    assert.deepEqual(await ext.quiet(200), []);
+  });
+});
+
+describe('stdout protection at import', () => {
+  const asExtension = { REINDEX_BUNDLE_IDENTIFIER: 'com.example.test', REINDEX_PROTOCOL_VERSIONS: '1' };
+
+  test('started as an extension, output at the top level of the script goes to stderr', async () => {
+    const ext = new ExtensionUnderTest(fixture('early-output.mjs'), { env: asExtension });
+    running.push(ext);
+    const reply = await ext.initialize();
+    assert.equal(reply.id, 0);
+    assert.equal(ext.lines[0], JSON.stringify(reply), 'the first stdout line must be the initialize reply');
+    assert.match(ext.stderr, /early: console\.log at the top level/);
+    assert.match(ext.stderr, /early: process\.stdout\.write at the top level/);
+    assert.match(ext.stderr, /early: console\.log after a top-level await/);
+  });
+
+  test('a Node program the extension starts keeps its own stdout, even when it imports the SDK', async () => {
+    const ext = new ExtensionUnderTest(fixture('spawns-node.mjs'), { env: asExtension });
+    running.push(ext);
+    assert.equal((await ext.initialize()).id, 0);
+    assert.match(ext.stderr, /spawns-node: the child said "from the child\\nand its stdout"/);
+    ext.send(reindexAll(1, 'forced'));
+    assert.equal((await ext.next()).params.items[0].attributes.title, 'from the child\nand its stdout');
+  });
+});
+
+describe('allowEmpty', () => {
+  test('index.allowEmpty() makes the reindexAll acknowledgement {"allowEmpty": true}', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(reindexAll(1, 'allow-empty'));
+    assert.equal(ext.lines.length, 1);
+    assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 1, result: { allowEmpty: true } });
+    assert.equal(ext.lines.at(-1), '{"jsonrpc":"2.0","id":1,"result":{"allowEmpty":true}}');
+    ext.send(reindexAll(2, 'put-allow-empty'));
+    assert.equal((await ext.next()).method, 'index/put');
+    assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 2, result: { allowEmpty: true } });
+  });
+
+  test('without it the acknowledgement stays {}, also for the next request', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(reindexAll(1, 'allow-empty'));
+    assert.deepEqual((await ext.next()).result, { allowEmpty: true });
+    ext.send(reindexAll(2, 'delete-ops'));
+    let message;
+    do { message = await ext.next(); } while (message.method);
+    assert.deepEqual(message, { jsonrpc: '2.0', id: 2, result: {} });
+  });
+
+  test('reindexItems cannot allow an empty result: calling it refuses the request', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(request(1, 'reindexItems', { identifiers: ['a'], reason: 'allow-empty' }));
+    const reply = await ext.next();
+    assert.equal(reply.error.code, -32000);
+    assert.match(reply.error.message, /allowEmpty: only a reindexAll acknowledgement/);
   });
 });
 

@@ -43,6 +43,8 @@ typedef struct {
     int io_idle;               /* 1: the idle I/O scheduling class (Linux ioprio_set) */
     int no_new_privs;          /* 1: PR_SET_NO_NEW_PRIVS (Linux) */
     const reindex_sandbox *sandbox; /* Landlock rules to enforce before exec, or NULL */
+    int die_with_parent;       /* 1: SIGKILL when the host dies, even killed (Linux PR_SET_PDEATHSIG) */
+    int parent_pid;            /* the host's pid, for die_with_parent */
 } reindex_spawn_config;
 
 /// Forks and execs. On success returns 0, stores the child's pid and a read end of a

@@ -119,10 +119,10 @@ package enum ForcedRun {
     /// The summary of one request, in the contract's JSON or as text.
     package static func report(_ result: RequestResult, bundle: DiscoveredBundle, json: Bool, logPath: String? = nil) {
         // On a terminal the first ten; every one is in --json (up to its bound) and in the log.
-        let shown = json ? [] : result.rejections.prefix(10)
+        let shown = result.rejections.prefix(10)
         for rejection in shown { Console.err("warning: \(bundle.identifier): \(rejection)") }
         for warning in result.warnings { Console.err("warning: \(bundle.identifier): \(warning)") }
-        if !json && result.counts.rejected > shown.count {
+        if result.counts.rejected > shown.count {
             let log = logPath.map { " and in the bundle's log (\($0))" } ?? " and in the bundle's log"
             Console.err("warning: \(bundle.identifier): \(result.counts.rejected - shown.count) more item(s) rejected; every rejection with its reason is in 'reindex run --json' (rejections)\(log)")
         }

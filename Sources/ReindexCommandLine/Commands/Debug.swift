@@ -114,35 +114,62 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         // for as long as the developer likes; Ctrl-C moves the shutdown on.
         options.exitGraceSeconds = .infinity
         options.waitForDebuggerSeconds = waitSeconds
+        // A host killed outright takes the extension with it: nothing stays waiting in a gate.
+        options.diesWithHost = true
+        // debugpy and Node's inspector listen on a loopback port (and debugpy talks to its adapter
+        // on another), so TCP is allowed in debug mode whatever the manifest says.
+        options.sandbox.allowsNetwork = true
         let gate = Debugging.implementsGate(bundle)
+        let runtime = Debugging.runtime(bundle)
         // --print-attach prints the commands and goes on: nothing waits.
         if printAttach { options.waitForDebuggerSeconds = nil }
-        options.holdBeforeExecSeconds = (printAttach || gate) ? nil : waitSeconds
+        // An extension with a gate waits in it, and its reply to initialize is the sign that a
+        // debugger attached (or the gate gave up); the host waits for that reply, as always,
+        // stoppable by Ctrl-C. Any other extension is held before exec, and the host waits,
+        // stoppably too, until a debugger traces it.
+        let holds = !printAttach && !gate && waitSeconds != nil
+        options.holdBeforeExecSeconds = holds ? waitSeconds : nil
+        options.waitForTracerSeconds = holds ? waitSeconds : nil
         let name = Debugging.processName(bundle)
         options.onStderrLine = { Console.err("ext| \($0)") }
         if let traceFull {
             let printer = TracePrinter(full: traceFull)
             options.onTrace = { printer.record($0, $1) }
         }
-        // Read here, not in the closure: capturing `options` would box it, and the box would hold
-        // the closure that holds the box (a cycle LeakSanitizer reports).
-        let heldBeforeExec = options.holdBeforeExecSeconds != nil
+        let environment = context.environment
         options.onSpawn = { process in
-            Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name)")
+            Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name), \(runtime == .native ? "native code" : runtime.rawValue)")
             if let launch = process.launch { Console.err("debug: \(launch.summary)") }
-            Console.err("debug: timeouts are off; attach with one of:")
-            for command in Debugging.attachCommands(pid: process.pid, bundle: bundle) { Console.err("  \(command)") }
+            Console.err("debug: timeouts are off; \(runtime.debugger) fits this extension; attach with one of:")
+            for command in Debugging.attachCommands(pid: process.pid, bundle: bundle, runtime: runtime, environment: environment) { Console.err("  \(command)") }
             guard let waitSeconds, !printAttach else { return }
-            let how = heldBeforeExec
-                ? "it is held just before exec; attach, then continue: the debugger follows the exec into the extension"
-                : "it waits in the SDK's debugger gate"
             let limit = waitSeconds > 0 ? " (giving up after \(Int(waitSeconds)) s)" : ""
-            Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit); \(how)")
-            let attached = Debugging.waitForTracer(pid: process.pid, seconds: waitSeconds)
-            if attached {
-                Console.err("debug: debugger attached to pid \(process.pid)")
+            if gate {
+                Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit): it waits in the SDK's debugger gate until \(runtime.debugger) attaches; Ctrl-C stops it")
             } else {
+                Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit); it is held just before exec: attach, then continue, and the debugger follows the exec into the extension; Ctrl-C stops it")
+                if runtime != .native {
+                    Console.err("debug: this script does not use the SDK, so only a native debugger can attach before it runs; to debug its \(runtime.rawValue) code, use the SDK's gate (see docs/DEBUGGING.md)")
+                }
+            }
+        }
+        let report: (Int32, Bool) -> Void = { pid, attached in
+            if attached {
+                Console.err("debug: debugger attached to pid \(pid)")
+            } else if let waitSeconds {
                 Console.err("debug: no debugger attached within \(Int(waitSeconds)) s; going on without one")
+            }
+        }
+        options.onTracerWaitEnded = report
+        if gate && waitSeconds != nil && !printAttach {
+            // The gate answered initialize: it opened. A native debugger is seen in /proc; for
+            // debugpy and the inspector the gate's own line (ext|) says who came.
+            options.onInitialized = { process in
+                if runtime == .native {
+                    report(process.pid, Debugging.isTraced(process.pid) == true)
+                } else {
+                    Console.err("debug: the gate opened: the extension runs (its line above says whether \(runtime.debugger) attached)")
+                }
             }
         }
         return try ForcedRun.execute(context: scratchContext, bundle: bundle, selection: selection, options: options, store: store).status

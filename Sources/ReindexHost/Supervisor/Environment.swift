@@ -24,6 +24,8 @@ public enum ExtensionEnvironment {
             if let seconds = waitForDebuggerSeconds {
                 result["REINDEX_WAIT_FOR_DEBUGGER"] = String(Int(seconds.rounded()))
             }
+            // The ports the SDKs' gates open debugpy and Node's inspector on, when the developer set them.
+            for key in Debugging.portVariables.values { if let port = host[key] { result[key] = port } }
         } else {
             result["REINDEX_DEBUG"] = nil
             result["REINDEX_WAIT_FOR_DEBUGGER"] = nil

@@ -58,8 +58,10 @@ public final class ExtensionProcess {
     /// takes its priority and enters its sandbox before that wait (so a debugger attaches to the
     /// process as it will run); its private temporary directory is removed when the process is
     /// done with (`removePrivateTemporaryDirectory`, or at the latest when this object goes).
+    /// With `diesWithHost` (debug mode) the kernel kills the process when the host dies, even
+    /// by SIGKILL (Linux).
     public init(bundle: DiscoveredBundle, environment: [String: String], waitForTracerBeforeExec: Double? = nil,
-                launch: SandboxLaunch? = nil) throws(ReindexError) {
+                launch: SandboxLaunch? = nil, diesWithHost: Bool = false) throws(ReindexError) {
         let id = bundle.identifier
         self.launch = launch
         var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
@@ -92,7 +94,8 @@ public final class ExtensionProcess {
                                 wait_for_tracer: waitForTracerBeforeExec.map { Int32(min($0.rounded(.up), 1e6)) } ?? -1,
                                 rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
                                 rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0),
-                                nice_at_least: niceAtLeast, io_idle: ioIdle, no_new_privs: noNewPrivileges, sandbox: sandbox)
+                                nice_at_least: niceAtLeast, io_idle: ioIdle, no_new_privs: noNewPrivileges, sandbox: sandbox,
+                                die_with_parent: diesWithHost ? 1 : 0, parent_pid: getpid())
                             let rc = reindex_spawn(&config, &childPID, &status)
                             if rc == 0 { spawned.insert(childPID) }
                             return rc

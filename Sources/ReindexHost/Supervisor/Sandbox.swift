@@ -85,6 +85,9 @@ public struct SandboxOptions: Sendable {
     public var paths: HostPaths? = nil
     /// More locations to keep out of reach: the real ones when running against a scratch index.
     public var alsoProtect: [HostPaths] = []
+    /// Allow TCP whatever the manifest says: `reindex debug`, whose debuggers for scripts
+    /// (debugpy, Node's inspector) listen on a loopback port and talk to helpers on others.
+    public var allowsNetwork = false
 
     public init() {}
 
@@ -160,8 +163,13 @@ public struct SandboxLaunch: Sendable {
         switch (wanted, support) {
         case (true, .landlock(let abi)):
             do {
-                profile = try SandboxProfile(bundle: bundle, paths: paths, alsoProtect: options.alsoProtect, environment: environment,
-                                             dataDirectory: dataDirectory, temporaryDirectory: temporaryDirectory, hostTemporary: hostTemporary)
+                var rules = try SandboxProfile(bundle: bundle, paths: paths, alsoProtect: options.alsoProtect, environment: environment,
+                                               dataDirectory: dataDirectory, temporaryDirectory: temporaryDirectory, hostTemporary: hostTemporary)
+                if options.allowsNetwork && !rules.network {
+                    rules.network = true
+                    rules.notes.append("TCP allowed in debug mode, for the debugger")
+                }
+                profile = rules
             } catch {
                 FileSystem.removeTree(temporaryDirectory)
                 throw error

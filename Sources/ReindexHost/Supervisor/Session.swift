@@ -104,13 +104,18 @@ public final class ExtensionSession {
                                            hostEnvironment: options.environment, indexPath: store.displayLocation)
             log.note(launch.summary)
             spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
-                                           waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch)
+                                           waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch,
+                                           diesWithHost: options.diesWithHost)
         } catch {
             throw RequestFailure(.cannotStart, error.message)
         }
         process = spawned
         decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil)
         options.onSpawn?(spawned)
+        if let seconds = options.waitForTracerSeconds {
+            let attached = try waitForTracer(spawned, seconds: seconds)
+            options.onTracerWaitEnded?(spawned.pid, attached)
+        }
         if spawned.waitsBeforeExec {
             do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
         }
@@ -120,6 +125,28 @@ public final class ExtensionSession {
         send(.request(id: .number(0), method: Method.initialize, params: params.json))
         try pump { self.rules.isInitialized }
         deadlines.initialized()
+        options.onInitialized?(spawned)
+    }
+
+    /// Waits until a debugger traces `process`, `seconds` pass (0: forever) or the host is asked
+    /// to stop (the cancel descriptor: SIGINT, SIGTERM, SIGHUP), streaming the extension's stderr
+    /// meanwhile. Returns whether a debugger attached; a stop is a `.cancelled` failure.
+    private func waitForTracer(_ process: ExtensionProcess, seconds: Double) throws(RequestFailure) -> Bool {
+        let start = Clock.monotonic()
+        while true {
+            guard let traced = Debugging.isTraced(process.pid) else { return false }  // gone
+            if traced { return true }
+            if seconds > 0 && Clock.monotonic() - start >= seconds { return false }
+            var fds = [pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)]
+            if let cancel = options.cancelFD { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
+            _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 50) }
+            if fds[0].revents != 0 { drainStderr() }
+            if fds.count > 1 && fds[1].revents != 0 {
+                let failure = fail(.cancelled, "stopped while waiting for a debugger to attach to pid \(process.pid)")
+                self.failure = failure
+                throw failure
+            }
+        }
     }
 
     // MARK: Requests

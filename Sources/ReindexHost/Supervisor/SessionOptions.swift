@@ -15,6 +15,16 @@ public struct SessionOptions {
     /// Hold the process before `exec` until a debugger traces it (for extensions without the
     /// SDK's gate): seconds, 0 = forever, nil = do not hold.
     public var holdBeforeExecSeconds: Double? = nil
+    /// After spawning, wait (on the host's side, cancellably) until a debugger traces the process:
+    /// seconds, 0 = forever, nil = do not wait. For an extension held before `exec`.
+    public var waitForTracerSeconds: Double? = nil
+    /// Told the process and whether a debugger attached when that wait ends.
+    public var onTracerWaitEnded: ((Int32, Bool) -> Void)? = nil
+    /// Called once the extension answered `initialize` (debug mode: an SDK's gate opened).
+    public var onInitialized: ((ExtensionProcess) -> Void)? = nil
+    /// The kernel kills the extension if the host dies, even by SIGKILL (debug mode: nothing may
+    /// be left waiting in a debugger gate).
+    public var diesWithHost = false
     /// A descriptor that becomes readable when the request should be cancelled (Ctrl-C, SIGTERM).
     public var cancelFD: Int32? = nil
     /// How long an extension has to answer `$/cancel` before it is stopped.

@@ -23,6 +23,9 @@ class Notes implements IndexExtension {
     await index.put({ uniqueIdentifier: 'u', isUpdate: true, attributes: { title: null } });
     index.progress(1, 2, 'half');
     index.progress(1);
+    if (start === 0) index.allowEmpty();
+    // @ts-expect-error allowEmpty takes no argument
+    index.allowEmpty(true);
     const committed: number = await index.commitBatch(new TextEncoder().encode('next=1'));
     await index.commitBatch('next=2');
     if (index.reason === Reason.retry || index.reason === 'aFutureReason') {
