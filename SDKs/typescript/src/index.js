@@ -8,7 +8,13 @@ import { createRequire } from 'node:module';
 import { HostConnection, PROTOCOL_VERSIONS } from './connection.js';
 import { waitForDebuggerIfRequested } from './debugger-gate.js';
 import { extensionIdentity, readManifest } from './manifest.js';
-import { protectStdout } from './stdout-protection.js';
+import { protectStdout, protectStdoutIfExtension } from './stdout-protection.js';
+
+// Started by the host (REINDEX_BUNDLE_IDENTIFIER is set): protect stdout now, while this module
+// is evaluated. ES modules are evaluated before the body of the module that imports them, so a
+// `console.log` at the top level of the extension's script, or anywhere before `run()`, already
+// goes to stderr instead of corrupting the protocol.
+protectStdoutIfExtension();
 
 export { CancellationError, ErrorCode, IndexRequestError, SearchableIndexError } from './errors.js';
 export { MAX_CLIENT_STATE_BYTES, MAX_LINE_BYTES, SearchableIndex } from './searchable-index.js';

@@ -64,6 +64,31 @@ export function protectStdout() {
   return protocolStream;
 }
 
+/** Set by the protecting process, for the processes it starts: a Node program that an extension
+ * runs, and that imports the SDK too, inherits the host's variables but owns its stdout. */
+const PROTECTED_PID = 'REINDEX_EXTENSION_STDOUT_PID';
+
+/**
+ * Protects stdout when this process is an extension started by the host, which always sets
+ * `REINDEX_BUNDLE_IDENTIFIER`, and not a process an extension started (those inherit the
+ * variable). `index.js` calls it when it is evaluated, so that the protection is in place before
+ * the body of the author's module runs: a `console.log` at its top level goes to stderr too.
+ * Elsewhere (in-process tests, scripts that import the SDK for its types or helpers) stdout
+ * stays as it is.
+ *
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {boolean} whether stdout is protected now
+ */
+export function protectStdoutIfExtension(env = process.env) {
+  if (protocolStream) return true;
+  if (!env.REINDEX_BUNDLE_IDENTIFIER) return false;
+  const marked = env[PROTECTED_PID];
+  if (marked !== undefined && marked !== '' && marked !== String(process.pid)) return false;
+  protectStdout();
+  env[PROTECTED_PID] = String(process.pid);
+  return true;
+}
+
 /** Whether `protectStdout()` has run in this process. */
 export function isStdoutProtected() {
   return protocolStream !== null;
