@@ -170,7 +170,17 @@ class DebugpyThroughTheHostTests(HostTestCase):
                                                 "--scratch-index"),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=self.environment())
-        self.addCleanup(lambda: command.poll() is None and command.kill())
+
+        def stop() -> None:  # SIGTERM first: the host then stops its extension too
+            if command.poll() is None:
+                command.terminate()
+                try:
+                    command.wait(10)
+                except subprocess.TimeoutExpired:
+                    command.kill()
+                    command.wait()
+
+        self.addCleanup(stop)
         stderr: List[bytes] = []
         stdout: List[bytes] = []
         readers = [threading.Thread(target=lambda: stderr.extend(command.stderr), daemon=True),
