@@ -18,8 +18,8 @@ public enum ExtensionMain {
     /// instead of corrupting the stream. Then, when `REINDEX_WAIT_FOR_DEBUGGER` is set, it waits
     /// for a debugger (see `DebuggerGate`). SIGTERM ends the process cleanly.
     public static func run(_ handler: some IndexRequestHandler) async -> Never {
+        prepare()
         let protocolFD = StdoutProtection.engage()
-        DebuggerGate.waitIfRequested()
         let connection = HostConnection(outFD: protocolFD)
         let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
         signal(SIGTERM, SIG_IGN)
@@ -41,6 +41,18 @@ public enum ExtensionMain {
         fflush(nil)
         exit(0)
     }
+
+    /// Protects stdout and, when `REINDEX_WAIT_FOR_DEBUGGER` is set, waits in the debugger gate;
+    /// once per process. `IndexExtension.main()` calls it before it makes the handler, `run`
+    /// again (a no-op then); call it first thing in your own entry point before making yours.
+    public static func prepare() {
+        _ = prepared
+    }
+
+    private static let prepared: Void = {
+        _ = StdoutProtection.engage()
+        DebuggerGate.waitIfRequested()
+    }()
 
     /// Reads the host's messages from stdin until EOF.
     static func readLoop(connection: HostConnection, handler: some IndexRequestHandler) {
@@ -71,13 +83,18 @@ public enum ExtensionMain {
 public enum StdoutProtection {
     /// Duplicates stdout to a private close-on-exec descriptor for the protocol and points
     /// descriptor 1 at stderr. Returns the protocol descriptor.
+    /// Once per process: later calls return the same descriptor.
     public static func engage() -> Int32 {
+        protocolFD
+    }
+
+    private static let protocolFD: Int32 = {
         fflush(nil)
         let protocolFD = fcntl(1, F_DUPFD_CLOEXEC, 3)
         guard protocolFD >= 0 else { return 1 }
         dup2(2, 1)
         return protocolFD
-    }
+    }()
 }
 
 /// The wait-for-debugger gate of debug mode.

@@ -161,16 +161,20 @@ final class HostConnection: @unchecked Sendable {
                 } else {
                     try await handler.reindexItems(identifiers: identifiers, index: index)
                 }
+                index.end()
                 if Task.isCancelled {
                     reply(id, .failure(RPCError(code: RPCError.requestCancelled, message: "Request cancelled")))
                 } else {
-                    reply(id, .success(.object([])))
+                    reply(id, .success(isAll ? index.acknowledgementResult : .object([])))
                 }
             } catch is CancellationError {
+                index.end()
                 reply(id, .failure(RPCError(code: RPCError.requestCancelled, message: "Request cancelled")))
             } catch let error as IndexRequestError {
+                index.end()
                 reply(id, .failure(RPCError(code: error.code, message: error.message)))
             } catch {
+                index.end()
                 reply(id, .failure(RPCError(code: -32000, message: String(describing: error))))
             }
             lock.withLock { _ = tasks.removeValue(forKey: id) }

@@ -46,7 +46,10 @@ public protocol IndexExtension: IndexRequestHandler {
 }
 
 extension IndexExtension {
+    /// Protects stdout and passes the debugger gate before `init()` runs, so a `print` there
+    /// lands in the log and a breakpoint there can be hit; then runs the protocol.
     public static func main() async {
+        ExtensionMain.prepare()
         await ExtensionMain.run(Self())
     }
 }
@@ -70,12 +73,15 @@ public enum SearchableIndexError: Error, Sendable, CustomStringConvertible {
     case commitRefused(String)
     /// The connection to the host is gone.
     case disconnected
+    /// The request was already answered: the handler returned (or threw) before this write.
+    case requestEnded(requestID: String)
 
     public var description: String {
         switch self {
         case .clientStateTooLarge(let n): return "client state is \(n) bytes; at most \(BatchCommitParams.maximumClientStateBytes) are allowed"
         case .commitRefused(let message): return "the host refused the batch commit: \(message)"
         case .disconnected: return "the connection to the host is closed"
+        case .requestEnded(let id): return "request \(id) was already acknowledged; await the work (or join its thread) before the handler returns"
         }
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import ReindexProtocol
+import ReindexSystem
 
 /// Where a request's items go: Core Spotlight's `CSSearchableIndex`, bound to one request.
 ///
@@ -13,6 +15,8 @@ public final class SearchableIndex: @unchecked Sendable {
     public let clientState: [UInt8]?
     let requestID: RequestID
     let connection: HostConnection
+    /// Whether the request was answered, and whether its data is empty on purpose.
+    private let state = Locked((ended: false, allowsEmpty: false))
 
     /// Items per `index/put` message.
     static let itemsPerMessage = 500
@@ -24,8 +28,37 @@ public final class SearchableIndex: @unchecked Sendable {
         self.connection = connection
     }
 
+    /// Says that this `reindexAll`'s data really is empty: without it the host refuses to publish
+    /// a `reindexAll` that put no item while the bundle has items (the mark of a handler that
+    /// returned before its work was done), and keeps the old ones. The acknowledgement carries
+    /// `{"allowEmpty": true}`.
+    public func allowEmpty() {
+        state.withLock { $0.allowsEmpty = true }
+    }
+
+    /// The acknowledgement's result.
+    var acknowledgementResult: JSONValue {
+        state.withLock { $0.allowsEmpty } ? .object([("allowEmpty", .bool(true))]) : .object([])
+    }
+
+    /// The request was answered: what is written to this index from now on is refused.
+    func end() {
+        state.withLock { $0.ended = true }
+    }
+
+    /// Refuses a write after the request was answered: the handler returned (or threw) while work
+    /// it started goes on — a `Task` not awaited, a thread not joined. Nothing is sent: the host
+    /// would take it as a protocol violation.
+    private func checkOpen(_ what: String) throws {
+        guard state.withLock({ $0.ended }) else { return }
+        let message = "reindex-extension: \(what) after request \(requestID) was acknowledged: the handler returned before this work was done; await it (or join its thread) before returning\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        throw SearchableIndexError.requestEnded(requestID: "\(requestID)")
+    }
+
     /// Adds or replaces items.
     public func put(_ items: [SearchableItem]) async throws {
+        try checkOpen("put")
         try Task.checkCancellation()
         var start = 0
         while start < items.count {
@@ -40,18 +73,21 @@ public final class SearchableIndex: @unchecked Sendable {
 
     /// Removes items by identifier.
     public func delete(identifiers: [String]) async throws {
+        try checkOpen("delete")
         try Task.checkCancellation()
         try connection.send(.notification(method: Method.delete, params: DeleteParams(identifiers: identifiers).json))
     }
 
     /// Removes every item in these domains and their subdomains.
     public func delete(domainIdentifiers: [String]) async throws {
+        try checkOpen("delete")
         try Task.checkCancellation()
         try connection.send(.notification(method: Method.deleteDomains, params: DeleteDomainsParams(domainIdentifiers: domainIdentifiers).json))
     }
 
     /// Removes every item of this extension.
     public func deleteAll() async throws {
+        try checkOpen("deleteAll")
         try Task.checkCancellation()
         try connection.send(.notification(method: Method.deleteAll, params: .object([])))
     }
@@ -65,6 +101,7 @@ public final class SearchableIndex: @unchecked Sendable {
         guard clientState.count <= BatchCommitParams.maximumClientStateBytes else {
             throw SearchableIndexError.clientStateTooLarge(clientState.count)
         }
+        try checkOpen("commitBatch")
         try Task.checkCancellation()
         let params = BatchCommitParams(requestID: requestID, clientState: Base64.encode(clientState))
         let result = try await connection.request(method: Method.batchCommit, params: params.json)
@@ -73,6 +110,7 @@ public final class SearchableIndex: @unchecked Sendable {
 
     /// Reports progress (shown by `reindex run` as a progress bar).
     public func progress(completed: Int, total: Int? = nil, message: String? = nil) {
+        guard (try? checkOpen("progress")) != nil else { return }
         let params = ProgressParams(requestID: requestID, completed: Int64(completed), total: total.map(Int64.init), message: message)
         try? connection.send(.notification(method: Method.progress, params: params.json))
     }

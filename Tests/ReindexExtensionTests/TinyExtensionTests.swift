@@ -33,6 +33,36 @@ struct CommitBatchProbe: IndexRequestHandler {
     func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
 }
 
+/// An extension whose `init()` prints: the SDK must protect stdout before it runs.
+struct PrintsInInit: IndexExtension {
+    init() { print("hello from init") }
+    func reindexAll(_ index: SearchableIndex) async throws {
+        try await index.put(SearchableItem(uniqueIdentifier: "init.1", attributes: .init(title: "Printed in init")))
+    }
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
+}
+
+/// The early acknowledgement: reindexAll starts an unstructured task and returns; the task puts
+/// an item while the next request (a slow reindexItems) is outstanding.
+struct ReturnsEarly: IndexRequestHandler {
+    func reindexAll(_ index: SearchableIndex) async throws {
+        Task {
+            try? await Task.sleep(nanoseconds: 100_000_000)
+            try? await index.put(SearchableItem(uniqueIdentifier: "late.put", attributes: .init(title: "Too late")))
+        }
+    }
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {
+        try await Task.sleep(nanoseconds: 600_000_000)
+        try await index.put(identifiers.map { SearchableItem(uniqueIdentifier: $0, attributes: .init(title: "Refreshed")) })
+    }
+}
+
+/// An extension whose data is empty on purpose.
+struct EmptyOnPurpose: IndexRequestHandler {
+    func reindexAll(_ index: SearchableIndex) async throws { index.allowEmpty() }
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
+}
+
 final class TinyExtensionTests: XCTestCase {
     private static let role = "REINDEX_SDK_TEST_TINY_EXTENSION"
 
@@ -45,11 +75,16 @@ final class TinyExtensionTests: XCTestCase {
         fflush(nil)
         guard dup2(3, 1) == 1 else { exit(71) }
         close(3)
-        await ExtensionMain.run(CommitBatchProbe())
+        switch ProcessInfo.processInfo.environment[Self.role] {
+        case "prints-in-init": await PrintsInInit.main()
+        case "returns-early": await ExtensionMain.run(ReturnsEarly())
+        case "empty-on-purpose": await ExtensionMain.run(EmptyOnPurpose())
+        default: await ExtensionMain.run(CommitBatchProbe())
+        }
     }
 
     /// A bundle whose executable starts this test process as the tiny extension.
-    private func makeTinyBundle(in host: TestHost) throws -> String {
+    private func makeTinyBundle(in host: TestHost, mode: String = "1") throws -> String {
         let directory = "\(host.extensions)/tiny"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try TestSupport.write("""
@@ -58,7 +93,7 @@ final class TinyExtensionTests: XCTestCase {
             """, to: "\(directory)/tiny-extension.sh", mode: 0o755)
         let manifest: JSONValue = [
             "manifestVersion": 1, "bundleIdentifier": "com.example.sdk-test.tiny", "executable": "tiny-extension.sh",
-            "environment": TestSupport.environmentJSON([Self.role: "1", "REINDEX_SDK_TEST_EXECUTABLE": TestSupport.testExecutable]),
+            "environment": TestSupport.environmentJSON([Self.role: mode, "REINDEX_SDK_TEST_EXECUTABLE": TestSupport.testExecutable]),
             // It runs the test executable, outside its bundle: the sandbox lets it only when declared.
             "sandbox": ["read": [.string(URL(fileURLWithPath: TestSupport.testExecutable).deletingLastPathComponent().path)]],
         ]
@@ -96,6 +131,49 @@ final class TinyExtensionTests: XCTestCase {
         // The name and version the handler declares are what initialize reported.
         let reply = trace.lines.first { $0.0 == .fromExtension }?.1 ?? ""
         XCTAssertTrue(reply.contains(#""extension":{"name":"CommitBatchProbe","version":"2.0.0"}"#), reply)
+    }
+
+    /// Runs `kinds` of requests in one session of the tiny extension in `mode`.
+    private func runTiny(_ mode: String, _ kinds: [(RequestKind, [String])], seed: [String] = []) throws -> (results: [RequestResult], store: IndexStore, log: String) {
+        let host = try TestHost(test: self)
+        let directory = try makeTinyBundle(in: host, mode: mode)
+        guard case .success(let bundle) = Discovery.load(directory: directory) else { throw XCTSkip("the tiny bundle is invalid") }
+        let store = try IndexStore.open(path: host.indexPath)
+        if !seed.isEmpty { try TestSupport.seed(store, bundle: bundle.identifier, seed.map { TestSupport.item($0, title: "Seeded") }) }
+        let requests = try kinds.map { kind, ids in
+            try store.enqueue(bundleIdentifier: bundle.identifier, kind: kind, identifiers: ids, reason: .forced, maxAttempts: 1, coalesce: false)
+        }
+        var options = SessionOptions()
+        options.environment = host.environment
+        let runner = RequestRunner(paths: HostPaths(extensionsPath: host.extensions, index: host.indexPath, environment: host.environment))
+        let results = runner.run(bundle: bundle, requests: requests, store: store, options: options, logPath: "\(host.scratch)/tiny.log")
+        return (results, store, TestSupport.read("\(host.scratch)/tiny.log") ?? "")
+    }
+
+    func testAPrintInTheHandlersInitLandsInTheLog() throws {
+        let run = try runTiny("prints-in-init", [(.reindexAll, [])])
+        XCTAssertNil(run.results.first?.failure, "\(run.results.first?.failure?.message ?? "")\n\(run.log)")
+        XCTAssertTrue(run.log.contains("hello from init"), run.log)
+        XCTAssertEqual(try run.store.items(bundle: "com.example.sdk-test.tiny").map(\.uniqueIdentifier), ["init.1"])
+    }
+
+    func testWritesAfterTheAcknowledgementAreRefusedBySDK() throws {
+        let run = try runTiny("returns-early", [(.reindexAll, []), (.reindexItems, ["kept.1"])])
+        XCTAssertEqual(run.results.count, 2, run.log)
+        XCTAssertTrue(run.results.allSatisfy { $0.failure == nil }, "\(run.results.map { $0.failure?.message ?? "ok" })\n\(run.log)")
+        let ids = try run.store.items(bundle: "com.example.sdk-test.tiny").map(\.uniqueIdentifier)
+        XCTAssertFalse(ids.contains("late.put"), "a put made after its request's acknowledgement reached the next request: \(ids)")
+        XCTAssertTrue(run.log.contains("put after request 1 was acknowledged"), run.log)
+    }
+
+    func testAllowEmptyEmptiesABundleOnPurposeAndItsAbsenceKeepsTheItems() throws {
+        let emptied = try runTiny("empty-on-purpose", [(.reindexAll, [])], seed: ["old.1", "old.2"])
+        XCTAssertNil(emptied.results.first?.failure, "\(emptied.results.first?.failure?.message ?? "")")
+        XCTAssertEqual(try emptied.store.items(bundle: "com.example.sdk-test.tiny").count, 0)
+        // The same empty reindexAll without allowEmpty (the probe of early acknowledgements) keeps them.
+        let kept = try runTiny("returns-early", [(.reindexAll, [])], seed: ["old.1", "old.2"])
+        XCTAssertEqual(kept.results.first?.failure?.kind, .emptyReplacement)
+        XCTAssertEqual(try kept.store.items(bundle: "com.example.sdk-test.tiny").count, 2)
     }
 
     /// Speaks to the tiny extension directly over its pipes, as a host offering other versions would.
