@@ -51,11 +51,19 @@ public struct Manifest: Sendable, Equatable, Codable {
         /// `"sandbox": false`.
         public static let off = Sandbox(isEnabled: false)
 
-        /// Whether `path` is a path a manifest may declare: absolute or `~`-relative, without NUL
-        /// and without a `..` component.
+        /// Whether `path` is a path a manifest may declare: absolute or `~`-relative without a `..`
+        /// component, or relative to the bundle's directory when it starts with `./` or `../`
+        /// (`../../SDKs/python`, for a bundle that stays inside its source tree); never with NUL.
         public static func isValidPath(_ path: String) -> Bool {
-            guard path.hasPrefix("/") || path == "~" || path.hasPrefix("~/"), !path.utf8.contains(0) else { return false }
+            guard !path.utf8.contains(0) else { return false }
+            if isBundleRelative(path) { return true }
+            guard path.hasPrefix("/") || path == "~" || path.hasPrefix("~/") else { return false }
             return !path.split(separator: "/").contains("..")
+        }
+
+        /// Whether a declared path is relative to the bundle's directory.
+        public static func isBundleRelative(_ path: String) -> Bool {
+            path == "." || path == ".." || path.hasPrefix("./") || path.hasPrefix("../")
         }
     }
 
@@ -300,7 +308,7 @@ public struct Manifest: Sendable, Equatable, Codable {
         for key in ["read", "write"] {
             guard let paths = try r.stringArray(key) else { continue }
             for (n, path) in paths.enumerated() where !Sandbox.isValidPath(path) {
-                throw FieldError(path: "sandbox.\(key)[\(n)]", expected: "an absolute path or one starting with ~/, without '..'",
+                throw FieldError(path: "sandbox.\(key)[\(n)]", expected: "an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../",
                                  got: JSONValue.string(path).preview(limit: 80))
             }
             if key == "read" { sandbox.read = paths } else { sandbox.write = paths }

@@ -138,13 +138,13 @@ final class ManifestTests: XCTestCase {
             (minimal(#""sandbox":{"network":"no"}"#), #"sandbox.network: expected true or false, got "no""#),
             (minimal(#""sandbox":{"read":"~/Documents"}"#), #"sandbox.read: expected an array of strings, got "~/Documents""#),
             (minimal(#""sandbox":{"read":["~/ok",7]}"#), "sandbox.read[1]: expected a string, got 7"),
-            (minimal(#""sandbox":{"read":["Documents/Recipes"]}"#), #"sandbox.read[0]: expected an absolute path or one starting with ~/, without '..', got "Documents/Recipes""#),
-            (minimal(#""sandbox":{"read":["~/ok","~/Documents/../.ssh"]}"#), #"sandbox.read[1]: expected an absolute path or one starting with ~/, without '..', got "~/Documents/../.ssh""#),
-            (minimal(#""sandbox":{"write":["/var/../etc"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/var/../etc""#),
-            (minimal(#""sandbox":{"write":["/x/.."]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/x/..""#),
-            (minimal(#""sandbox":{"write":["~root/.ssh"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "~root/.ssh""#),
-            (minimal(#""sandbox":{"write":[""]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got """#),
-            (minimal(#""sandbox":{"write":["/a\u0000b"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', got "/a\u0000b""#),
+            (minimal(#""sandbox":{"read":["Documents/Recipes"]}"#), #"sandbox.read[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "Documents/Recipes""#),
+            (minimal(#""sandbox":{"read":["~/ok","~/Documents/../.ssh"]}"#), #"sandbox.read[1]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "~/Documents/../.ssh""#),
+            (minimal(#""sandbox":{"write":["/var/../etc"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "/var/../etc""#),
+            (minimal(#""sandbox":{"write":["/x/.."]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "/x/..""#),
+            (minimal(#""sandbox":{"write":["~root/.ssh"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "~root/.ssh""#),
+            (minimal(#""sandbox":{"write":[""]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got """#),
+            (minimal(#""sandbox":{"write":["/a\u0000b"]}"#), #"sandbox.write[0]: expected an absolute path or one starting with ~/, without '..', or one relative to the bundle starting with ./ or ../, got "/a\u0000b""#),
             (minimal(#""priority":"fast""#), #"priority: expected one of "background", "utility", "interactive", got "fast""#),
             (minimal(#""priority":"Background""#), #"priority: expected one of "background", "utility", "interactive", got "Background""#),
             (minimal(#""priority":19"#), "priority: expected a string, got 19"),
@@ -153,6 +153,9 @@ final class ManifestTests: XCTestCase {
             XCTAssertEqual(manifestError(text)?.description, expected, text)
         }
         XCTAssertTrue(Manifest.Sandbox.isValidPath("/a/..b/c..d"), "only a whole '..' component is refused")
+        XCTAssertTrue(Manifest.Sandbox.isValidPath("../../SDKs/python"), "relative to the bundle")
+        XCTAssertTrue(Manifest.Sandbox.isValidPath("./vendor"), "relative to the bundle")
+        XCTAssertFalse(Manifest.Sandbox.isValidPath("vendor/lib"), "a bare relative path is ambiguous (home? bundle?)")
     }
 
     func testUnknownTopLevelKeysAreIgnored() {

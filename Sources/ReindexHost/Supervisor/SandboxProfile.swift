@@ -92,7 +92,8 @@ public struct SandboxProfile: Sendable {
         let declared = bundle.manifest.sandbox
         for (key, list, access) in [("read", declared.read, Access.read), ("write", declared.write, Access.write)] {
             for (n, path) in list.enumerated() {
-                let expanded = path == "~" ? home : (path.hasPrefix("~/") ? FileSystem.join(home, String(path.dropFirst(2))) : path)
+                let expanded = Manifest.Sandbox.isBundleRelative(path) ? FileSystem.join(bundleDirectory, path)
+                    : path == "~" ? home : (path.hasPrefix("~/") ? FileSystem.join(home, String(path.dropFirst(2))) : path)
                 wanted.append((Grant(path: FileSystem.absolute(expanded), access: access, why: "sandbox.\(key)[\(n)]"), .declared(path)))
             }
         }
