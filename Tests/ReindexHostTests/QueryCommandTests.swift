@@ -189,3 +189,28 @@ extension QueryCommandTests {
         XCTAssertGreaterThanOrEqual(ran, 16)
     }
 }
+
+/// What a newcomer hits first: paging `items`, typos, unquoted words, the prefix rule and `show`
+/// of an item that is not there.
+extension QueryCommandTests {
+
+    func testTyposGetTheNearestName() throws {
+        let command = try reindex(["serch", "dune"])
+        XCTAssertEqual(command.status, 64, command.description)
+        XCTAssertTrue(command.stderr.contains("did you mean 'search'?"), command.stderr)
+        let option = try reindex(["search", "dune", "--lmit", "3"])
+        XCTAssertEqual(option.status, 64, option.description)
+        XCTAssertTrue(option.stderr.contains("did you mean '--limit'?"), option.stderr)
+        let attribute = try reindex(["search", #"titel == "Dune""#])
+        XCTAssertEqual(attribute.status, 65, attribute.description)
+        XCTAssertTrue(attribute.stderr.hasPrefix("error: query: at 1: expected "), attribute.stderr)
+        XCTAssertTrue(attribute.stderr.contains("did you mean 'title'?"), attribute.stderr)
+        let bundleTypo = try reindex(["run", "com.example.flims"])
+        XCTAssertEqual(bundleTypo.status, 66, bundleTypo.description)
+        XCTAssertTrue(bundleTypo.stderr.contains("did you mean 'com.example.films'?"), bundleTypo.stderr)
+        // Far from every name: no suggestion.
+        for far in [try reindex(["frobnicate"]), try reindex(["search", "x", "--zzzzzz"]), try reindex(["search", "zzzzz > 4"])] {
+            XCTAssertFalse(far.stderr.contains("did you mean"), far.stderr)
+        }
+    }
+}

@@ -226,7 +226,8 @@ package struct ArgumentParser: Sendable {
             if onlyPositional || !argument.hasPrefix("-") || argument == "-" {
                 if result.command == nil {
                     guard let found = command(named: argument) else {
-                        throw ReindexError(.usage, "unknown command '\(argument)'; commands: \(commands.map(\.name).joined(separator: ", "))")
+                        throw ReindexError(.usage, "unknown command '\(argument)'\(Suggestion.clause(for: argument, among: commands.map(\.name)))"
+                                           + "; commands: \(commands.map(\.name).joined(separator: ", "))")
                     }
                     result.command = argument
                     spec = found
@@ -257,7 +258,8 @@ package struct ArgumentParser: Sendable {
             let all = globalOptions + (spec?.options ?? [])
             guard let option = all.first(where: { $0.name == name }) else {
                 let scope = spec.map { "for '\($0.name)'" } ?? "(options of a command come after the command)"
-                throw ReindexError(.usage, "unknown option '--\(name)' \(scope)")
+                let nearest = Suggestion.clause(for: name, among: all.map(\.name)) { "'--\($0)'" }
+                throw ReindexError(.usage, "unknown option '--\(name)' \(scope)\(nearest)")
             }
             switch option.value {
             case .none:
