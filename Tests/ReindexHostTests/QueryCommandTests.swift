@@ -147,7 +147,7 @@ final class QueryCommandTests: XCTestCase {
         XCTAssertNotNil(shown["generationCommitted"] as? String)
         XCTAssertEqual((shown["attributes"] as? [String: Any])?["authors"] as? [String], ["Frank Herbert", "Ursula K. Le Guin"])
         let missing = try reindex(["show", bundle, "film.none"])
-        XCTAssertEqual(missing.status, 66, missing.description)
+        XCTAssertEqual(missing.status, 1, "an existing bundle without the item is not 'bundle not found': \(missing)")
 
         for (query, position) in [("rating >= ", 11), ("(dune", 6), ("ratng > 4", 1), ("title == 4", 1), ("a = b", 3)] {
             let bad = try reindex(["search", query])
@@ -212,5 +212,17 @@ extension QueryCommandTests {
         for far in [try reindex(["frobnicate"]), try reindex(["search", "x", "--zzzzzz"]), try reindex(["search", "zzzzz > 4"])] {
             XCTAssertFalse(far.stderr.contains("did you mean"), far.stderr)
         }
+    }
+
+    func testShowTellsAMissingItemFromAMissingBundle() throws {
+        let item = try reindex(["show", bundle, "film.none"])
+        XCTAssertEqual(item.status, 1, item.description)
+        XCTAssertEqual(item.stderr, "error: \(bundle): no live item 'film.none'\n")
+        let other = try reindex(["show", "com.example.flims", "film.dune"])
+        XCTAssertEqual(other.status, 66, other.description)
+        XCTAssertTrue(other.stderr.hasPrefix("error: com.example.flims: no such bundle"), other.stderr)
+        XCTAssertTrue(other.stderr.contains("did you mean '\(bundle)'?"), other.stderr)
+        let help = try reindex(["show", "--help"])
+        XCTAssertTrue(help.stdout.contains("1 when the bundle exists but has no such live item"), help.stdout)
     }
 }
