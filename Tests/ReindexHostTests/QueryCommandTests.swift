@@ -193,6 +193,30 @@ extension QueryCommandTests {
 /// What a newcomer hits first: paging `items`, typos, unquoted words, the prefix rule and `show`
 /// of an item that is not there.
 extension QueryCommandTests {
+    func testItemsPagesLikeSearchWithAfterAndNextCursor() throws {
+        var cursor: String? = nil
+        var all: [String] = []
+        for _ in 0..<100 {
+            let document = try json(["items", bundle, "--limit", "25"] + (cursor.map { ["--after", $0] } ?? []))
+            let page = (document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String }
+            XCTAssertLessThanOrEqual(page.count, 25)
+            all += page
+            XCTAssertTrue(document.keys.contains("nextCursor"), "items --json has nextCursor (null on the last page)")
+            guard let next = document["nextCursor"] as? String else { break }
+            cursor = next
+        }
+        XCTAssertEqual(all, films.map(\.id).sorted(), "every item once, by identifier")
+
+        let human = try reindex(["items", bundle, "--limit", "5"])
+        XCTAssertEqual(human.status, 0, human.description)
+        let lines = human.stdout.split(separator: "\n")
+        let more = try XCTUnwrap(lines.last, human.stdout)
+        XCTAssertTrue(more.hasPrefix("(more: --after "), "the last line says how to get the rest: \(human.stdout)")
+        let next = try reindex(["items", bundle, "--limit", "5", "--after", String(more.dropFirst("(more: --after ".count).dropLast())])
+        XCTAssertEqual(next.status, 0, next.description)
+        XCTAssertTrue(next.stdout.contains(films.map(\.id).sorted()[5]), next.stdout)
+        XCTAssertEqual(try reindex(["items", bundle, "--after", "nonsense"]).status, 65)
+    }
 
     func testTyposGetTheNearestName() throws {
         let command = try reindex(["serch", "dune"])
