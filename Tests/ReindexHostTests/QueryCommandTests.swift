@@ -218,6 +218,15 @@ extension QueryCommandTests {
         XCTAssertEqual(try reindex(["items", bundle, "--after", "nonsense"]).status, 65)
     }
 
+    func testSeveralUnquotedWordsAreOneQuery() throws {
+        let quoted = try identifiers("desert drama")
+        XCTAssertFalse(quoted.isEmpty)
+        let result = try reindex(["--json", "search", "desert", "drama", "--limit", "1000"])
+        XCTAssertEqual(result.status, 0, result.description)
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String }, quoted)
+    }
+
     func testTyposGetTheNearestName() throws {
         let command = try reindex(["serch", "dune"])
         XCTAssertEqual(command.status, 64, command.description)
@@ -248,5 +257,20 @@ extension QueryCommandTests {
         XCTAssertTrue(other.stderr.contains("did you mean '\(bundle)'?"), other.stderr)
         let help = try reindex(["show", "--help"])
         XCTAssertTrue(help.stdout.contains("1 when the bundle exists but has no such live item"), help.stdout)
+    }
+
+    /// `search --help` states the prefix rule in docs/QUERIES.md's words.
+    func testSearchHelpStatesThePrefixRuleOfQueriesMD() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/QUERIES.md")
+        let words = try XCTUnwrap(try String(contentsOf: doc, encoding: .utf8).components(separatedBy: "## Words").dropFirst().first)
+        let paragraph = words.components(separatedBy: "\n\n")[1].replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "`", with: "")
+        let rule = try XCTUnwrap(paragraph.range(of: "the last word also matches as a prefix"), paragraph)
+        let sentences = paragraph[rule.lowerBound...].components(separatedBy: ". ").prefix(2).map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }
+        XCTAssertEqual(sentences.count, 2)
+        let help = try reindex(["search", "--help"])
+        let text = help.stdout.replacingOccurrences(of: "\n", with: " ")
+        for sentence in sentences { XCTAssertTrue(text.contains(sentence), "search --help lacks '\(sentence)':\n\(help.stdout)") }
+        XCTAssertFalse(text.contains("each also matches as a prefix"), help.stdout)
     }
 }
