@@ -8,6 +8,9 @@ public struct ReindexError: Error, Sendable, CustomStringConvertible {
         /// The sysexits code the command exits with.
         public let exitCode: Int32
 
+        /// What was looked up is not there, though where it was looked for exists (an item of a
+        /// known bundle): `1`, as `grep` finds nothing.
+        public static let notFound = Code(name: "notFound", exitCode: 1)
         public static let usage = Code(name: "usage", exitCode: 64)
         public static let invalidData = Code(name: "invalidData", exitCode: 65)
         public static let bundleNotFound = Code(name: "bundleNotFound", exitCode: 66)

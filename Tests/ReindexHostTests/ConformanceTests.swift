@@ -129,4 +129,13 @@ final class AuthorErrorTests: XCTestCase {
         XCTAssertTrue(noisy.stderr.contains("is not a protocol message: \""), "\(noisy)")
         XCTAssertTrue(noisy.stderr.contains("write logs and debug output to stderr"), "\(noisy)")
     }
+
+    func testAJSONRPCBatchIsNamedAsABatchNotBlamedOnLogging() throws {
+        let scratch = try T.makeScratchDirectory(for: self)
+        try T.makeBundle(T.BundleSpec("com.example.batch", executable: "json_rpc_batch.py"), in: "\(scratch)/extensions")
+        let run = try T.runReindex(["--index", "\(scratch)/index.sqlite", "--extensions-path", "\(scratch)/extensions", "run", "com.example.batch"], scratch: scratch)
+        XCTAssertEqual(run.status, 76, "\(run)")
+        XCTAssertTrue(run.stderr.contains("JSON-RPC batches are not part of protocol version 1; send one message per line"), "\(run)")
+        XCTAssertFalse(run.stderr.contains("write logs and debug output to stderr"), "\(run)")
+    }
 }

@@ -120,8 +120,9 @@ final class PostgresQueryCommandTests: XCTestCase {
         XCTAssertNotNil(shown["generationCommitted"] as? String, "the reindexAll that made the generation live")
         XCTAssertEqual((shown["attributes"] as? [String: Any])?["authors"] as? [String], ["Frank Herbert", "Ursula K. Le Guin"])
         let missing = try reindex(["show", bundle, "film.none"])
-        XCTAssertEqual(missing.status, 66, missing.description)
+        XCTAssertEqual(missing.status, 1, "the bundle exists, the item does not: \(missing)")
         XCTAssertTrue(missing.stderr.hasPrefix("error: "), missing.stderr)
+        XCTAssertEqual(try reindex(["show", "com.example.nothing", "film.dune"]).status, 66)
 
         // put: good lines applied together, a bad one reported with its number (exit 65).
         let lines = [#"{"uniqueIdentifier":"n.1","domainIdentifier":"notes.work","attributes":{"title":"Quarterly lighthouse review","rating":4}}"#,

@@ -147,7 +147,7 @@ final class QueryCommandTests: XCTestCase {
         XCTAssertNotNil(shown["generationCommitted"] as? String)
         XCTAssertEqual((shown["attributes"] as? [String: Any])?["authors"] as? [String], ["Frank Herbert", "Ursula K. Le Guin"])
         let missing = try reindex(["show", bundle, "film.none"])
-        XCTAssertEqual(missing.status, 66, missing.description)
+        XCTAssertEqual(missing.status, 1, "an existing bundle without the item is not 'bundle not found': \(missing)")
 
         for (query, position) in [("rating >= ", 11), ("(dune", 6), ("ratng > 4", 1), ("title == 4", 1), ("a = b", 3)] {
             let bad = try reindex(["search", query])
@@ -187,5 +187,90 @@ extension QueryCommandTests {
             XCTAssertEqual(found, expected, String(line))
         }
         XCTAssertGreaterThanOrEqual(ran, 16)
+    }
+}
+
+/// What a newcomer hits first: paging `items`, typos, unquoted words, the prefix rule and `show`
+/// of an item that is not there.
+extension QueryCommandTests {
+    func testItemsPagesLikeSearchWithAfterAndNextCursor() throws {
+        var cursor: String? = nil
+        var all: [String] = []
+        for _ in 0..<100 {
+            let document = try json(["items", bundle, "--limit", "25"] + (cursor.map { ["--after", $0] } ?? []))
+            let page = (document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String }
+            XCTAssertLessThanOrEqual(page.count, 25)
+            all += page
+            XCTAssertTrue(document.keys.contains("nextCursor"), "items --json has nextCursor (null on the last page)")
+            guard let next = document["nextCursor"] as? String else { break }
+            cursor = next
+        }
+        XCTAssertEqual(all, films.map(\.id).sorted(), "every item once, by identifier")
+
+        let human = try reindex(["items", bundle, "--limit", "5"])
+        XCTAssertEqual(human.status, 0, human.description)
+        let lines = human.stdout.split(separator: "\n")
+        let more = try XCTUnwrap(lines.last, human.stdout)
+        XCTAssertTrue(more.hasPrefix("(more: --after "), "the last line says how to get the rest: \(human.stdout)")
+        let next = try reindex(["items", bundle, "--limit", "5", "--after", String(more.dropFirst("(more: --after ".count).dropLast())])
+        XCTAssertEqual(next.status, 0, next.description)
+        XCTAssertTrue(next.stdout.contains(films.map(\.id).sorted()[5]), next.stdout)
+        XCTAssertEqual(try reindex(["items", bundle, "--after", "nonsense"]).status, 65)
+    }
+
+    func testSeveralUnquotedWordsAreOneQuery() throws {
+        let quoted = try identifiers("desert drama")
+        XCTAssertFalse(quoted.isEmpty)
+        let result = try reindex(["--json", "search", "desert", "drama", "--limit", "1000"])
+        XCTAssertEqual(result.status, 0, result.description)
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((document["results"] as? [[String: Any]] ?? []).compactMap { $0["uniqueIdentifier"] as? String }, quoted)
+    }
+
+    func testTyposGetTheNearestName() throws {
+        let command = try reindex(["serch", "dune"])
+        XCTAssertEqual(command.status, 64, command.description)
+        XCTAssertTrue(command.stderr.contains("did you mean 'search'?"), command.stderr)
+        let option = try reindex(["search", "dune", "--lmit", "3"])
+        XCTAssertEqual(option.status, 64, option.description)
+        XCTAssertTrue(option.stderr.contains("did you mean '--limit'?"), option.stderr)
+        let attribute = try reindex(["search", #"titel == "Dune""#])
+        XCTAssertEqual(attribute.status, 65, attribute.description)
+        XCTAssertTrue(attribute.stderr.hasPrefix("error: query: at 1: expected "), attribute.stderr)
+        XCTAssertTrue(attribute.stderr.contains("did you mean 'title'?"), attribute.stderr)
+        let bundleTypo = try reindex(["run", "com.example.flims"])
+        XCTAssertEqual(bundleTypo.status, 66, bundleTypo.description)
+        XCTAssertTrue(bundleTypo.stderr.contains("did you mean 'com.example.films'?"), bundleTypo.stderr)
+        // Far from every name: no suggestion.
+        for far in [try reindex(["frobnicate"]), try reindex(["search", "x", "--zzzzzz"]), try reindex(["search", "zzzzz > 4"])] {
+            XCTAssertFalse(far.stderr.contains("did you mean"), far.stderr)
+        }
+    }
+
+    func testShowTellsAMissingItemFromAMissingBundle() throws {
+        let item = try reindex(["show", bundle, "film.none"])
+        XCTAssertEqual(item.status, 1, item.description)
+        XCTAssertEqual(item.stderr, "error: \(bundle): no live item 'film.none'\n")
+        let other = try reindex(["show", "com.example.flims", "film.dune"])
+        XCTAssertEqual(other.status, 66, other.description)
+        XCTAssertTrue(other.stderr.hasPrefix("error: com.example.flims: no such bundle"), other.stderr)
+        XCTAssertTrue(other.stderr.contains("did you mean '\(bundle)'?"), other.stderr)
+        let help = try reindex(["show", "--help"])
+        XCTAssertTrue(help.stdout.contains("1 when the bundle exists but has no such live item"), help.stdout)
+    }
+
+    /// `search --help` states the prefix rule in docs/QUERIES.md's words.
+    func testSearchHelpStatesThePrefixRuleOfQueriesMD() throws {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/QUERIES.md")
+        let words = try XCTUnwrap(try String(contentsOf: doc, encoding: .utf8).components(separatedBy: "## Words").dropFirst().first)
+        let paragraph = words.components(separatedBy: "\n\n")[1].replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "`", with: "")
+        let rule = try XCTUnwrap(paragraph.range(of: "the last word also matches as a prefix"), paragraph)
+        let sentences = paragraph[rule.lowerBound...].components(separatedBy: ". ").prefix(2).map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }
+        XCTAssertEqual(sentences.count, 2)
+        let help = try reindex(["search", "--help"])
+        let text = help.stdout.replacingOccurrences(of: "\n", with: " ")
+        for sentence in sentences { XCTAssertTrue(text.contains(sentence), "search --help lacks '\(sentence)':\n\(help.stdout)") }
+        XCTAssertFalse(text.contains("each also matches as a prefix"), help.stdout)
     }
 }

@@ -86,13 +86,23 @@ package struct ArgumentSpec: Sendable {
     package var name: String
     package var help: String
     package var optional: Bool
+    /// The last argument only: it takes every remaining positional argument, joined by spaces
+    /// (`search staff eng` reads as `search "staff eng"`).
+    package var variadic: Bool
     /// What a shell completes for it (implied by the name unless declared).
     package var completion: CompletionKind
-    package init(_ name: String, help: String, optional: Bool = false, completion: CompletionKind? = nil) {
+    package init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false, completion: CompletionKind? = nil) {
         self.name = name
         self.help = help
         self.optional = optional
+        self.variadic = variadic
         self.completion = completion ?? .implied(by: name)
+    }
+
+    /// How the synopsis writes it: `QUERY…` when variadic, in brackets when optional.
+    package var synopsis: String {
+        let text = variadic ? name + "…" : name
+        return optional ? "[\(text)]" : text
     }
 }
 
@@ -163,7 +173,9 @@ package struct Arguments<Command>: Sendable {
         guard let index = argumentNames.firstIndex(of: spec.name) else {
             preconditionFailure("\(spec.name) is read but not listed in the arguments of \(Command.self)")
         }
-        return index < parsed.positional.count ? parsed.positional[index] : nil
+        guard index < parsed.positional.count else { return nil }
+        if spec.variadic { return parsed.positional[index...].joined(separator: " ") }
+        return parsed.positional[index]
     }
 
     /// Whether the flag was given.
@@ -226,7 +238,8 @@ package struct ArgumentParser: Sendable {
             if onlyPositional || !argument.hasPrefix("-") || argument == "-" {
                 if result.command == nil {
                     guard let found = command(named: argument) else {
-                        throw ReindexError(.usage, "unknown command '\(argument)'; commands: \(commands.map(\.name).joined(separator: ", "))")
+                        throw ReindexError(.usage, "unknown command '\(argument)'\(Suggestion.clause(for: argument, among: commands.map(\.name)))"
+                                           + "; commands: \(commands.map(\.name).joined(separator: ", "))")
                     }
                     result.command = argument
                     spec = found
@@ -257,7 +270,8 @@ package struct ArgumentParser: Sendable {
             let all = globalOptions + (spec?.options ?? [])
             guard let option = all.first(where: { $0.name == name }) else {
                 let scope = spec.map { "for '\($0.name)'" } ?? "(options of a command come after the command)"
-                throw ReindexError(.usage, "unknown option '--\(name)' \(scope)")
+                let nearest = Suggestion.clause(for: name, among: all.map(\.name)) { "'--\($0)'" }
+                throw ReindexError(.usage, "unknown option '--\(name)' \(scope)\(nearest)")
             }
             switch option.value {
             case .none:
@@ -290,7 +304,7 @@ package struct ArgumentParser: Sendable {
                 let missing = spec.arguments[result.positional.count]
                 throw ReindexError(.usage, "'\(spec.name)' needs \(missing.name); usage: \(toolName) \(synopsis(spec))")
             }
-            if result.positional.count > spec.arguments.count {
+            if result.positional.count > spec.arguments.count, spec.arguments.last?.variadic != true {
                 throw ReindexError(.usage, "'\(spec.name)' takes at most \(spec.arguments.count) argument(s), got '\(result.positional[spec.arguments.count])'")
             }
         }
@@ -299,7 +313,7 @@ package struct ArgumentParser: Sendable {
 
     package func synopsis(_ spec: CommandSpec) -> String {
         var parts = [spec.name]
-        for argument in spec.arguments { parts.append(argument.optional ? "[\(argument.name)]" : argument.name) }
+        for argument in spec.arguments { parts.append(argument.synopsis) }
         var seenGroups = Set<String>()
         for option in spec.options {
             if let group = option.exclusiveGroup {

@@ -75,7 +75,7 @@ package struct CommandContext: Sendable {
             hint += "; refused without reading their identifier (see 'reindex list'): "
                 + unnamed.prefix(3).map(\.reason).joined(separator: "; ") + (unnamed.count > 3 ? "; and \(unnamed.count - 3) more" : "")
         }
-        throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path; \(hint)")
+        throw ReindexError(.bundleNotFound, "\(identifier): no such bundle on the search path\(Suggestion.clause(for: identifier, among: known)); \(hint)")
     }
 }
 

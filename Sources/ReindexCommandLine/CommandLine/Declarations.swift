@@ -156,8 +156,9 @@ package struct Argument<Command, Value>: DeclaredArgument {
 }
 
 extension Argument where Value == String {
-    package init(_ name: String, help: String, completion: CompletionKind? = nil) {
-        spec = ArgumentSpec(name, help: help, optional: false, completion: completion)
+    /// `variadic`: the last argument, taking every remaining one joined by spaces.
+    package init(_ name: String, help: String, variadic: Bool = false, completion: CompletionKind? = nil) {
+        spec = ArgumentSpec(name, help: help, optional: false, variadic: variadic, completion: completion)
     }
 }
 

@@ -11,6 +11,7 @@ package enum ManPage {
     /// The exit codes of the command-line contract (`/work/shared/cli.md`), with `new`'s 73.
     package static let exitStatuses: [(Int32, String)] = [
         (0, "success"),
+        (1, "reindex show: the bundle exists but has no such live item"),
         (64, "usage error"),
         (65, "invalid manifest or input data"),
         (66, "bundle not found"),

@@ -33,7 +33,8 @@ package struct HelpCommand: ReindexCommand {
             return 0
         }
         guard let command = ReindexCommands.command(named: name) else {
-            throw ReindexError(.usage, "unknown command '\(name)'; commands: \(ReindexCommands.table.map { $0.name }.joined(separator: ", "))")
+            let names = ReindexCommands.table.map { $0.name }
+            throw ReindexError(.usage, "unknown command '\(name)'\(Suggestion.clause(for: name, among: names)); commands: \(names.joined(separator: ", "))")
         }
         Console.out(parser.usage(command.spec))
         return 0

@@ -10,6 +10,10 @@ package struct SearchCommand: ReindexCommand {
     package static let name = "search"
     package static let summary = "search live items with words and the query language, best first"
     package static let discussion = """
+            Words: every word must match one of the full-text attributes, case- and accent-insensitively,
+            and the last word also matches as a prefix (it may still be being typed). A word ending in * is
+            always a prefix: 'eng' and 'staff eng' find engineering, 'eng staff' does not, 'eng* staff' does.
+            Several arguments are one query, joined by spaces: reindex search staff eng is reindex search "staff eng".
             Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
             alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
             whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
@@ -17,7 +21,8 @@ package struct SearchCommand: ReindexCommand {
             """
 
     package static let query = Argument<Self, String>(
-        "QUERY", help: "words (each also matches as a prefix: eng finds engineering) and/or comparisons: rating >= 4 && title == \"dune*\"cd (see docs/QUERIES.md)")
+        "QUERY", help: "words (the last also as a prefix) and/or comparisons: rating >= 4 && title == \"dune*\"cd (see docs/QUERIES.md); several arguments are joined by spaces",
+        variadic: true)
     package static let bundle = Option<Self, String>("bundle", value: "ID", help: "only this bundle's items", completion: .bundleIdentifier)
     package static let domain = Option<Self, String>("domain", value: "D", help: "only items in this domain or its subdomains")
     package static let limit = Option<Self, Int>("limit", value: "N", help: "at most N results (default 20)", as: .positiveInteger)

@@ -7,7 +7,11 @@ import ReindexProtocol
 package struct ShowCommand: ReindexCommand {
     package static let name = "show"
     package static let summary = "print one live item whole: attributes, domain, expiration, generation"
-    package static let discussion = "Exit status: 0, or 66 when the bundle has no such live item."
+    package static let discussion = """
+            A bundle exists when the index holds something of it or it is on the search path.
+            Exit status: 0; 1 when the bundle exists but has no such live item (as grep finds nothing);
+            66 when no such bundle exists (the message suggests the nearest known identifier).
+            """
 
     package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle", completion: .bundleIdentifier)
     package static let identifier = Argument<Self, String>("UNIQUE_ID", help: "the item's identifier")
@@ -24,7 +28,13 @@ package struct ShowCommand: ReindexCommand {
     package func run(_ context: CommandContext) throws -> Int32 {
         let store = try context.openQueries()
         guard let record = try store.item(bundle: bundle, uniqueIdentifier: identifier, now: Clock.now()) else {
-            throw ReindexError(.bundleNotFound, "\(bundle): no live item '\(identifier)'")
+            let indexed = try store.knownBundles().map(\.identifier)
+            let discovered = Discovery.discover(context.paths).bundles.map(\.identifier)
+            if (indexed + discovered).contains(where: { $0.lowercased() == bundle.lowercased() }) {
+                throw ReindexError(.notFound, "\(bundle): no live item '\(identifier)'")
+            }
+            let known = Set(indexed + discovered).sorted()
+            throw ReindexError(.bundleNotFound, "\(bundle): no such bundle in the index or on the search path\(Suggestion.clause(for: bundle, among: known))")
         }
         if context.json {
             Console.json(record.json)

@@ -298,6 +298,11 @@ struct ProtocolRules {
         if trimmed.hasPrefix("{") {
             return violation("stdout line at byte \(offset), \(quoted): \(error.reason)")
         }
+        // A JSON array that parsed: a JSON-RPC 2.0 batch, which version 1 leaves out.
+        if trimmed.hasPrefix("["), error.code == RPCError.invalidRequest {
+            return violation("stdout line at byte \(offset), \(quoted), is a JSON array: "
+                             + "JSON-RPC batches are not part of protocol version 1; send one message per line")
+        }
         return violation("stdout line at byte \(offset) is not a protocol message: \(quoted) (\(error.reason)); "
                          + "write logs and debug output to stderr, and only one JSON-RPC message per line to stdout")
     }

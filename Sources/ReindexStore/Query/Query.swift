@@ -71,8 +71,20 @@ public struct QuerySyntaxError: Error, Sendable, Equatable, CustomStringConverti
     public var position: Int
     public var expected: String
     public var got: String
+    /// The name the query probably meant ("did you mean …?"), when one is near what it said.
+    public var suggestion: String? = nil
 
-    public var description: String { "query: at \(position): expected \(expected), got \(got)" }
+    public var description: String {
+        "query: at \(position): expected \(expected), got \(got)" + (suggestion.map { " (did you mean '\($0)'?)" } ?? "")
+    }
+
+    /// An attribute name the query used that is neither built in nor declared, with the nearest
+    /// of those (`ratng` → `rating`) as the suggestion.
+    static func unknownAttribute(_ name: String, at position: Int, declared: some Sequence<String>) -> QuerySyntaxError {
+        let known = ["domainIdentifier", "uniqueIdentifier", "bundleIdentifier"] + AttributeSchema.kinds.keys.sorted() + declared
+        return QuerySyntaxError(position: position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *",
+                                got: "'\(name)'", suggestion: Suggestion.nearest(to: name, among: known))
+    }
 
     /// As the command reports it (exit 65).
     public var reindexError: ReindexError { ReindexError(.invalidData, description) }

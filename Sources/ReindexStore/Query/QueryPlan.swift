@@ -116,7 +116,7 @@ struct QueryPlan {
         default:
             if let kind = AttributeSchema.kinds[name] { return .item(kind) }
             if let declaration = declared[name] { return .custom(declaration) }
-            throw QuerySyntaxError(position: position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *", got: "'\(name)'")
+            throw QuerySyntaxError.unknownAttribute(name, at: position, declared: declared.keys.sorted())
         }
     }
 

@@ -11,6 +11,9 @@ struct Employee: Codable, Sendable {
     var email: String
     var skills: [String]
     var office: String
+    /// The day they joined (`2019-03-04`), as the item's contentCreationDate; older directory
+    /// files may lack it.
+    var hired: String?
 
     var item: SearchableItem {
         SearchableItem(
@@ -20,10 +23,21 @@ struct Employee: Codable, Sendable {
                 title: name,
                 displayName: name,
                 contentDescription: "\(department) · \(title) · \(office) · \(phone)",
+                contentType: "public.contact",
                 keywords: skills + [department, office],
                 emailAddresses: [email],
                 phoneNumbers: [phone],
-                supportsPhoneCall: true))
+                supportsPhoneCall: true,
+                contentCreationDate: hired.flatMap(Self.day)))
+    }
+
+    /// A `yyyy-MM-dd` day at midnight UTC.
+    static func day(_ text: String) -> Date? {
+        let parts = text.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        var components = DateComponents(year: parts[0], month: parts[1], day: parts[2])
+        components.timeZone = TimeZone(identifier: "UTC")
+        return Calendar(identifier: .gregorian).date(from: components)
     }
 }
 

@@ -8,7 +8,7 @@ import ReindexExtension
 /// several thousand items, so `reindexAll` sends them in batches of 250 and commits each with its
 /// position as client state; an interrupted run resumes where it stopped.
 struct Catalogue {
-    struct Film { var number: Int; var title: String; var genre: String; var director: String; var minutes: Int; var synopsis: String }
+    struct Film { var number: Int; var title: String; var genre: String; var director: String; var minutes: Int; var synopsis: String; var rating: Double }
     struct Screening { var film: Film; var start: Date; var hall: Int }
 
     static let adjectives = ["Silent", "Crimson", "Last", "Hidden", "Electric", "Northern", "Paper", "Golden", "Midnight", "Glass", "Wild", "Distant"]
@@ -25,7 +25,8 @@ struct Catalogue {
             let title = "The \(Self.adjectives[n % Self.adjectives.count]) \(Self.nouns[(n * 5 + n / Self.nouns.count) % Self.nouns.count])" + (n >= 144 ? " \(n / 144 + 1)" : "")
             let genre = Self.genres[n % Self.genres.count]
             films.append(Film(number: n, title: title, genre: genre, director: Self.directors[(n * 7) % Self.directors.count], minutes: 85 + (n * 13) % 70,
-                              synopsis: "A \(genre.lowercased()) about a \(Self.nouns[(n * 3) % Self.nouns.count].lowercased()) and the people who keep it going."))
+                              synopsis: "A \(genre.lowercased()) about a \(Self.nouns[(n * 3) % Self.nouns.count].lowercased()) and the people who keep it going.",
+                              rating: Double((n * 7) % 9 + 2) / 2))  // 1 to 5 stars in halves, a third of them 4 or more
         }
         // Midnight (UTC) today, then four screenings a day for two weeks.
         let today = Double(Int(now.timeIntervalSince1970) / 86400 * 86400)
@@ -48,7 +49,7 @@ struct Catalogue {
             SearchableItem(
                 uniqueIdentifier: "film.\(film.number)", domainIdentifier: "com.example.showtimes.film",
                 attributes: .init(title: film.title, contentDescription: "\(film.genre) · \(film.minutes) min · directed by \(film.director). \(film.synopsis)",
-                                  keywords: [film.genre, "film"], authors: [film.director]))
+                                  contentType: "public.movie", keywords: [film.genre, "film"], authors: [film.director], rating: film.rating))
         } + screenings.map { screening in
             let stamp = Int(screening.start.timeIntervalSince1970)
             return SearchableItem(
@@ -56,7 +57,7 @@ struct Catalogue {
                 expirationDate: screening.start,
                 attributes: .init(title: "\(screening.film.title) — \(ISO8601DateFormatter().string(from: screening.start))",
                                   contentDescription: "Hall \(screening.hall) · \(screening.film.genre) · \(screening.film.minutes) min",
-                                  keywords: ["screening", screening.film.genre], startDate: screening.start,
+                                  contentType: "public.calendar-event", keywords: ["screening", screening.film.genre], startDate: screening.start,
                                   endDate: screening.start.addingTimeInterval(Double(screening.film.minutes) * 60)))
         }
     }

@@ -285,7 +285,7 @@ struct PostgresQueryCompiler {
         case "bundleIdentifier": column = "b.identifier"; kind = .string
         default:
             guard let k = AttributeSchema.kinds[c.attribute] else {
-                throw QuerySyntaxError(position: c.position, expected: "a known attribute (e.g. title, contentType, rating, startDate, keywords, domainIdentifier) or *", got: "'\(c.attribute)'")
+                throw QuerySyntaxError.unknownAttribute(c.attribute, at: c.position, declared: declared.keys.sorted())
             }
             kind = k
             switch k {
