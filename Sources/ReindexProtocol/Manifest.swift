@@ -63,7 +63,7 @@ public struct Manifest: Sendable, Equatable, Codable {
 
         /// Whether a declared path is relative to the bundle's directory.
         public static func isBundleRelative(_ path: String) -> Bool {
-            path == "." || path == ".." || path.hasPrefix("./") || path.hasPrefix("../")
+            path.hasPrefix("./") || path.hasPrefix("../")
         }
     }
 

@@ -120,7 +120,9 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         // on another), so TCP is allowed in debug mode whatever the manifest says.
         options.sandbox.allowsNetwork = true
         let gate = Debugging.implementsGate(bundle)
-        let runtime = Debugging.runtime(bundle)
+        // Without a gate, nothing listens for debugpy or the inspector: only native debuggers fit.
+        let runtime = gate ? Debugging.runtime(bundle) : .native
+        let scriptRuntime = Debugging.runtime(bundle)
         // --print-attach prints the commands and goes on: nothing waits.
         if printAttach { options.waitForDebuggerSeconds = nil }
         // An extension with a gate waits in it, and its reply to initialize is the sign that a
@@ -138,7 +140,7 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         }
         let environment = context.environment
         options.onSpawn = { process in
-            Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name), \(runtime == .native ? "native code" : runtime.rawValue)")
+            Console.err("debug: \(bundle.identifier): extension pid \(process.pid), process name \(name), \(scriptRuntime == .native ? "native code" : scriptRuntime.rawValue)")
             if let launch = process.launch { Console.err("debug: \(launch.summary)") }
             Console.err("debug: timeouts are off; \(runtime.debugger) fits this extension; attach with one of:")
             for command in Debugging.attachCommands(pid: process.pid, bundle: bundle, runtime: runtime, environment: environment) { Console.err("  \(command)") }
@@ -148,8 +150,8 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
                 Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit): it waits in the SDK's debugger gate until \(runtime.debugger) attaches; Ctrl-C stops it")
             } else {
                 Console.err("debug: waiting for a debugger to attach to pid \(process.pid)\(limit); it is held just before exec: attach, then continue, and the debugger follows the exec into the extension; Ctrl-C stops it")
-                if runtime != .native {
-                    Console.err("debug: this script does not use the SDK, so only a native debugger can attach before it runs; to debug its \(runtime.rawValue) code, use the SDK's gate (see docs/DEBUGGING.md)")
+                if scriptRuntime != .native {
+                    Console.err("debug: this \(scriptRuntime.rawValue) script does not use the SDK, so only a native debugger can attach before it runs; to debug its \(scriptRuntime.rawValue) code, use the SDK's gate (see docs/DEBUGGING.md)")
                 }
             }
         }
