@@ -135,8 +135,21 @@ enum ExtensionTemplates {
         reindex validate . --run                              # checks the manifest and the protocol
         reindex --extensions-path .. run {{ID}}               # index into your index (.. holds this bundle)
         reindex search record
-        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # then lldb -p PID or gdb -p PID
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # waits for gdb or lldb; see Debug below
         ```
+
+        ## Debug
+
+        From nothing to a breakpoint:
+
+        ```sh
+        swift build
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # prints the PID; the extension waits
+        gdb -p PID -ex 'break {{NAME}}.swift:LINE' -ex continue          # or: lldb -p PID, then b, c
+        ```
+
+        The SDK's gate waits before your `init()` runs, so breakpoints there are hit too. Ctrl-C ends
+        the wait. More in docs/DEBUGGING.md of ReindexHost.
 
         ## Install
 
@@ -258,6 +271,45 @@ enum ExtensionTemplates {
 
         """#
 
+    /// The one Python debugging workflow (the same as SDKs/python/README.md and docs/DEBUGGING.md).
+    static let pythonDebugSection = #"""
+        From nothing to a breakpoint:
+
+        ```sh
+        python3 -m pip install debugpy                                  # once, for the python3 this script runs with
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # the extension waits for a debugger
+        ```
+
+        Then set a breakpoint in `reindex_all` in VS Code and start this configuration from
+        `.vscode/launch.json`:
+
+        ```json
+        { "name": "Attach to {{NAME}} (debugpy)", "type": "debugpy", "request": "attach",
+          "connect": { "host": "127.0.0.1", "port": 5678 } }
+        ```
+
+        Another port: `REINDEX_DEBUGPY_PORT=5690 reindex … debug …`. A limit:
+        `--wait-for-debugger=120`. Ctrl-C ends the wait. Native code: `gdb -p PID`, with the PID the
+        extension prints. Do not use `pdb` or `breakpoint()`: stdin and stdout belong to the
+        protocol. More in SDKs/python/README.md (Debugging) and docs/DEBUGGING.md.
+        """#
+
+    /// The one Node debugging workflow (the same as SDKs/typescript/README.md and docs/DEBUGGING.md).
+    static let nodeDebugSection = #"""
+        From nothing to a breakpoint:
+
+        ```sh
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # the extension waits for the inspector
+        node inspect 127.0.0.1:9229                                     # attach; it stops before your handler
+        ```
+
+        At the `debug>` prompt, `sb('{{EXECUTABLE}}', LINE)` sets a breakpoint and `cont` runs to it.
+        VS Code instead: `{ "type": "node", "request": "attach", "address": "127.0.0.1", "port": 9229 }`
+        in `.vscode/launch.json`; Chrome: chrome://inspect. Another port:
+        `REINDEX_INSPECTOR_PORT=9230 reindex … debug …`. Ctrl-C ends the wait. More in
+        SDKs/typescript/README.md and docs/DEBUGGING.md.
+        """#
+
     static let scriptReadme = #"""
         # {{NAME}}
 
@@ -274,8 +326,12 @@ enum ExtensionTemplates {
         reindex --extensions-path .. run {{ID}}               # index into your index (.. holds this bundle)
         reindex search record
         reindex --extensions-path .. debug {{ID}} --trace     # every protocol message
-        reindex --extensions-path .. debug {{ID}} --wait-for-debugger=60   # {{DEBUGGER}}
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # {{DEBUGGER}}; see Debug below
         ```
+
+        ## Debug
+
+        {{DEBUG_SECTION}}
 
         ## Install
 

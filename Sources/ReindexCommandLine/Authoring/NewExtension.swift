@@ -83,7 +83,10 @@ package enum NewExtension {
         var values = ["NAME": name, "ID": options.bundleIdentifier, "LOWER": name.lowercased()]
         func fill(_ template: String) -> String {
             var text = template
-            for (key, value) in values { text = text.replacingOccurrences(of: "{{\(key)}}", with: value) }
+            // Sections first: they hold placeholders of their own.
+            for key in values.keys.sorted(by: { ($0.hasSuffix("_SECTION") ? 0 : 1, $0) < ($1.hasSuffix("_SECTION") ? 0 : 1, $1) }) {
+                text = text.replacingOccurrences(of: "{{\(key)}}", with: values[key] ?? "")
+            }
             return text
         }
         let env = options.environment
@@ -131,7 +134,8 @@ package enum NewExtension {
             values["LANGUAGE"] = python ? "Python (3.9 or later, standard library only)" : "JavaScript for Node 18 or later"
             values["COMMAND"] = options.language.rawValue
             values["LOADER"] = python ? "load_records()" : "loadRecords()"
-            values["DEBUGGER"] = python ? "the SDK waits for debugpy when it is installed" : "the SDK opens Node's inspector"
+            values["DEBUGGER"] = python ? "waits for debugpy" : "waits for Node's inspector"
+            values["DEBUG_SECTION"] = python ? ExtensionTemplates.pythonDebugSection : ExtensionTemplates.nodeDebugSection
             if let sdk {
                 values["ENVIRONMENT"] = JSONWriter.string(.object([(variable, .string(sdk))]))
                 // The extension runs sandboxed: it may read the SDK where it lies, and no more.
