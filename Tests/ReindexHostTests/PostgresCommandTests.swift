@@ -193,6 +193,35 @@ final class PostgresCommandTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try probe.query("SELECT count(*) FROM runs WHERE request_id = $1 AND outcome = 'acknowledged'", [String(request.id)]).int(0, 0), 1)
         XCTAssertTrue((T.read(second.stderrPath) ?? "").contains("request \(request.id)"), T.read(second.stderrPath) ?? "")
     }
+
+    func testAFrozenWorkerIsTakenOverAndWhatItSendsWhenItWakesIsNeverPublished() throws {
+        let ready = "\(scratch)/ready", go = "\(scratch)/go"
+        try bundle("com.example.frozen", "slow_resume.py", environment: ["FIXTURE_READY": ready, "FIXTURE_GO": go])
+        let lease = ["REINDEX_PG_LEASE_SECONDS": "2"]
+        let frozen = try startServe(lease)
+        try wait("the first worker to commit a batch") { FileManager.default.fileExists(atPath: ready) }
+        let probe = try store()
+        let request = try XCTUnwrap(try probe.requests(bundle: "com.example.frozen", state: .running).first)
+        // Frozen, as by a long pause or a VM migration: its session, its bundle lock and its
+        // extension stay alive; only its lease stops being renewed.
+        kill(frozen.process.processIdentifier, SIGSTOP)
+        let other = try startServe(lease)
+        try wait("the other worker to take the request over and finish it") { try probe.request(request.id)?.state == .done }
+        XCTAssertEqual(try probe.request(request.id)?.attempts, 2)
+        XCTAssertEqual(try probe.items(bundle: "com.example.frozen").map(\.uniqueIdentifier), ["slow.1", "slow.2", "slow.3", "slow.4"])
+
+        // It wakes up: its extension acknowledges what it wrote while frozen.
+        try T.write("", to: go)
+        kill(frozen.process.processIdentifier, SIGCONT)
+        try wait("the woken worker to give up the request") {
+            (T.read(frozen.stderrPath) ?? "").contains("request \(request.id) is no longer this worker's")
+        }
+        XCTAssertEqual(try probe.items(bundle: "com.example.frozen").map(\.uniqueIdentifier), ["slow.1", "slow.2", "slow.3", "slow.4"],
+                       "nothing the fenced worker sent is live")
+        XCTAssertEqual(try probe.request(request.id)?.state, .done, "the fenced worker left the request's books alone")
+        XCTAssertEqual(try probe.query("SELECT count(*) FROM runs WHERE request_id = $1 AND outcome = 'acknowledged'", [String(request.id)]).int(0, 0), 1)
+        XCTAssertFalse((T.read(other.stderrPath) ?? "").contains("taken by another worker"), T.read(other.stderrPath) ?? "")
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -127,6 +127,11 @@ public struct RequestRunner {
             try store.recordRun(RunRecord(
                 requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
                 started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
+        } catch let lost as LeaseLost {
+            // Another worker took the request over while this one was frozen: its books are the
+            // other worker's now, and this attempt leaves them alone.
+            state = .running
+            if !failure.message.contains("is no longer this worker's") { failure.message += "; \(lost)" }
         } catch {
             if !stateWritten { state = .running }
             failure.message += stateWritten

@@ -104,7 +104,9 @@ extension PostgresStore {
                     lease_expires = $4, lease_backend = pg_backend_pid(), progress = NULL
                 WHERE id = $1
                 """, [String(id), String(now), workerID, String(now + leaseSeconds)])
-            return try request(id)
+            let claimed = try request(id)
+            if let claimed { claims[id] = claimed.attempts }
+            return claimed
         }
     }
 
@@ -169,6 +171,8 @@ extension PostgresStore {
     }
 
     public func requeue(_ id: Int64, note: String) throws {
+        try transaction { try checkLease(id) }
+        claims[id] = nil
         try query("UPDATE requests SET state = 'pending', attempts = greatest(attempts - 1, 0), last_error = $2, updated = $3, lease_worker = NULL, lease_expires = NULL WHERE id = $1",
                   [String(id), note, String(Clock.now())])
     }
@@ -178,6 +182,8 @@ extension PostgresStore {
     }
 
     public func markDone(_ id: Int64) throws {
+        try checkLease(id)
+        claims[id] = nil
         try query("UPDATE requests SET state = 'done', last_error = NULL, updated = $2, lease_worker = NULL, lease_expires = NULL WHERE id = $1", [String(id), String(Clock.now())])
     }
 
@@ -188,6 +194,8 @@ extension PostgresStore {
     @discardableResult
     public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now(), final: Bool) throws -> QueuedRequest? {
         try transaction { () throws -> QueuedRequest? in
+            try checkLease(id)
+            claims[id] = nil
             guard let current = try requests("id = $1 FOR UPDATE", [String(id)]).first else { return nil }
             if current.attempts >= current.maxAttempts || final {
                 try query("UPDATE requests SET state = 'failed', last_error = $2, updated = $3, lease_worker = NULL, lease_expires = NULL WHERE id = $1", [String(id), error, String(now)])

@@ -9,6 +9,14 @@ import ReindexSystem
 /// the server rolls its transaction back, so nothing half-done stays — and is re-opened, with
 /// backoff, by the next call made outside a transaction. Serialization failures and deadlocks of
 /// the store's own short transactions are retried.
+/// A publishing transaction of a request whose lease this worker lost (see `checkLease`).
+public struct LeaseLost: Error, Sendable, CustomStringConvertible {
+    public var requestID: Int64
+    public var attempt: Int
+    public var message: String
+    public var description: String { message }
+}
+
 public final class PostgresStore {
     public let location: PostgresLocation
     public private(set) var connection: PGConnection
@@ -28,6 +36,9 @@ public final class PostgresStore {
     /// Seconds a claimed request's lease lasts without renewal (`REINDEX_PG_LEASE_SECONDS`, for
     /// fleets that want a dead worker's request taken over sooner; renewed every third of it).
     public var leaseSeconds = 30.0
+    /// The attempt number of each request this store claimed (`markRunning`): the epoch of its
+    /// lease, which every publishing transaction checks (`checkLease`).
+    var claims: [Int64: Int] = [:]
     /// While `queryPlan` runs: the plans of the statements a page ran.
     var explained: [String]?
     public static let defaultLeaseSeconds = 30.0
@@ -122,15 +133,51 @@ public final class PostgresStore {
     /// Takes the fleet-wide lock of a bundle on this connection (a session advisory lock: the
     /// server drops it when the connection ends, so a dead worker never leaves it behind).
     public func lockBundle(key: String, identifier: String) throws(ReindexError) {
-        let taken: Bool
+        var taken: Bool
         do { taken = try query("SELECT pg_try_advisory_lock(hashtext($1))", [bundleLockKey(key)]).bool(0, 0) } catch {
             throw ReindexError(.requestFailed, "\(identifier): cannot take the bundle's lock in \(location.displayName): \(error)")
+        }
+        if !taken && endExpiredHolder(key: key) {
+            // The holder's connection is being ended; the server drops its lock when it is gone.
+            for _ in 0..<50 where !taken {
+                usleep(100_000)
+                taken = (try? query("SELECT pg_try_advisory_lock(hashtext($1))", [bundleLockKey(key)]).bool(0, 0)) ?? false
+            }
         }
         guard taken else {
             let holder = try? query("""
                 SELECT r.lease_worker FROM requests r WHERE r.bundle = $1 AND r.state = 'running' AND r.lease_expires >= $2 LIMIT 1
                 """, [key, String(Clock.now())]).text(0, 0)
             throw ReindexError(.requestFailed, "\(identifier): \((holder ?? nil).map { "worker \($0)" } ?? "another host of the fleet") is already running a request for this bundle; try again when it has finished")
+        }
+    }
+
+    /// Ends the session of a worker whose lease on one of the bundle's requests has expired
+    /// (frozen by SIGSTOP, a long pause, a VM migration): while that session lives, it holds the
+    /// bundle's lock and nobody could take the request over. Its request is fenced (its lease's
+    /// epoch moves on when it is claimed again), so nothing it sends later is published.
+    /// Returns whether a session was ended.
+    private func endExpiredHolder(key: String) -> Bool {
+        guard let expired = try? query("""
+            SELECT lease_backend, lease_worker FROM requests
+            WHERE bundle = $1 AND state = 'running' AND lease_expires < $2 AND lease_backend IS NOT NULL LIMIT 1
+            """, [key, String(Clock.now())]), expired.rowCount == 1 else { return false }
+        let ended = try? query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND application_name = $2",
+                               [expired.text(0, 0), expired.text(0, 1).map { String($0.prefix(63)) }])
+        return (ended?.rowCount ?? 0) > 0
+    }
+
+    /// The request is still this store's to publish: running, under this worker's lease, at the
+    /// attempt it claimed. Checked inside every publishing transaction (a batch commit, the
+    /// acknowledgement, marking it done, failed or pending again), with the row locked, so a
+    /// worker that lost its lease while frozen publishes nothing when it wakes up. Requests this
+    /// store did not claim (writes without a queued request) are not fenced.
+    public func checkLease(_ id: Int64?) throws {
+        guard let id, let attempt = claims[id] else { return }
+        let row = try query("SELECT state, lease_worker, attempts FROM requests WHERE id = $1 FOR UPDATE", [String(id)])
+        guard row.rowCount == 1, row.text(0, 0) == "running", row.text(0, 1) == workerID, row.int64(0, 2) == Int64(attempt) else {
+            let now = row.rowCount == 1 ? " (it is \(row.text(0, 0) ?? "?"), attempt \(row.int64(0, 2)), \(row.text(0, 1).map { "leased by \($0)" } ?? "not leased"))" : ""
+            throw LeaseLost(requestID: id, attempt: attempt, message: "request \(id) is no longer this worker's\(now): its lease expired while this worker was not renewing it and another worker took it over; nothing of attempt \(attempt) is published")
         }
     }
 

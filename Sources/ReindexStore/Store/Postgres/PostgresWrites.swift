@@ -34,12 +34,15 @@ public final class PostgresWrites {
     /// replaces an earlier one in place, as it would in the table).
     private var buffer: [ValidatedItem] = []
     private var bufferIndex: [String: Int] = [:]
+    /// The queued request these writes belong to, fenced by its lease at every publication.
+    private let requestID: Int64?
 
     public init(store: PostgresStore, bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64? = nil,
                 declarations: [String: AttributeDeclaration] = [:]) throws {
         self.store = store
         bundleKey = bundleIdentifier.lowercased()
         self.scope = scope
+        self.requestID = requestID
         try store.query("INSERT INTO bundles(key, identifier, live_gen, first_seen) VALUES($1, $2, 0, $3) ON CONFLICT(key) DO NOTHING",
                         [bundleKey, bundleIdentifier, String(Clock.now())])
         if case .replacement = scope {
@@ -223,6 +226,7 @@ public final class PostgresWrites {
     public func commitBatch(_ extra: (PostgresStore) throws -> Void = { _ in }) throws -> Int {
         try begin()
         try flush()
+        try store.checkLease(requestID)
         if case .replacement(let g) = scope {
             try store.query("UPDATE staged_generations SET committed_batch = $3 WHERE bundle = $1 AND gen = $2", [bundleKey, String(g), String(batch)])
         }
@@ -241,6 +245,7 @@ public final class PostgresWrites {
     public func acknowledge(_ extra: (PostgresStore) throws -> Void = { _ in }) throws -> WriteCounts {
         try begin()
         try flush()
+        try store.checkLease(requestID)
         var retired: Int64?
         if case .replacement(let newGeneration) = scope {
             try store.recordDeclarations(declarations, bundle: bundleKey)
