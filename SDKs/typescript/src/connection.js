@@ -3,6 +3,7 @@
 
 import { Buffer } from 'node:buffer';
 import { CancellationError, ErrorCode, IndexRequestError, SearchableIndexError } from './errors.js';
+import { takeDebuggerBreak } from './debugger-gate.js';
 import { INTERNAL, SearchableIndex } from './searchable-index.js';
 
 /** The protocol versions this SDK speaks. */
@@ -375,6 +376,12 @@ export class HostConnection {
     const index = new SearchableIndex(INTERNAL, link, { reason, clientState, requestId: id, method });
     const handler = this.#handler;
     const work = (async () => {
+      if (takeDebuggerBreak()) {
+        // `reindex debug --wait-for-debugger`: a debugger attached in the gate, and this is the
+        // first request. Paused here once, before your handler runs: set breakpoints and
+        // continue, or step into the call below.
+        debugger; // eslint-disable-line no-debugger
+      }
       if (method === 'reindexAll') await handler.reindexAll(index);
       else await /** @type {NonNullable<Handler['reindexItems']>} */ (handler.reindexItems)(identifiers, index);
     })();

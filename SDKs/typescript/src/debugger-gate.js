@@ -44,15 +44,66 @@ export function debuggerWaitSeconds(value) {
   return seconds > 0 && Number.isFinite(seconds) ? seconds : 0;
 }
 
+/** The inspector's port when `REINDEX_INSPECTOR_PORT` does not name one (Node's own default,
+ * the one Chrome's chrome://inspect and VS Code look at). */
+export const DEFAULT_INSPECTOR_PORT = 9229;
+
+/** Set when a debugger attached through the gate: the SDK pauses once, before the next handler. */
+let breakPending = false;
+/** Whether a debugger attached through the gate (it may still be attached at the exit). */
+let attached = false;
+
+/** Whether a debugger attached through the gate in this process. */
+export function debuggerAttachedInGate() {
+  return attached;
+}
+
 /**
- * When `REINDEX_WAIT_FOR_DEBUGGER` is set (by `reindex debug --wait-for-debugger[=SECONDS]`),
- * opens Node's inspector (unless `node --inspect` already did), prints its address to stderr and
- * blocks until a debugger attaches — Chrome DevTools (`chrome://inspect`) or VS Code ("Attach to
- * Node Process") — or the given seconds pass (`0` waits forever). Does nothing otherwise.
+ * Whether a debugger attached through the gate and the SDK has not paused for it yet; reading it
+ * clears it. The connection calls it just before it calls the first request's handler.
+ * @returns {boolean}
+ */
+export function takeDebuggerBreak() {
+  const pending = breakPending;
+  breakPending = false;
+  return pending;
+}
+
+/**
+ * The port asked for: `REINDEX_INSPECTOR_PORT` (`REINDEX_INSPECT_PORT`, its older name, too),
+ * else the one `node --inspect-port` set, else 9229. `0` means any free port.
+ * @param {Record<string, string | undefined>} env
+ * @returns {number}
+ */
+function requestedPort(env) {
+  for (const name of ['REINDEX_INSPECTOR_PORT', 'REINDEX_INSPECT_PORT']) {
+    const value = env[name];
+    if (value === undefined || value.trim() === '') continue;
+    const port = Number(value.trim());
+    if (Number.isInteger(port) && port >= 0 && port < 65536) return port;
+    process.stderr.write(`reindex-extension: ${name}=${value} is not a port number; using ${DEFAULT_INSPECTOR_PORT}\n`);
+    return DEFAULT_INSPECTOR_PORT;
+  }
+  return process.debugPort && process.debugPort !== DEFAULT_INSPECTOR_PORT ? process.debugPort : DEFAULT_INSPECTOR_PORT;
+}
+
+/**
+ * The gate of debug mode, for Node's inspector. When `REINDEX_WAIT_FOR_DEBUGGER` is set (by
+ * `reindex debug --wait-for-debugger[=SECONDS]`), opens the inspector on 127.0.0.1 (unless
+ * `node --inspect` already did), prints the PID and the ways to attach to stderr, and blocks
+ * until a debugger attaches — any inspector client: `node inspect 127.0.0.1:PORT`, Chrome
+ * DevTools (chrome://inspect), VS Code — or the given seconds pass (`0` waits forever). Does
+ * nothing otherwise. It ends the moment the client sends `Runtime.runIfWaitingForDebugger`,
+ * which every one of them does when it attaches; nothing is read from stdin or written to the
+ * protocol before it ends, so the host's `initialize` waits in the pipe.
  *
- * The inspector listens on 127.0.0.1 and `process.debugPort` (9229 unless `--inspect-port` said
- * otherwise); `REINDEX_INSPECT_PORT` and `REINDEX_INSPECT_HOST` (for example from the manifest's
- * `environment`) choose another. A busy port falls back to a free one; the address is printed.
+ * The port is `REINDEX_INSPECTOR_PORT` (default 9229; `0` for any free one). When it is taken,
+ * the inspector opens on a free port and says which. `REINDEX_INSPECT_HOST` chooses another
+ * address than 127.0.0.1.
+ *
+ * After a debugger attached, the SDK pauses once just before it calls the first request's
+ * handler, as `node --inspect-brk` pauses before the first line: set breakpoints, then continue,
+ * or step into the handler.
  *
  * @param {{ env?: Record<string, string | undefined>, log?: (text: string) => void }} [options]
  * @returns {boolean} whether a debugger attached
@@ -71,30 +122,32 @@ export function waitForDebuggerIfRequested(options = {}) {
     return false;
   }
   let url = inspector.url();
+  let note = '';
   if (!url) {
     const host = env.REINDEX_INSPECT_HOST || '127.0.0.1';
-    const requestedPort = env.REINDEX_INSPECT_PORT !== undefined && env.REINDEX_INSPECT_PORT !== ''
-      ? Number(env.REINDEX_INSPECT_PORT)
-      : process.debugPort;
-    const port = Number.isInteger(requestedPort) && requestedPort >= 0 && requestedPort < 65536 ? requestedPort : 9229;
+    const port = requestedPort(env);
     inspector.open(port, host, false);
     url = inspector.url();
     if (!url && port !== 0) {
-      inspector.open(0, host, false); // the port is taken (another extension?): any free one
+      inspector.open(0, host, false); // the port is taken (another extension, another debug session)
       url = inspector.url();
+      if (url) note = ` (port ${port} is taken: this is another port; set REINDEX_INSPECTOR_PORT to choose one)`;
     }
     if (!url) {
-      log('could not open the inspector; continuing without a debugger');
+      log('could not open the inspector (is TCP denied by the sandbox?); continuing without a debugger');
       return false;
     }
   }
-  const { hostname, port } = new URL(url);
+  const { hostname, port: portText } = new URL(url);
+  const port = Number(portText);
+  const address = `${hostname}:${port}`;
   const pid = process.pid;
   const limit = seconds > 0 ? ` (at most ${Math.round(seconds)} s)` : '';
-  const discovered = (hostname === '127.0.0.1' || hostname === 'localhost') && port === '9229';
-  log(`pid ${pid} is waiting for a debugger to attach${limit}: the inspector is at ${url}`);
-  log(`  Chrome: open chrome://inspect and choose "inspect" under Remote Target${discovered ? '' : ` (first add ${hostname}:${port} with "Configure…")`}`);
-  log(`  VS Code: attach with { "type": "node", "request": "attach", "address": "${hostname}", "port": ${port} }`);
+  log(`pid ${pid} is waiting for a debugger to attach${limit}: the inspector is at ${address}${note} (${url})`);
+  log(`  node inspect ${address}`);
+  log(`  Chrome: open chrome://inspect${port === DEFAULT_INSPECTOR_PORT && hostname === '127.0.0.1' ? '' : ` (first add ${address} with "Configure…")`} and click "inspect" under Remote Target`);
+  log(`  VS Code launch.json: {"type":"node","request":"attach","address":"${hostname}","port":${port}}`);
+  log('  once attached it pauses before the first handler: set breakpoints, then continue (or step in)');
 
   const flags = new Int32Array(new SharedArrayBuffer(8));
   /** @type {import('node:worker_threads').Worker | null} */
@@ -117,5 +170,7 @@ export function waitForDebuggerIfRequested(options = {}) {
     return false;
   }
   log(`debugger attached to pid ${pid}; continuing`);
+  breakPending = true;
+  attached = true;
   return true;
 }

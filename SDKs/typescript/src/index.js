@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { HostConnection, PROTOCOL_VERSIONS } from './connection.js';
-import { waitForDebuggerIfRequested } from './debugger-gate.js';
+import { debuggerAttachedInGate, waitForDebuggerIfRequested } from './debugger-gate.js';
 import { extensionIdentity, readManifest } from './manifest.js';
 import { protectStdout, protectStdoutIfExtension } from './stdout-protection.js';
 
@@ -42,7 +42,13 @@ const FLUSH_MILLISECONDS = 2000;
 function closeInspector() {
   try {
     const inspector = require('node:inspector');
-    if (inspector.url()) inspector.close();
+    if (!inspector.url()) return;
+    if (debuggerAttachedInGate()) {
+      // Chrome DevTools and VS Code disconnect when the inspector closes; `node inspect` stays
+      // until it is told to go, and Node waits for it.
+      defaultLog('the host closed stdin: the extension exits as soon as the debugger disconnects (in node inspect: .exit)');
+    }
+    inspector.close();
   } catch {
     // no inspector
   }

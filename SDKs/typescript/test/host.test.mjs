@@ -153,7 +153,7 @@ describe('through the reindex host', { skip }, () => {
   test('`reindex debug` with REINDEX_WAIT_FOR_DEBUGGER in the manifest: the gate waits for an inspector client', async () => {
     const world = new HostWorld();
     world.bundle('com.example.basic', fixture('basic.mjs'), {
-      environment: { REINDEX_WAIT_FOR_DEBUGGER: '0', REINDEX_INSPECT_PORT: '0' },
+      environment: { REINDEX_WAIT_FOR_DEBUGGER: '0', REINDEX_INSPECTOR_PORT: '0' },
     });
     // Outside debug mode the host drops the variable: nothing waits.
     assert.equal((await world.reindex(['run', 'com.example.basic'])).status, 0);
@@ -162,7 +162,13 @@ describe('through the reindex host', { skip }, () => {
     const { child, result } = world.start(['debug', 'com.example.basic', '--scratch-index']);
     let stderr = '';
     child.stderr.on('data', (text) => { stderr += text; });
-    const url = (await eventually(() => /ext\| reindex-extension: pid \d+ is waiting for a debugger to attach: the inspector is at (ws:\/\/\S+)/.exec(stderr), 'the inspector address', 20000))[1];
+    let url;
+    try {
+      url = (await eventually(() => /ext\| reindex-extension: pid \d+ is waiting for a debugger to attach: the inspector is at 127\.0\.0\.1:\d+ \((ws:\/\/\S+)\)/.exec(stderr), 'the inspector address', 20000))[1];
+    } catch (error) {
+      child.kill('SIGTERM'); // the gate would wait forever
+      throw error;
+    }
     await sleep(500);
     assert.doesNotMatch(stderr, /acknowledged/);
     const devtools = await connectWebSocket(url);
