@@ -163,6 +163,24 @@ def _request_index(connection: Connection, request_id: Any, method: str,
     return SearchableIndex(connection, request_id, method, reason, None), list(identifiers), None
 
 
+def _unjoined_threads(method: str, before: "set[threading.Thread]") -> Optional[Tuple[int, str, Any]]:
+    """The refusal of a handler that returned while a thread it started still runs: its work is
+    not done, and acknowledging would publish it half-done (a reindexAll would even remove what
+    the thread has not put yet). Daemon threads are background helpers and are not counted."""
+    left = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    if not left:
+        return None
+    names = ", ".join(t.name for t in left[:3]) + (" …" if len(left) > 3 else "")
+    message = ("%s returned while %d thread(s) it started still run (%s): join them before returning "
+               "(or make a thread that outlives requests a daemon); the request is refused so that "
+               "nothing half-done is published" % (_HANDLER_NAMES.get(method, method), len(left), names))
+    log(message)
+    return (ErrorCode.REFUSED, message, None)
+
+
+_HANDLER_NAMES = {"reindexAll": "reindex_all", "reindexItems": "reindex_items"}
+
+
 def _perform(connection: Connection, extension: Extension, request_id: Any, method: str, params: Any) -> None:
     index, identifiers, problem = _request_index(connection, request_id, method, params)
     if index is None:
@@ -174,11 +192,13 @@ def _perform(connection: Connection, extension: Extension, request_id: Any, meth
         return
     refusal: Optional[Tuple[int, str, Any]] = None
     cancelled = False
+    threads_before = set(threading.enumerate())
     try:
         if method == "reindexAll":
             extension.reindex_all(index)
         else:
             extension.reindex_items(identifiers, index)
+        refusal = _unjoined_threads(method, threads_before)
     except Cancelled:  # by the host, or Disconnected: the input ended during a commit_batch
         cancelled = True
     except RequestError as error:

@@ -135,14 +135,15 @@ class BookshelfThroughTheHostTests(HostTestCase):
         self.assertIn("%s: every check passed" % SDK_ID, result.stdout + result.stderr)
 
     def test_a_sandbox_that_hides_the_sdk_is_named_as_the_reason(self):
-        # A copy under a source tree that has the SDK, without vendoring it or declaring it: the
+        # A copy under a source tree that has the SDK, one level deeper than the example stands,
+        # so its manifest's "../../../SDKs/python" does not reach it, and nothing vendored: the
         # SDK can be seen (stat) but not read, and the bookshelf says so instead of a traceback.
         self.host_in_tree(with_sdk=False)
         repository = os.path.join(self.scratch, "repository")
         shutil.copytree(os.path.join(SDK_DIR, "reindex_extension"),
                         os.path.join(repository, "SDKs", "python", "reindex_extension"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        self.extensions = os.path.join(repository, "Examples", "python")
+        self.extensions = os.path.join(repository, "Examples", "elsewhere", "python")
         copy_bundle(BOOKSHELF, os.path.join(self.extensions, "bookshelf"))
         result = self.reindex("run", SDK_ID)
         self.assertNotEqual(result.returncode, 0, result)

@@ -141,6 +141,18 @@ class HostTests(HostTestCase):
         self.assertNotEqual(failed.returncode, 0, failed)
         self.assertEqual(self.identifiers("com.example.test.mistake"), ["bird.1", "bird.2"])
 
+    def test_a_handler_that_returns_before_its_thread_is_done_is_refused_and_publishes_nothing(self):
+        self.bundle("com.example.test.seeded", ["catalogue"])
+        self.bundle("com.example.test.thread", ["thread"])
+        failed = self.reindex("run", "com.example.test.thread")
+        self.assertEqual(failed.returncode, 75, failed)
+        self.assertIn("reindex_all returned while 1 thread(s) it started still run", failed.stderr)
+        self.assertEqual(self.identifiers("com.example.test.thread"), [], "nothing of the half-done run is visible")
+        self.assertIn("scripted: thread: RequestEnded", self.log("com.example.test.thread"))
+        # A daemon thread is a background helper: not counted (what it sends late is refused).
+        self.bundle("com.example.test.daemon", ["daemon-thread"])
+        self.assertEqual(self.reindex_json("run", "com.example.test.daemon")["put"], 1)
+
     def test_validate_run_finds_no_problem(self):
         directory = self.bundle("com.example.test.validate", ["catalogue"])
         result = self.reindex("validate", directory, "--run")

@@ -83,6 +83,16 @@ package enum BundleLint {
         var problems: [String] = []
         /// Of `problems`, those that were messages for a request after its acknowledgement.
         var afterAcknowledgement: [String] = []
+        /// The SDKs' own notices (stderr) of writes they refused because the request was
+        /// already answered: the same mistake, caught before it reached stdout.
+        var refusedLateWrites: [String] = []
+    }
+
+    /// Whether a stderr line is an SDK's notice of a write made after its request was answered
+    /// (Swift: "put after request 1 was acknowledged"; Python and TypeScript: "request 1 was
+    /// already acknowledged").
+    static func isLateWriteNotice(_ line: String) -> Bool {
+        line.contains("was already acknowledged") || (line.contains("after request ") && line.contains(" was acknowledged"))
     }
 
     /// Whether a violation the session survived is a message that came after its request was
@@ -128,6 +138,9 @@ package enum BundleLint {
             options.sandbox = sandbox
             let stdout = self.stdout
             // Lint mode: problems the session survives are collected, so one run shows them all.
+            options.onStderrLine = { line in
+                if BundleLint.isLateWriteNotice(line) { stdout.refusedLateWrites.append(line) }
+            }
             options.onRecoverableViolation = { problem in
                 if BundleLint.isAfterAcknowledgement(problem) { stdout.afterAcknowledgement.append(problem) } else { stdout.problems.append(problem) }
             }
@@ -191,8 +204,11 @@ package enum BundleLint {
                 // acknowledgement: listen for a moment of quiet.
                 let acknowledged = outcome.failure == nil || outcome.failure?.kind == .allRejected
                 if acknowledged { try? session.settle(seconds: BundleLint.settleSeconds) }
-                let late = stdout.afterAcknowledgement
-                if !acknowledged {
+                let late = stdout.afterAcknowledgement + stdout.refusedLateWrites
+                if let failure = outcome.failure, failure.message.contains(" returned while ") {
+                    // The SDK refused to acknowledge for the author: a thread was still at work.
+                    record("early-acknowledgement", .fail, failure.message)
+                } else if !acknowledged {
                     record("early-acknowledgement", .skipped, "the reindexAll was not acknowledged")
                 } else if late.isEmpty {
                     record("early-acknowledgement", .pass, "nothing arrived in the \(BundleLint.settleSeconds) s after the acknowledgement")

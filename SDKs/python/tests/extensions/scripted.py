@@ -23,6 +23,7 @@ $SCRIPTED_DEBUGPY_PORT the port of the debugger gate's debugpy.
 import os
 import subprocess
 import sys
+import threading
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "catalogue"
@@ -90,6 +91,17 @@ class Scripted(Extension):
                 index.put([bird("bird.1", "Osprey Notes"), bird("bird.2", "Kestrel Notes")])
                 with open(marker, "w"):
                     pass
+        elif MODE in ("thread", "daemon-thread"):
+            # The early acknowledgement: the work goes on in a thread the handler does not join.
+            def work():
+                index.put([bird("thread.1", "Threaded Teal")])
+                time.sleep(0.3)
+                try:
+                    index.put([bird("thread.2", "Threaded Tern")])
+                except Exception as error:  # RequestEnded, once the request was answered
+                    log("thread: %s" % type(error).__name__)
+            threading.Thread(target=work, daemon=MODE == "daemon-thread").start()
+            time.sleep(0.05)
         elif MODE == "refuse":
             raise RequestError("catalogue database unreachable")
         elif MODE == "crash":
@@ -208,7 +220,9 @@ class Scripted(Extension):
                 except RequestEnded as error:
                     log("late %s: RequestEnded: %s" % (argument, error))
 
-            thread = threading.Thread(target=late)
+            # A daemon: the SDK refuses a request whose handler leaves a non-daemon thread
+            # running, and this one is about what a thread sends after the answer.
+            thread = threading.Thread(target=late, daemon=True)
             thread.start()
             self.late = (released, thread)
         elif name == "release":
