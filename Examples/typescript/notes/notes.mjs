@@ -12,15 +12,31 @@
 //   3. the package "reindex-extension" — a copy of SDKs/typescript vendored into
 //      node_modules/reindex-extension beside this file (no npm needed: cp -R).
 //
-// Debugging: `reindex debug com.example.notes.indexer --wait-for-debugger=60` makes the SDK
-// open Node's inspector and wait for Chrome DevTools or VS Code (REINDEX_WAIT_FOR_DEBUGGER is
-// what the host sets; mentioning it here also tells the host this executable has that gate).
+// Debugging: `reindex debug com.example.notes.indexer --wait-for-debugger` makes the SDK open
+// Node's inspector on 127.0.0.1:9229 and wait; `node inspect 127.0.0.1:9229`, then
+// `sb('notes.mjs', LINE); cont` at its prompt (see SDKs/typescript/README.md, "Debugging").
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Throws a message that names the way out when the host's sandbox hides `entry`: it lets the
+ * extension see that a file outside its bundle exists, not read it.
+ */
+function checkReadable(entry) {
+  try {
+    fs.closeSync(fs.openSync(entry, 'r'));
+  } catch (error) {
+    if (error?.code !== 'EACCES') throw error;
+    const sdk = path.dirname(path.dirname(entry));
+    throw new Error(`the SDK is in ${sdk}, but the sandbox does not let the extension read it: declare that ` +
+      'directory in the manifest\'s "sandbox": {"read": [...]} (an absolute path), or copy it to ' +
+      'node_modules/reindex-extension beside notes.mjs');
+  }
+}
 
 /** Loads the SDK from $REINDEX_TS_SDK, the repository, or node_modules. */
 async function loadSDK() {
@@ -29,10 +45,14 @@ async function loadSDK() {
     let entry = path.resolve(here, configured);
     if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) entry = path.join(entry, 'src', 'index.js');
     if (!fs.existsSync(entry)) throw new Error(`REINDEX_TS_SDK is ${configured}, but ${entry} does not exist`);
+    checkReadable(entry);
     return import(pathToFileURL(entry).href);
   }
   const inRepository = path.join(here, '../../../SDKs/typescript/src/index.js');
-  if (fs.existsSync(inRepository)) return import(pathToFileURL(inRepository).href);
+  if (fs.existsSync(inRepository)) {
+    checkReadable(inRepository);
+    return import(pathToFileURL(inRepository).href);
+  }
   try {
     return await import('reindex-extension');
   } catch (error) {

@@ -231,9 +231,11 @@ export declare function isStdoutProtected(): boolean;
 /** Seconds asked for by a `REINDEX_WAIT_FOR_DEBUGGER` value (0 = forever), or null for no gate. */
 export declare function debuggerWaitSeconds(value: string | undefined): number | null;
 /**
- * When `REINDEX_WAIT_FOR_DEBUGGER` is set: opens Node's inspector, prints its address to stderr
- * and blocks until a debugger attaches or the seconds pass (0 = forever). Returns whether one
- * attached. `run()` calls it.
+ * When `REINDEX_WAIT_FOR_DEBUGGER` is set: opens Node's inspector on 127.0.0.1 and
+ * `REINDEX_INSPECTOR_PORT` (default 9229), prints the PID and the ways to attach (`node inspect`,
+ * chrome://inspect, a VS Code entry) to stderr, and blocks until an inspector client attaches or
+ * the seconds pass (0 = forever). Returns whether one attached; the SDK then pauses once before
+ * the first handler. `run()` calls it.
  */
 export declare function waitForDebuggerIfRequested(options?: {
   env?: Record<string, string | undefined>;
