@@ -299,15 +299,18 @@ enum ExtensionTemplates {
         From nothing to a breakpoint:
 
         ```sh
-        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # the extension waits for the inspector
-        node inspect 127.0.0.1:9229                                     # attach; it stops before your handler
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # 1. the extension waits for a debugger
+        node inspect 127.0.0.1:9229                                     # 2. in a second terminal: attach
+        debug> sb('{{EXECUTABLE}}', LINE); cont                         # 3. break on a line of your handler and run to it
         ```
 
-        At the `debug>` prompt, `sb('{{EXECUTABLE}}', LINE)` sets a breakpoint and `cont` runs to it.
-        VS Code instead: `{ "type": "node", "request": "attach", "address": "127.0.0.1", "port": 9229 }`
-        in `.vscode/launch.json`; Chrome: chrome://inspect. Another port:
-        `REINDEX_INSPECTOR_PORT=9230 reindex … debug …`. Ctrl-C ends the wait. More in
-        SDKs/typescript/README.md and docs/DEBUGGING.md.
+        The SDK opens Node's inspector on 127.0.0.1:9229 and waits until a debugger attaches, then
+        pauses once before your handler so you can set breakpoints. When the request is over, leave
+        node inspect with `.exit` and the extension exits. VS Code: attach with
+        `{"type":"node","request":"attach","address":"127.0.0.1","port":9229}` and press Continue once
+        at the SDK's pause. Chrome: chrome://inspect, then "inspect". Another port:
+        `REINDEX_INSPECTOR_PORT=N reindex debug …`; a time limit: `--wait-for-debugger=60`. Ctrl-C
+        ends the wait. More in SDKs/typescript/README.md and docs/DEBUGGING.md.
         """#
 
     static let scriptReadme = #"""
