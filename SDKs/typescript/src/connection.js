@@ -361,7 +361,8 @@ export class HostConnection {
     }
 
     /** @type {RequestState} */
-    const state = { id, key, controller: new AbortController(), answered: false, settledBy: null, allowEmpty: false };
+    const state = { id, key, controller: new AbortController(), answered: false, settledBy: null, allowEmpty: false,
+      returned: false, /** @type {string[]} */ lateCalls: [] };
     this.#requests.set(key, state);
     const link = {
       check: (/** @type {string} */ operation) => this.#check(state, operation),
@@ -384,6 +385,20 @@ export class HostConnection {
       }
       if (method === 'reindexAll') await handler.reindexAll(index);
       else await /** @type {NonNullable<Handler['reindexItems']>} */ (handler.reindexItems)(identifiers, index);
+      // A handler that resolved while work it started goes on (a missing `await`, a promise
+      // left running) would be acknowledged half-done. Let pending continuations run for one
+      // turn of the event loop: if one of them uses the index, refuse instead of acknowledging.
+      state.returned = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const waiting of this.#waiting.values()) {
+        if (waiting.request === state) state.lateCalls.push('index.commitBatch() still waiting for its reply');
+      }
+      if (state.lateCalls.length > 0) {
+        const name = method === 'reindexAll' ? 'reindexAll' : 'reindexItems';
+        throw new IndexRequestError(
+          `${name} returned while work it started was still using the index (${state.lateCalls.slice(0, 3).join(', ')} after it returned): ` +
+          'an await is missing; the request is refused so that nothing half-done is published');
+      }
     })();
     work.then(() => this.#end(state, null, false), (error) => this.#end(state, error, true));
   }
@@ -397,6 +412,7 @@ export class HostConnection {
    * @param {string} operation what was called, for the message
    */
   #check(state, operation) {
+    if (state.returned && state.settledBy === null) state.lateCalls.push(`${operation}()`);
     if (state.settledBy !== null) {
       const error = new SearchableIndexError('requestFinished',
         `${operation}: request ${state.key} was already ${state.settledBy}; await your work before returning from the handler (nothing was sent)`);

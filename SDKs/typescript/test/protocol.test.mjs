@@ -236,6 +236,21 @@ describe('requests', () => {
     assert.deepEqual(await ext.quiet(200), []);
   });
 
+  test('a handler that returns while its forgotten work is still putting is refused, not acknowledged half-done', async () => {
+    const ext = start();
+    await ext.initialize();
+    ext.send(reindexAll(8, 'forgot-await-loop'));
+    let reply = await ext.next();
+    while (reply.method !== undefined) {
+      if (reply.method === 'batch/commit') ext.send({ jsonrpc: '2.0', id: reply.id, result: { committed: 1 } });
+      reply = await ext.next();
+    }
+    assert.equal(reply.id, 8);
+    assert.equal(reply.result, undefined, 'not acknowledged');
+    assert.match(reply.error.message, /^reindexAll returned while work it started was still using the index \(index\.(commitBatch|put)\(\).*\): an await is missing/);
+    assert.deepEqual(await ext.quiet(200), [], 'nothing is sent after the refusal');
+  });
+
   test('operations after a refusal are refused too, naming the refusal', async () => {
     const ext = start();
     await ext.initialize();
