@@ -161,8 +161,19 @@ final class HostConnection: @unchecked Sendable {
                 } else {
                     try await handler.reindexItems(identifiers: identifiers, index: index)
                 }
+                // Work the handler started and did not await (an unstructured Task) would be
+                // acknowledged half-done: give it a moment to show itself, and refuse if it does.
+                index.handlerReturned()
+                for _ in 0..<3 { await Task.yield() }
+                try? await Task.sleep(nanoseconds: 2_000_000)
+                let leftRunning = index.leftRunning
                 index.end()
-                if Task.isCancelled {
+                if !leftRunning.isEmpty {
+                    let name = isAll ? "reindexAll" : "reindexItems"
+                    let message = "\(name) returned while work it started was still using the index (\(leftRunning.prefix(3).joined(separator: ", ")) after it returned): await it before returning (an unstructured Task, a detached one); the request is refused so that nothing half-done is published"
+                    FileHandle.standardError.write(Data("reindex-extension: \(message)\n".utf8))
+                    reply(id, .failure(RPCError(code: -32000, message: message)))
+                } else if Task.isCancelled {
                     reply(id, .failure(RPCError(code: RPCError.requestCancelled, message: "Request cancelled")))
                 } else {
                     reply(id, .success(isAll ? index.acknowledgementResult : .object([])))

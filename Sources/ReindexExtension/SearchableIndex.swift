@@ -16,7 +16,7 @@ public final class SearchableIndex: @unchecked Sendable {
     let requestID: RequestID
     let connection: HostConnection
     /// Whether the request was answered, and whether its data is empty on purpose.
-    private let state = Locked((ended: false, allowsEmpty: false))
+    private let state = Locked((ended: false, allowsEmpty: false, returned: false, lateCalls: [String](), commitsInFlight: 0))
 
     /// Items per `index/put` message.
     static let itemsPerMessage = 500
@@ -46,11 +46,26 @@ public final class SearchableIndex: @unchecked Sendable {
         state.withLock { $0.ended = true }
     }
 
+    /// The handler returned; not answered yet. Calls from now on are work it left running.
+    func handlerReturned() {
+        state.withLock { $0.returned = true }
+    }
+
+    /// What the handler left running, seen between its return and the answer: calls made after
+    /// it returned, and batch commits still waiting for the host's reply.
+    var leftRunning: [String] {
+        state.withLock { $0.lateCalls + ($0.commitsInFlight > 0 ? ["commitBatch still waiting for its reply"] : []) }
+    }
+
     /// Refuses a write after the request was answered: the handler returned (or threw) while work
     /// it started goes on — a `Task` not awaited, a thread not joined. Nothing is sent: the host
     /// would take it as a protocol violation.
     private func checkOpen(_ what: String) throws {
-        guard state.withLock({ $0.ended }) else { return }
+        let ended = state.withLock { state in
+            if state.returned && !state.ended { state.lateCalls.append(what) }
+            return state.ended
+        }
+        guard ended else { return }
         let message = "reindex-extension: \(what) after request \(requestID) was acknowledged: the handler returned before this work was done; await it (or join its thread) before returning\n"
         FileHandle.standardError.write(Data(message.utf8))
         throw SearchableIndexError.requestEnded(requestID: "\(requestID)")
@@ -104,6 +119,8 @@ public final class SearchableIndex: @unchecked Sendable {
         try checkOpen("commitBatch")
         try Task.checkCancellation()
         let params = BatchCommitParams(requestID: requestID, clientState: Base64.encode(clientState))
+        state.withLock { $0.commitsInFlight += 1 }
+        defer { state.withLock { $0.commitsInFlight -= 1 } }
         let result = try await connection.request(method: Method.batchCommit, params: params.json)
         return Int((try? BatchCommitResult(json: result))?.committed ?? 0)
     }

@@ -57,6 +57,20 @@ struct ReturnsEarly: IndexRequestHandler {
     }
 }
 
+/// The early acknowledgement while the work is under way: an unstructured task runs the batch
+/// loop, and is committing its first batch when reindexAll returns.
+struct ReturnsDuringBatches: IndexRequestHandler {
+    func reindexAll(_ index: SearchableIndex) async throws {
+        Task {
+            for n in 1...50 {
+                try await index.put(SearchableItem(uniqueIdentifier: "batch.\(n)", attributes: .init(title: "Batch \(n)")))
+                try await index.commitBatch(clientState: Array("\(n)".utf8))
+            }
+        }
+    }
+    func reindexItems(identifiers: [String], index: SearchableIndex) async throws {}
+}
+
 /// An extension whose data is empty on purpose.
 struct EmptyOnPurpose: IndexRequestHandler {
     func reindexAll(_ index: SearchableIndex) async throws { index.allowEmpty() }
@@ -78,6 +92,7 @@ final class TinyExtensionTests: XCTestCase {
         switch ProcessInfo.processInfo.environment[Self.role] {
         case "prints-in-init": await PrintsInInit.main()
         case "returns-early": await ExtensionMain.run(ReturnsEarly())
+        case "returns-during-batches": await ExtensionMain.run(ReturnsDuringBatches())
         case "empty-on-purpose": await ExtensionMain.run(EmptyOnPurpose())
         default: await ExtensionMain.run(CommitBatchProbe())
         }
@@ -164,6 +179,14 @@ final class TinyExtensionTests: XCTestCase {
         let ids = try run.store.items(bundle: "com.example.sdk-test.tiny").map(\.uniqueIdentifier)
         XCTAssertFalse(ids.contains("late.put"), "a put made after its request's acknowledgement reached the next request: \(ids)")
         XCTAssertTrue(run.log.contains("put after request 1 was acknowledged"), run.log)
+    }
+
+    func testAHandlerThatReturnsWhileItsTaskIsCommittingIsRefusedNotPublishedHalfDone() throws {
+        let run = try runTiny("returns-during-batches", [(.reindexAll, [])], seed: ["old.1", "old.2"])
+        let failure = try XCTUnwrap(run.results.first?.failure, run.log)
+        XCTAssertEqual(failure.kind, .refused)
+        XCTAssertTrue(failure.message.contains("reindexAll returned while work it started was still using the index"), failure.message)
+        XCTAssertEqual(try run.store.items(bundle: "com.example.sdk-test.tiny").map(\.uniqueIdentifier), ["old.1", "old.2"])
     }
 
     func testAllowEmptyEmptiesABundleOnPurposeAndItsAbsenceKeepsTheItems() throws {
