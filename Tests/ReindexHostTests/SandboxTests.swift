@@ -153,6 +153,50 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(FileManager.default.fileExists(atPath: "\(scratch)/outside/escaped.txt"))
     }
 
+    /// Landlock does not mediate chmod, chown, utimes or extended attributes: without the seccomp
+    /// filter a sandboxed extension could make another bundle's manifest writable by others (and
+    /// `list` refuse that bundle) or change the index's mode, owner and times.
+    func testAnExtensionChangesNeitherTheModeNorTheOwnerNorTheTimesOfWhatItMayNotWrite() throws {
+        let other = try T.makeBundle(T.BundleSpec("com.example.other", executable: "well_behaved.py"), in: extensionsDirectory)
+        XCTAssertEqual(try reindex(["run", "com.example.other", "--ids", "x.1"]).status, 0)
+        var spec = T.BundleSpec(hostile, executable: "hostile.py")
+        spec.arguments = ["metadata"]
+        spec.environment = ["ESCAPE_INDEX": indexPath, "ESCAPE_OTHER": other]
+        try T.makeBundle(spec, in: extensionsDirectory)
+        func attributes(_ path: String) -> [String] {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { return ["missing"] }
+            return ["mode \(String(st.st_mode, radix: 8))", "owner \(st.st_uid):\(st.st_gid)", "mtime \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)",
+                    "ctime \(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"]
+        }
+        let watched = [indexPath, "\(other)/manifest.json"]
+        let before = watched.map(attributes)
+
+        let result = try reindex(["run", hostile])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let found = try titles(hostile)
+        for attempt in ["index.chmod", "index.chown", "index.utime", "index.touch", "index.setxattr",
+                        "other.manifest.chmod", "other.manifest.chown", "other.manifest.utime"] {
+            XCTAssertEqual(found["attempt.\(attempt)"], "EPERM", "\(attempt): \(found)")
+        }
+        // The host itself writes the index during the run: its mode and owner stay, and its time is not the one the extension set.
+        let after = watched.map(attributes)
+        XCTAssertEqual(after[0].prefix(2), before[0].prefix(2), "the index's mode or owner changed")
+        XCTAssertFalse(after[0][2].hasPrefix("mtime 0."), "the index's time was set")
+        XCTAssertEqual(after[1], before[1], "the other bundle's manifest changed")
+        // What the filter costs in the extension's own directories (docs/SECURITY.md).
+        XCTAssertEqual(found["attempt.data.copyfile"], "allowed", "shutil.copyfile does not chmod")
+        XCTAssertEqual(found["attempt.data.create-executable"], "allowed", "a file is created with the mode it asks for")
+        XCTAssertEqual(found["attempt.data.copy"], "EPERM", "shutil.copy copies the mode with chmod")
+        XCTAssertEqual(found["attempt.data.fchmod"], "EPERM")
+
+        let list = try reindex(["list", "--json"])
+        XCTAssertEqual(list.status, 0, "\(list)")
+        let bundles = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])?["bundles"] as? [[String: Any]])
+        XCTAssertTrue(bundles.contains { $0["bundleIdentifier"] as? String == "com.example.other" }, "list refused the other bundle: \(list)")
+        XCTAssertEqual(try reindex(["run", "com.example.other", "--ids", "x.2"]).status, 0)
+    }
+
     func testNetworkIsAllowedByDefault() throws {
         let port = try listeningPort()
         try T.makeBundle(T.BundleSpec("com.example.other", executable: "well_behaved.py"), in: extensionsDirectory)

@@ -156,6 +156,7 @@ public final class ExtensionProcess {
         case 4: what = "cannot apply the manifest's resource limits"
         case 5: what = "cannot set no_new_privs for its sandbox"
         case 6: what = "cannot enter its sandbox (Landlock)"
+        case 7: what = "cannot enter its sandbox (the seccomp filter against chmod, chown and utimes)"
         default: what = "cannot set up its standard descriptors"
         }
         let hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
