@@ -287,6 +287,13 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
         if (config->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, 5);
         if (config->sandbox != NULL && rx_apply_sandbox(config->sandbox) != 0) child_fail(status_fd, 6);
         if (config->sandbox != NULL && rx_deny_metadata_changes() != 0) child_fail(status_fd, 7);
+        if (config->reap_descendants) {
+            /* What the extension's children leave behind while it runs stays below it (not the
+               host's yet, where another extension's sweep could not tell whose it is); when it
+               ends, all of it goes to the host, the subreaper above it, which stops it.
+               Preserved across exec. */
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
 #else
         if (config->sandbox != NULL) { errno = ENOSYS; child_fail(status_fd, 6); }
 #endif

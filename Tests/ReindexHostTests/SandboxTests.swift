@@ -209,6 +209,36 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(found["attempt.secret.read"], "EACCES", "the file system is still sandboxed")
     }
 
+    // MARK: Processes left behind
+
+    /// A daemon that hides where it came from — started by a subshell that exits, in a session of
+    /// its own, its environment cleared (no REINDEX_BUNDLE_IDENTIFIER or REINDEX_HOST_PID left to
+    /// recognise it by) — is stopped when the run ends, and `validate --run` names it.
+    func testADaemonThatClearsItsEnvironmentDoesNotOutliveTheRun() throws {
+        var spec = T.BundleSpec("com.example.daemon", executable: "fork_and_exit.sh")
+        spec.arguments = ["daemon"]
+        let directory = try T.makeBundle(spec, in: extensionsDirectory)
+        func leftover() throws -> pid_t {
+            let text = try XCTUnwrap(T.read("\(directory)/leftover.pid"), "the fixture did not record its daemon")
+            return try XCTUnwrap(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let result = try reindex(["run", "com.example.daemon"])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let daemon = try leftover()
+        addTeardownBlock { kill(daemon, SIGKILL) }
+        XCTAssertTrue(T.isNotRunning(daemon), "the daemon \(daemon) outlived the run")
+        let log = T.read("\(scratch)/index/logs/com.example.daemon.log") ?? ""
+        XCTAssertTrue(log.contains("stopped 1 process(es) the extension left running outside its process group: \(daemon)"), log)
+
+        try FileManager.default.removeItem(atPath: "\(directory)/leftover.pid")
+        let validate = try reindex(["validate", directory, "--run", "--check", "no-leftover-processes"])
+        let again = try leftover()
+        addTeardownBlock { kill(again, SIGKILL) }
+        XCTAssertEqual(validate.status, 65, "\(validate)")
+        XCTAssertTrue(validate.stdout.contains("1 process(es) left behind were stopped by the host"), validate.stdout)
+        XCTAssertTrue(T.isNotRunning(again), "the daemon \(again) outlived validate --run")
+    }
+
     // MARK: Interpreters
 
     /// `tinysh`, an interpreter installed in the home directory as tools like pyenv, uv or

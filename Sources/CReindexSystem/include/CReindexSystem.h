@@ -46,6 +46,7 @@ typedef struct {
     const reindex_sandbox *sandbox; /* Landlock rules to enforce before exec, or NULL */
     int die_with_parent;       /* 1: SIGKILL when the host dies, even killed (Linux PR_SET_PDEATHSIG) */
     int parent_pid;            /* the host's pid, for die_with_parent */
+    int reap_descendants;      /* 1: the child is the subreaper of its own descendants (Linux PR_SET_CHILD_SUBREAPER) */
 } reindex_spawn_config;
 
 /// Forks and execs. On success returns 0, stores the child's pid and a read end of a
@@ -54,7 +55,7 @@ typedef struct {
 /// 4 = resource limits, 5 = no_new_privs, 6 = the sandbox (Landlock), 7 = the seccomp filter.
 /// The child applies, in order: descriptors, signals, working directory, rlimits, priority,
 /// no_new_privs, the sandbox (Landlock, then a seccomp filter that makes chmod, chown and utimes
-/// and their variants fail with EPERM), the wait for a tracer, exec.
+/// and their variants fail with EPERM), the subreaper attribute, the wait for a tracer, exec.
 /// On failure to fork returns -1 with errno set.
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
 
