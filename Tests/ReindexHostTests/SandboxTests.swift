@@ -333,16 +333,17 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
     }
 
     func testADeclaredPathHoldingTheIndexIsGrantedAroundIt() throws {
-        try T.write("shared notes\n", to: "\(scratch)/notes.txt")
-        let directory = try makeProbe("com.example.wide", sandbox: ["read": [.string(scratch)]],
-                                      environment: ["PROBE_READ": "\(scratch)/notes.txt", "PROBE_DENIED": indexPath])
+        // The index's directory, not the scratch directory: that holds the temporary and data roots too, which is an error (below).
+        try T.write("shared notes\n", to: "\(scratch)/index/notes.txt")
+        let directory = try makeProbe("com.example.wide", sandbox: ["read": [.string("\(scratch)/index")]],
+                                      environment: ["PROBE_READ": "\(scratch)/index/notes.txt", "PROBE_DENIED": indexPath])
         XCTAssertEqual(try reindex(["run", "com.example.wide"]).status, 0)
         let found = try titles("com.example.wide")
         XCTAssertEqual(found["probe.read"], "shared notes")
         XCTAssertEqual(found["probe.denied"], "denied", "the index stays out of reach inside a declared directory")
         let validate = try reindex(["validate", directory])
         XCTAssertEqual(validate.status, 0, "\(validate)")
-        XCTAssertTrue(validate.stdout.contains("note: sandbox.read[0]: \(scratch) holds "), validate.stdout)
+        XCTAssertTrue(validate.stdout.contains("note: sandbox.read[0]: \(scratch)/index holds "), validate.stdout)
         XCTAssertTrue(validate.stdout.contains("the index"), validate.stdout)
     }
 
@@ -360,6 +361,73 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
             }
             XCTAssertFalse(FileManager.default.fileExists(atPath: "\(scratch)/index/logs/\(identifier).log"), "\(identifier) was started")
         }
+    }
+
+    /// The private directories made after an extension starts — other runs' TMPDIRs, the data
+    /// directories of bundles that have not run yet — appear in the host's temporary directory
+    /// and the data root: a declared directory holding either would reach them, so it is an error.
+    func testADeclaredPathHoldingTheTemporaryOrTheDataRootIsAnError() throws {
+        try FileManager.default.createDirectory(atPath: dataRoot, withIntermediateDirectories: true)
+        let cases: [(written: String, root: String, what: String)] = [
+            (temporary, temporary, "the host's temporary directory"),
+            (dataRoot, dataRoot, "the data root"),
+            ("\(scratch)/xdg-data", dataRoot, "the data root"),
+            (scratch, temporary, "the host's temporary directory"),
+        ]
+        for (n, (written, root, what)) in cases.enumerated() {
+            let identifier = "com.example.greedy\(n)"
+            for key in ["read", "write"] {
+                let directory = try makeProbe(identifier, sandbox: .object([(key, .array(["~/fine", .string(written)]))]))
+                for arguments in [["run", identifier], ["validate", directory]] {
+                    let result = try reindex(arguments)
+                    XCTAssertEqual(result.status, 65, "\(written), \(arguments): \(result)")
+                    XCTAssertTrue(result.stderr.contains("error: \(directory)/manifest.json: sandbox.\(key)[1]: \(written) holds \(what) (\(root)), where the host makes"),
+                                  result.stderr)
+                }
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: "\(scratch)/index/logs/\(identifier).log"), "\(identifier) was started")
+        }
+        // A directory inside the temporary directory is fine.
+        try FileManager.default.createDirectory(atPath: "\(temporary)/shared", withIntermediateDirectories: true)
+        try makeProbe("com.example.narrow", sandbox: ["read": [.string("\(temporary)/shared")]])
+        XCTAssertEqual(try reindex(["run", "com.example.narrow"]).status, 0)
+    }
+
+    /// The data directory is the host's to make: one that is a link, someone else's or open to
+    /// others is refused before the extension starts.
+    func testADataDirectoryThatIsNotPrivateIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: dataRoot, withIntermediateDirectories: true)
+        try T.write("planted\n", to: "\(scratch)/outside/planted.txt")
+        let probe = "com.example.probe"
+        try makeProbe(probe)
+        let data = "\(dataRoot)/\(probe)"
+        let cases: [(String, () throws -> Void, String)] = [
+            ("a symbolic link", { try FileManager.default.createSymbolicLink(atPath: data, withDestinationPath: "\(self.scratch)/outside") },
+             "is a symbolic link"),
+            ("open to others", { try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755]) },
+             "can be entered by others (mode 0755); run chmod 700 on it"),
+            ("someone else's", {
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+                guard geteuid() == 0 else { throw XCTSkip("only root can make a directory someone else owns") }
+                XCTAssertEqual(chown(data, 65534, 65534), 0)
+            }, "belongs to user 65534, not to you"),
+        ]
+        for (what, make, says) in cases {
+            try? FileManager.default.removeItem(atPath: data)
+            try make()
+            let result = try reindex(["run", probe])
+            XCTAssertEqual(result.status, 69, "\(what): \(result)")
+            XCTAssertTrue(result.stderr.contains("error: \(probe): refusing to run: its data directory \(data) \(says)"), "\(what): \(result.stderr)")
+            XCTAssertEqual(try titles(probe), [:], "\(what): the extension ran")
+        }
+        // Made by the host: private, and the extension runs.
+        try FileManager.default.removeItem(atPath: data)
+        XCTAssertEqual(try reindex(["run", probe]).status, 0)
+        var st = stat()
+        XCTAssertEqual(lstat(data, &st), 0)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o700)
+        XCTAssertEqual(st.st_uid, geteuid())
+        XCTAssertEqual(try titles(probe)["probe.data"], "ok")
     }
 
     // MARK: Priority and privileges
