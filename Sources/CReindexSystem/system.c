@@ -14,6 +14,10 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <stddef.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #endif
@@ -118,6 +122,70 @@ static int rx_apply_sandbox(const reindex_sandbox *sandbox) {
     errno = saved;
     return rc == 0 ? 0 : -1;
 }
+
+/* The system calls that change a file's mode, owner, times or extended attributes (an ACL in
+   system.posix_acl_access is a mode too). Landlock (up to ABI 7) does not mediate them: with only
+   the right to walk through a directory, a process can chmod the index or another bundle's
+   manifest. They fail with EPERM in the sandbox, for every file (a seccomp filter sees numbers and
+   pointers, not paths or how a descriptor was opened). */
+static const int rx_metadata_calls[] = {
+#ifdef __NR_chmod
+    __NR_chmod,
+#endif
+#ifdef __NR_lchown
+    __NR_lchown,
+#endif
+#ifdef __NR_chown
+    __NR_chown,
+#endif
+#ifdef __NR_utime
+    __NR_utime,
+#endif
+#ifdef __NR_utimes
+    __NR_utimes,
+#endif
+#ifdef __NR_futimesat
+    __NR_futimesat,
+#endif
+    __NR_fchmod, __NR_fchmodat, __NR_fchown, __NR_fchownat, __NR_utimensat,
+    __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr,
+    /* Newer calls have the same number on every architecture. */
+    452,  /* fchmodat2 (Linux 6.6) */
+    463,  /* setxattrat (Linux 6.13) */
+    466,  /* removexattrat (Linux 6.13) */
+};
+
+#if defined(__x86_64__)
+#define RX_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define RX_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* Installs the filter (no_new_privs is set). A system call of another architecture than the
+   host's (i386 through int 0x80 on x86_64, whose numbers differ) kills the process: the numbers
+   above would not hold for it. x32 calls (__X32_SYSCALL_BIT) fail with EPERM. */
+static int rx_deny_metadata_changes(void) {
+#if defined(RX_AUDIT_ARCH)
+    enum { calls = sizeof rx_metadata_calls / sizeof rx_metadata_calls[0] };
+    /* 0 load arch, 1 compare, 2 kill, 3 load nr, 4 x32?, 5.. one compare per call, allow, deny */
+    struct sock_filter program[7 + calls];
+    int n = 0;
+    program[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    program[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RX_AUDIT_ARCH, 1, 0);
+    program[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    program[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    program[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U, calls + 1, 0);
+    for (int i = 0; i < (int)calls; i++) {
+        program[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)rx_metadata_calls[i], (unsigned char)(calls - i), 0);
+    }
+    program[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    program[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    struct sock_fprog fprog = { (unsigned short)n, program };
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) == 0 ? 0 : -1;
+#else
+    return 0;  /* no filter for this architecture: docs/SECURITY.md says so */
+#endif
+}
 #endif
 
 static void child_fail(int status_fd, int stage) {
@@ -218,6 +286,14 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
 #if defined(__linux__)
         if (config->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, 5);
         if (config->sandbox != NULL && rx_apply_sandbox(config->sandbox) != 0) child_fail(status_fd, 6);
+        if (config->sandbox != NULL && rx_deny_metadata_changes() != 0) child_fail(status_fd, 7);
+        if (config->reap_descendants) {
+            /* What the extension's children leave behind while it runs stays below it (not the
+               host's yet, where another extension's sweep could not tell whose it is); when it
+               ends, all of it goes to the host, the subreaper above it, which stops it.
+               Preserved across exec. */
+            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
 #else
         if (config->sandbox != NULL) { errno = ENOSYS; child_fail(status_fd, 6); }
 #endif

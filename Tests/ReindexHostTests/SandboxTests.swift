@@ -153,6 +153,50 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(FileManager.default.fileExists(atPath: "\(scratch)/outside/escaped.txt"))
     }
 
+    /// Landlock does not mediate chmod, chown, utimes or extended attributes: without the seccomp
+    /// filter a sandboxed extension could make another bundle's manifest writable by others (and
+    /// `list` refuse that bundle) or change the index's mode, owner and times.
+    func testAnExtensionChangesNeitherTheModeNorTheOwnerNorTheTimesOfWhatItMayNotWrite() throws {
+        let other = try T.makeBundle(T.BundleSpec("com.example.other", executable: "well_behaved.py"), in: extensionsDirectory)
+        XCTAssertEqual(try reindex(["run", "com.example.other", "--ids", "x.1"]).status, 0)
+        var spec = T.BundleSpec(hostile, executable: "hostile.py")
+        spec.arguments = ["metadata"]
+        spec.environment = ["ESCAPE_INDEX": indexPath, "ESCAPE_OTHER": other]
+        try T.makeBundle(spec, in: extensionsDirectory)
+        func attributes(_ path: String) -> [String] {
+            var st = stat()
+            guard lstat(path, &st) == 0 else { return ["missing"] }
+            return ["mode \(String(st.st_mode, radix: 8))", "owner \(st.st_uid):\(st.st_gid)", "mtime \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)",
+                    "ctime \(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"]
+        }
+        let watched = [indexPath, "\(other)/manifest.json"]
+        let before = watched.map(attributes)
+
+        let result = try reindex(["run", hostile])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let found = try titles(hostile)
+        for attempt in ["index.chmod", "index.chown", "index.utime", "index.touch", "index.setxattr",
+                        "other.manifest.chmod", "other.manifest.chown", "other.manifest.utime"] {
+            XCTAssertEqual(found["attempt.\(attempt)"], "EPERM", "\(attempt): \(found)")
+        }
+        // The host itself writes the index during the run: its mode and owner stay, and its time is not the one the extension set.
+        let after = watched.map(attributes)
+        XCTAssertEqual(after[0].prefix(2), before[0].prefix(2), "the index's mode or owner changed")
+        XCTAssertFalse(after[0][2].hasPrefix("mtime 0."), "the index's time was set")
+        XCTAssertEqual(after[1], before[1], "the other bundle's manifest changed")
+        // What the filter costs in the extension's own directories (docs/SECURITY.md).
+        XCTAssertEqual(found["attempt.data.copyfile"], "allowed", "shutil.copyfile does not chmod")
+        XCTAssertEqual(found["attempt.data.create-executable"], "allowed", "a file is created with the mode it asks for")
+        XCTAssertEqual(found["attempt.data.copy"], "EPERM", "shutil.copy copies the mode with chmod")
+        XCTAssertEqual(found["attempt.data.fchmod"], "EPERM")
+
+        let list = try reindex(["list", "--json"])
+        XCTAssertEqual(list.status, 0, "\(list)")
+        let bundles = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])?["bundles"] as? [[String: Any]])
+        XCTAssertTrue(bundles.contains { $0["bundleIdentifier"] as? String == "com.example.other" }, "list refused the other bundle: \(list)")
+        XCTAssertEqual(try reindex(["run", "com.example.other", "--ids", "x.2"]).status, 0)
+    }
+
     func testNetworkIsAllowedByDefault() throws {
         let port = try listeningPort()
         try T.makeBundle(T.BundleSpec("com.example.other", executable: "well_behaved.py"), in: extensionsDirectory)
@@ -163,6 +207,36 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(found["attempt.network.connect"], "allowed")
         XCTAssertEqual(found["attempt.network.bind"], "allowed")
         XCTAssertEqual(found["attempt.secret.read"], "EACCES", "the file system is still sandboxed")
+    }
+
+    // MARK: Processes left behind
+
+    /// A daemon that hides where it came from — started by a subshell that exits, in a session of
+    /// its own, its environment cleared (no REINDEX_BUNDLE_IDENTIFIER or REINDEX_HOST_PID left to
+    /// recognise it by) — is stopped when the run ends, and `validate --run` names it.
+    func testADaemonThatClearsItsEnvironmentDoesNotOutliveTheRun() throws {
+        var spec = T.BundleSpec("com.example.daemon", executable: "fork_and_exit.sh")
+        spec.arguments = ["daemon"]
+        let directory = try T.makeBundle(spec, in: extensionsDirectory)
+        func leftover() throws -> pid_t {
+            let text = try XCTUnwrap(T.read("\(directory)/leftover.pid"), "the fixture did not record its daemon")
+            return try XCTUnwrap(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let result = try reindex(["run", "com.example.daemon"])
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let daemon = try leftover()
+        addTeardownBlock { kill(daemon, SIGKILL) }
+        XCTAssertTrue(T.isNotRunning(daemon), "the daemon \(daemon) outlived the run")
+        let log = T.read("\(scratch)/index/logs/com.example.daemon.log") ?? ""
+        XCTAssertTrue(log.contains("stopped 1 process(es) the extension left running outside its process group: \(daemon)"), log)
+
+        try FileManager.default.removeItem(atPath: "\(directory)/leftover.pid")
+        let validate = try reindex(["validate", directory, "--run", "--check", "no-leftover-processes"])
+        let again = try leftover()
+        addTeardownBlock { kill(again, SIGKILL) }
+        XCTAssertEqual(validate.status, 65, "\(validate)")
+        XCTAssertTrue(validate.stdout.contains("1 process(es) left behind were stopped by the host"), validate.stdout)
+        XCTAssertTrue(T.isNotRunning(again), "the daemon \(again) outlived validate --run")
     }
 
     // MARK: Interpreters
@@ -259,16 +333,17 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
     }
 
     func testADeclaredPathHoldingTheIndexIsGrantedAroundIt() throws {
-        try T.write("shared notes\n", to: "\(scratch)/notes.txt")
-        let directory = try makeProbe("com.example.wide", sandbox: ["read": [.string(scratch)]],
-                                      environment: ["PROBE_READ": "\(scratch)/notes.txt", "PROBE_DENIED": indexPath])
+        // The index's directory, not the scratch directory: that holds the temporary and data roots too, which is an error (below).
+        try T.write("shared notes\n", to: "\(scratch)/index/notes.txt")
+        let directory = try makeProbe("com.example.wide", sandbox: ["read": [.string("\(scratch)/index")]],
+                                      environment: ["PROBE_READ": "\(scratch)/index/notes.txt", "PROBE_DENIED": indexPath])
         XCTAssertEqual(try reindex(["run", "com.example.wide"]).status, 0)
         let found = try titles("com.example.wide")
         XCTAssertEqual(found["probe.read"], "shared notes")
         XCTAssertEqual(found["probe.denied"], "denied", "the index stays out of reach inside a declared directory")
         let validate = try reindex(["validate", directory])
         XCTAssertEqual(validate.status, 0, "\(validate)")
-        XCTAssertTrue(validate.stdout.contains("note: sandbox.read[0]: \(scratch) holds "), validate.stdout)
+        XCTAssertTrue(validate.stdout.contains("note: sandbox.read[0]: \(scratch)/index holds "), validate.stdout)
         XCTAssertTrue(validate.stdout.contains("the index"), validate.stdout)
     }
 
@@ -286,6 +361,73 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
             }
             XCTAssertFalse(FileManager.default.fileExists(atPath: "\(scratch)/index/logs/\(identifier).log"), "\(identifier) was started")
         }
+    }
+
+    /// The private directories made after an extension starts — other runs' TMPDIRs, the data
+    /// directories of bundles that have not run yet — appear in the host's temporary directory
+    /// and the data root: a declared directory holding either would reach them, so it is an error.
+    func testADeclaredPathHoldingTheTemporaryOrTheDataRootIsAnError() throws {
+        try FileManager.default.createDirectory(atPath: dataRoot, withIntermediateDirectories: true)
+        let cases: [(written: String, root: String, what: String)] = [
+            (temporary, temporary, "the host's temporary directory"),
+            (dataRoot, dataRoot, "the data root"),
+            ("\(scratch)/xdg-data", dataRoot, "the data root"),
+            (scratch, temporary, "the host's temporary directory"),
+        ]
+        for (n, (written, root, what)) in cases.enumerated() {
+            let identifier = "com.example.greedy\(n)"
+            for key in ["read", "write"] {
+                let directory = try makeProbe(identifier, sandbox: .object([(key, .array(["~/fine", .string(written)]))]))
+                for arguments in [["run", identifier], ["validate", directory]] {
+                    let result = try reindex(arguments)
+                    XCTAssertEqual(result.status, 65, "\(written), \(arguments): \(result)")
+                    XCTAssertTrue(result.stderr.contains("error: \(directory)/manifest.json: sandbox.\(key)[1]: \(written) holds \(what) (\(root)), where the host makes"),
+                                  result.stderr)
+                }
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: "\(scratch)/index/logs/\(identifier).log"), "\(identifier) was started")
+        }
+        // A directory inside the temporary directory is fine.
+        try FileManager.default.createDirectory(atPath: "\(temporary)/shared", withIntermediateDirectories: true)
+        try makeProbe("com.example.narrow", sandbox: ["read": [.string("\(temporary)/shared")]])
+        XCTAssertEqual(try reindex(["run", "com.example.narrow"]).status, 0)
+    }
+
+    /// The data directory is the host's to make: one that is a link, someone else's or open to
+    /// others is refused before the extension starts.
+    func testADataDirectoryThatIsNotPrivateIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: dataRoot, withIntermediateDirectories: true)
+        try T.write("planted\n", to: "\(scratch)/outside/planted.txt")
+        let probe = "com.example.probe"
+        try makeProbe(probe)
+        let data = "\(dataRoot)/\(probe)"
+        let cases: [(String, () throws -> Void, String)] = [
+            ("a symbolic link", { try FileManager.default.createSymbolicLink(atPath: data, withDestinationPath: "\(self.scratch)/outside") },
+             "is a symbolic link"),
+            ("open to others", { try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755]) },
+             "can be entered by others (mode 0755); run chmod 700 on it"),
+            ("someone else's", {
+                try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+                guard geteuid() == 0 else { throw XCTSkip("only root can make a directory someone else owns") }
+                XCTAssertEqual(chown(data, 65534, 65534), 0)
+            }, "belongs to user 65534, not to you"),
+        ]
+        for (what, make, says) in cases {
+            try? FileManager.default.removeItem(atPath: data)
+            try make()
+            let result = try reindex(["run", probe])
+            XCTAssertEqual(result.status, 69, "\(what): \(result)")
+            XCTAssertTrue(result.stderr.contains("error: \(probe): refusing to run: its data directory \(data) \(says)"), "\(what): \(result.stderr)")
+            XCTAssertEqual(try titles(probe), [:], "\(what): the extension ran")
+        }
+        // Made by the host: private, and the extension runs.
+        try FileManager.default.removeItem(atPath: data)
+        XCTAssertEqual(try reindex(["run", probe]).status, 0)
+        var st = stat()
+        XCTAssertEqual(lstat(data, &st), 0)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o700)
+        XCTAssertEqual(st.st_uid, geteuid())
+        XCTAssertEqual(try titles(probe)["probe.data"], "ok")
     }
 
     // MARK: Priority and privileges

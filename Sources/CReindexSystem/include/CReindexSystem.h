@@ -19,7 +19,8 @@ typedef struct {
 
 /// A Landlock sandbox for the child: everything on the file system not granted by a rule is
 /// denied; with `deny_network` so are TCP bind and connect (ABI >= 4); signals and abstract
-/// UNIX sockets are scoped to the sandbox (ABI >= 6).
+/// UNIX sockets are scoped to the sandbox (ABI >= 6). With it, a seccomp filter makes every
+/// system call that changes a file's mode, owner or times fail with EPERM (Linux x86_64, aarch64).
 typedef struct {
     int abi;                   /* the Landlock ABI the host detected (>= 1) */
     const reindex_sandbox_rule *rules;
@@ -45,14 +46,16 @@ typedef struct {
     const reindex_sandbox *sandbox; /* Landlock rules to enforce before exec, or NULL */
     int die_with_parent;       /* 1: SIGKILL when the host dies, even killed (Linux PR_SET_PDEATHSIG) */
     int parent_pid;            /* the host's pid, for die_with_parent */
+    int reap_descendants;      /* 1: the child is the subreaper of its own descendants (Linux PR_SET_CHILD_SUBREAPER) */
 } reindex_spawn_config;
 
 /// Forks and execs. On success returns 0, stores the child's pid and a read end of a
 /// close-on-exec status pipe: reading it yields EOF once exec succeeded, or two ints
 /// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup,
-/// 4 = resource limits, 5 = no_new_privs, 6 = the sandbox (Landlock).
+/// 4 = resource limits, 5 = no_new_privs, 6 = the sandbox (Landlock), 7 = the seccomp filter.
 /// The child applies, in order: descriptors, signals, working directory, rlimits, priority,
-/// no_new_privs, the sandbox, the wait for a tracer, exec.
+/// no_new_privs, the sandbox (Landlock, then a seccomp filter that makes chmod, chown and utimes
+/// and their variants fail with EPERM), the subreaper attribute, the wait for a tracer, exec.
 /// On failure to fork returns -1 with errno set.
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
 

@@ -95,7 +95,8 @@ public final class ExtensionProcess {
                                 rlimit_as_bytes: Int64(limits.addressSpaceMiB ?? 0) * 1024 * 1024,
                                 rlimit_cpu_seconds: Int64(limits.cpuSeconds ?? 0),
                                 nice_at_least: niceAtLeast, io_idle: ioIdle, no_new_privs: noNewPrivileges, sandbox: sandbox,
-                                die_with_parent: diesWithHost ? 1 : 0, parent_pid: getpid())
+                                die_with_parent: diesWithHost ? 1 : 0, parent_pid: getpid(),
+                                reap_descendants: Self.adoptsOrphans ? 1 : 0)
                             let rc = reindex_spawn(&config, &childPID, &status)
                             if rc == 0 { spawned.insert(childPID) }
                             return rc
@@ -156,6 +157,7 @@ public final class ExtensionProcess {
         case 4: what = "cannot apply the manifest's resource limits"
         case 5: what = "cannot set no_new_privs for its sandbox"
         case 6: what = "cannot enter its sandbox (Landlock)"
+        case 7: what = "cannot enter its sandbox (the seccomp filter against chmod, chown and utimes)"
         default: what = "cannot set up its standard descriptors"
         }
         let hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
@@ -221,45 +223,42 @@ public final class ExtensionProcess {
     /// Makes this process the child subreaper of the extensions it starts (Linux), so a process an
     /// extension leaves behind outside its process group — a daemon that called `setsid` — is
     /// re-parented to the host instead of to init, and `stopEscapedProcesses` can find and stop
-    /// it. The `reindex` command calls this once at start, before any thread exists; a process
-    /// that also starts children of its own (a test runner) should not.
+    /// it. Each extension is then started as the subreaper of its own descendants, so what its
+    /// children leave while it runs stays below it and reaches the host only when the extension
+    /// itself has ended. The `reindex` command calls this once at start, before any thread
+    /// exists; a process that also starts children of its own (a test runner) should not.
     public static func adoptOrphans() {
         adoptsOrphans = reindex_become_child_subreaper() == 0
     }
 
     /// Stops what this extension left running outside its process group, and reaps what died.
     ///
-    /// With `adoptOrphans()` in effect, an orphan of the extension becomes the host's child. Those
-    /// whose environment still holds this bundle's identifier and this host's pid (the variables
-    /// the host gave the extension) are killed with their own process group and reaped; the
-    /// children they leave are adopted in turn, so the sweep repeats until a pass stops nothing.
-    /// Adopted children that have died are reaped, whoever they were, so none stays a zombie; the
-    /// extensions this host spawned (and waits for itself) are never touched, and a live child is
-    /// killed only with this bundle's marks (the same bundle never runs twice at once). Returns the
-    /// pids stopped.
-    public func stopEscapedProcesses(bundleIdentifier: String) -> [pid_t] {
+    /// With `adoptOrphans()` in effect, every process an extension started is below it while it
+    /// runs (it is their subreaper) and becomes the host's child when it ends. The host starts
+    /// no children but extensions, so a live child of the host that is not an extension it
+    /// spawned and waits for is something an ended extension left: it is killed with its process
+    /// group and reaped, whatever its environment, name or session. The children it leaves are
+    /// adopted in turn, so the sweep repeats until a pass stops nothing. (In `serve`, a sweep may
+    /// stop what another extension that has just ended left; that one's own sweep finds less.)
+    /// Returns the pids stopped.
+    public func stopEscapedProcesses() -> [pid_t] {
         #if os(Linux)
         guard Self.adoptsOrphans else { return [] }
         let host = getpid()
-        let marks = ["REINDEX_BUNDLE_IDENTIFIER=\(bundleIdentifier)", "REINDEX_HOST_PID=\(host)"].map { ArraySlice($0.utf8) }
         var stopped: [pid_t] = []
-        for _ in 0..<8 {
+        for _ in 0..<64 {
             var stoppedThisPass = false
             for name in FileSystem.list("/proc") ?? [] where name.first?.isNumber == true {
                 guard let child = pid_t(name), let stat = ProcessStat(name), stat.parent == host else { continue }
                 let group = stat.group
                 var status: Int32 = 0
-                if stat.isZombie {
-                    SpawnedChildren.shared.withLock { spawned in
-                        if !spawned.contains(child) { _ = waitpid(child, &status, WNOHANG) }
-                    }
-                    continue
-                }
-                guard let environment = FileSystem.readPrefix("/proc/\(name)/environ", count: 1 << 17) else { continue }
-                let entries = environment.split(separator: 0)
-                guard marks.allSatisfy({ mark in entries.contains { $0.elementsEqual(mark) } }) else { continue }
                 SpawnedChildren.shared.withLock { spawned in
+                    // The extensions this host spawned are waited for by their owners.
                     guard !spawned.contains(child) else { return }
+                    if stat.isZombie {
+                        _ = waitpid(child, &status, WNOHANG)
+                        return
+                    }
                     if group == child { kill(-child, SIGKILL) }  // it made a group of its own: all of it
                     kill(child, SIGKILL)
                     _ = retryingOnInterrupt { waitpid(child, &status, 0) }

@@ -144,11 +144,7 @@ public struct SandboxLaunch: Sendable {
         let paths = Self.hostPaths(options, hostEnvironment: hostEnvironment, indexPath: indexPath)
         let hostTemporary = Self.temporaryRoot(hostEnvironment)
         dataDirectory = paths.dataDirectory(for: id)
-        do {
-            try FileSystem.makeDirectories(dataDirectory)
-        } catch {
-            throw ReindexError(.cannotStart, "\(id): cannot create its data directory: \(error.message)", errno: error.errno)
-        }
+        try Self.makeDataDirectory(dataDirectory, bundle: id)
         temporaryDirectory = try Self.makeTemporaryDirectory(in: hostTemporary, bundle: bundle)
         var environment = environment
         environment["REINDEX_DATA_DIR"] = dataDirectory
@@ -214,6 +210,43 @@ public struct SandboxLaunch: Sendable {
     package static func temporaryRoot(_ environment: [String: String]) -> String {
         let value = environment["TMPDIR"] ?? ""
         return value.hasPrefix("/") && FileSystem.isDirectory(value) ? FileSystem.absolute(value) : "/tmp"
+    }
+
+    /// Creates the bundle's data directory (mode 0700) if it is not there, and checks the one that
+    /// is: a real directory — not a symbolic link — of this user that no one else may enter. A
+    /// directory someone else made or left open is not a private one: the extension would trust
+    /// what was planted in it, or leave its state readable, so the run is refused.
+    static func makeDataDirectory(_ path: String, bundle id: String) throws(ReindexError) {
+        do {
+            try FileSystem.makeDirectories(FileSystem.directoryName(path))
+        } catch {
+            throw ReindexError(.cannotStart, "\(id): cannot create its data directory: \(error.message)", errno: error.errno)
+        }
+        if mkdir(path, 0o700) == 0 {
+            // Created here: the mode is ours to set, whatever the umask took away.
+            chmod(path, 0o700)
+        } else if errno != EEXIST {
+            let code = errno
+            throw ReindexError(.cannotStart, "\(id): cannot create its data directory \(path): \(FileSystem.errnoText(code))", errno: code)
+        }
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            let code = errno
+            throw ReindexError(.cannotStart, "\(id): cannot use its data directory \(path): \(FileSystem.errnoText(code))", errno: code)
+        }
+        let refuse = "\(id): refusing to run: its data directory \(path)"
+        switch FileSystem.fileType(st) {
+        case UInt32(S_IFDIR): break
+        case UInt32(S_IFLNK): throw ReindexError(.cannotStart, "\(refuse) is a symbolic link; remove it and the host makes a private directory")
+        default: throw ReindexError(.cannotStart, "\(refuse) is not a directory; remove it and the host makes a private directory")
+        }
+        guard st.st_uid == geteuid() else {
+            throw ReindexError(.cannotStart, "\(refuse) belongs to user \(st.st_uid), not to you (\(geteuid())); remove it and the host makes a private directory")
+        }
+        let permissions = UInt32(st.st_mode) & 0o7777
+        guard permissions & 0o077 == 0 else {
+            throw ReindexError(.cannotStart, "\(refuse) can be entered by others (mode 0\(String(permissions, radix: 8))); run chmod 700 on it")
+        }
     }
 
     /// The name prefix of private temporary directories (the sandbox keeps others' out of reach).

@@ -98,10 +98,19 @@ public struct SandboxProfile: Sendable {
             }
         }
 
+        // Where protected places are made while extensions run: a grant holding one would reach
+        // what is made there after this start (split grants cover only entries that exist now).
+        let roots = Self.growingRoots(paths: [paths] + alsoProtect, hostTemporary: hostTemporary)
+        func refuseIfHoldingARoot(_ path: String, _ grant: Grant, _ written: String) throws(ReindexError) {
+            guard let root = roots.first(where: { FileSystem.isWithin($0.path, path) }) else { return }
+            throw ReindexError(.invalidData, "\(bundle.manifestPath): \(grant.why): \(written) holds \(root.what) (\(root.path)), where the host makes other bundles' private directories while extensions run, which no extension may reach; declare a narrower directory")
+        }
+
         var systemRoots: [String] = []
         for (grant, source) in wanted {
             guard let real = FileSystem.realPath(grant.path) else {
                 if case .declared(let written) = source {
+                    try refuseIfHoldingARoot(Self.resolvingExistingPart(of: grant.path), grant, written)
                     // Not there now, but refused all the same if it would lie in a protected place.
                     let resolved = Self.resolvingExistingPart(of: grant.path)
                     if let place = protected.first(where: { $0.covers(resolved) }) {
@@ -113,6 +122,7 @@ public struct SandboxProfile: Sendable {
             }
             var grant = grant
             grant.path = real
+            if case .declared(let written) = source { try refuseIfHoldingARoot(real, grant, written) }
             if source == .system && grant.access == .read { systemRoots.append(real) }
             // An interpreter in /usr (or the like) adds nothing to what the system grant gives.
             let coveredBySystem = source != .system && grant.access == .read && systemRoots.contains { FileSystem.isWithin(real, $0) }
@@ -158,6 +168,18 @@ public struct SandboxProfile: Sendable {
             profile.requested.append(Grant(path: paths.dataDirectory(for: bundle.identifier), access: .write, why: "REINDEX_DATA_DIR (made at the first run)"))
         }
         return profile
+    }
+
+    /// The directories in which protected places appear after an extension has started: the
+    /// host's temporary directory (each start's private `TMPDIR`) and the data roots (each
+    /// bundle's `REINDEX_DATA_DIR`, made at its first run), canonical as far as they exist.
+    static func growingRoots(paths: [HostPaths], hostTemporary: String) -> [(path: String, what: String)] {
+        var result = [(path: resolvingExistingPart(of: hostTemporary), what: "the host's temporary directory")]
+        for host in paths {
+            let data = resolvingExistingPart(of: FileSystem.absolute(host.data))
+            if !result.contains(where: { $0.path == data }) { result.append((data, "the data root")) }
+        }
+        return result
     }
 
     /// `path` with its longest existing part made canonical (symlinks resolved) and the rest kept.

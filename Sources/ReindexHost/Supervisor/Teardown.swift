@@ -62,7 +62,7 @@ extension ExtensionSession {
         // The decoder stops reading before the pipes close.
         decoder?.stop()
         decoder = nil
-        let escaped = process.stopEscapedProcesses(bundleIdentifier: bundle.identifier)
+        let escaped = process.stopEscapedProcesses()
         leftBehind += escaped.count
         if !escaped.isEmpty {
             log.note("stopped \(escaped.count) process(es) the extension left running outside its process group: \(escaped.map(String.init).joined(separator: ", "))")

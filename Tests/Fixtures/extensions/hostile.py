@@ -23,10 +23,18 @@ signal the host, open the host's descriptor of the index and read the host's env
 /proc, and — with ESCAPE_PORT —
 connect to that TCP port on 127.0.0.1 and bind one. Then it does what it may: writes and reads
 back a file in REINDEX_DATA_DIR (counting its runs there) and one in TMPDIR ("data.write",
-"tmp.write": "ok" or the errno name), all in the same reindexAll or reindexItems, and acknowledges."""
+"tmp.write": "ok" or the errno name), all in the same reindexAll or reindexItems, and acknowledges.
+
+With the argument "metadata" it tries to change the mode, owner, times and extended attributes of
+the index (ESCAPE_INDEX) and of another bundle's manifest (ESCAPE_OTHER), which Landlock does not
+mediate, and reports each as "attempt.<name>" the same way; then what an extension may still do
+in REINDEX_DATA_DIR: shutil.copyfile ("data.copyfile"), shutil.copy, which copies the mode with
+chmod ("data.copy"), fchmod of its own file ("data.fchmod"), and creating a file with an
+executable mode ("data.create-executable": "ok" when the mode took)."""
 import errno
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -157,8 +165,51 @@ def escape_attempts():
     return results
 
 
+def create_executable(path):
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o755))
+    if os.stat(path).st_mode & 0o100 == 0:
+        raise OSError(errno.EINVAL, "the mode did not take")
+
+
+def fchmod_own(path):
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        os.fchmod(fd, 0o644)
+    finally:
+        os.close(fd)
+
+
+def metadata_attempts():
+    env = os.environ
+    index = env.get("ESCAPE_INDEX", "")
+    manifest = os.path.join(env.get("ESCAPE_OTHER", ""), "manifest.json")
+    data = env.get("REINDEX_DATA_DIR", "/nonexistent")
+    attempts = [
+        ("index.chmod", lambda: os.chmod(index, 0o666)),
+        ("index.chown", lambda: os.chown(index, -1, os.getgid())),
+        ("index.utime", lambda: os.utime(index, (0, 0))),
+        ("index.touch", lambda: os.utime(index)),
+        ("index.setxattr", lambda: os.setxattr(index, "user.reindex.escape", b"1")),
+        ("other.manifest.chmod", lambda: os.chmod(manifest, 0o666)),
+        ("other.manifest.chown", lambda: os.chown(manifest, -1, os.getgid(), follow_symlinks=False)),
+        ("other.manifest.utime", lambda: os.utime(manifest, (0, 0))),
+        ("data.copy", lambda: shutil.copy(sys.argv[0], os.path.join(data, "copy"))),
+        ("data.fchmod", lambda: fchmod_own(os.path.join(data, "own"))),
+        ("data.copyfile", lambda: shutil.copyfile(sys.argv[0], os.path.join(data, "copyfile"))),
+        ("data.create-executable", lambda: create_executable(os.path.join(data, "tool"))),
+    ]
+    results = [(name, outcome(action)) for name, action in attempts]
+    for name, result in results:
+        log("attempt %s: %s" % (name, result))
+    return results
+
+
 def handle(message):
     request_id = message["id"]
+    if MODE == "metadata":
+        put([item("attempt." + name, result) for name, result in metadata_attempts()])
+        send(success(request_id))
+        return
     if MODE == "escape":
         put([item("attempt." + name, result) for name, result in escape_attempts()])
         send(success(request_id))
