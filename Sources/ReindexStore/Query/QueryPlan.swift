@@ -81,13 +81,27 @@ struct QueryPlan {
         return plan
     }
 
+    /// The conjuncts of `expression`, left to right (itself when it is no `&&`).
     static func flatten(_ expression: QueryExpression, into list: inout [QueryExpression]) {
-        if case .and(let a, let b) = expression {
-            flatten(a, into: &list)
-            flatten(b, into: &list)
-        } else {
-            list.append(expression)
+        list.append(contentsOf: chain(expression, conjunction: true))
+    }
+
+    /// The operands of a chain of `&&` (`conjunction`) or of `||`, however it is nested, left
+    /// to right; an expression of another kind is its own only operand. Iterative, so a long
+    /// chain needs no deep stack.
+    static func chain(_ expression: QueryExpression, conjunction: Bool) -> [QueryExpression] {
+        var operands: [QueryExpression] = []
+        var pending = [expression]
+        while let next = pending.popLast() {
+            switch next {
+            case .and(let a, let b) where conjunction, .or(let a, let b) where !conjunction:
+                pending.append(b)
+                pending.append(a)
+            default:
+                operands.append(next)
+            }
         }
+        return operands
     }
 
     /// A unit for `text`, or nil when it holds nothing searchable (punctuation only).
@@ -127,12 +141,37 @@ struct QueryPlan {
         return "?\(Self.firstParameter + bindings.count - 1)"
     }
 
-    /// The SQL for an expression used as a condition.
-    mutating func sql(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+    /// The SQL for an expression used as a condition, or for its negation (`negated`).
+    ///
+    /// `!` is pushed down to the terms (`!(a || b)` is `!a && !b`: a term that is NULL counts
+    /// as false, so the usual laws hold), and each chain of `&&` or of `||` is written flat.
+    /// The SQL then nests only as deep as the query alternates `&&` and `||`: SQLite's parser
+    /// stack holds some twenty levels of `NOT IFNULL((…), 0)`, and `QueryLimits.maximumDepth`
+    /// alternations stay well inside it.
+    mutating func sql(_ expression: QueryExpression, negated: Bool = false) throws(QuerySyntaxError) -> String {
+        var expression = expression
+        var negated = negated
+        while case .not(let inner) = expression {
+            expression = inner
+            negated.toggle()
+        }
         switch expression {
-        case .and(let a, let b): return "(\(try sql(a)) AND \(try sql(b)))"
-        case .or(let a, let b): return "(\(try sql(a)) OR \(try sql(b)))"
-        case .not(let a): return "NOT IFNULL(\(try sql(a)), 0)"
+        case .and, .or:
+            var conjunction = false
+            if case .and = expression { conjunction = true }
+            var parts: [String] = []
+            for operand in Self.chain(expression, conjunction: conjunction) { parts.append(try sql(operand, negated: negated)) }
+            return "(" + parts.joined(separator: conjunction != negated ? " AND " : " OR ") + ")"
+        default:
+            let term = try self.term(expression)
+            return negated ? "NOT IFNULL(\(term), 0)" : term
+        }
+    }
+
+    /// The SQL of one term: words, a restriction, `InRange` or a comparison.
+    mutating func term(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+        switch expression {
+        case .and, .or, .not: return try sql(expression)
         case .words(let words):
             let units = words.compactMap { Self.unit($0, columns: Self.allColumns) }
             guard !units.isEmpty else { return "1" }
