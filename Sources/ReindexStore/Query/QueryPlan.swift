@@ -142,13 +142,22 @@ struct QueryPlan {
     }
 
     /// The SQL for an expression used as a condition, or for its negation (`negated`).
-    ///
-    /// `!` is pushed down to the terms (`!(a || b)` is `!a && !b`: a term that is NULL counts
-    /// as false, so the usual laws hold), and each chain of `&&` or of `||` is written flat.
-    /// The SQL then nests only as deep as the query alternates `&&` and `||`: SQLite's parser
-    /// stack holds some twenty levels of `NOT IFNULL((…), 0)`, and `QueryLimits.maximumDepth`
-    /// alternations stay well inside it.
     mutating func sql(_ expression: QueryExpression, negated: Bool = false) throws(QuerySyntaxError) -> String {
+        try nested(expression, negated: negated).sql
+    }
+
+    /// The SQL of a condition and how deep SQLite's parser stack grows reading it (in levels).
+    ///
+    /// That stack has 100 entries (SQLite 3.40), a few for each parenthesis left open, so the
+    /// SQL is written to keep it shallow:
+    /// - `!` is pushed down to the terms (`!(a || b)` is `!a && !b`: a term that is NULL counts
+    ///   as false, so the usual laws hold), never wrapped around a group;
+    /// - each chain of `&&` or of `||` is written flat, one group;
+    /// - a group's deepest operand comes first: the parser holds one entry for a `(` that opens
+    ///   a group's first operand, three for one after `… AND`. (Register allocation orders
+    ///   subexpressions the same way, for the same reason.)
+    /// A query within `QueryLimits.standard` then stays well inside the stack, however it nests.
+    mutating func nested(_ expression: QueryExpression, negated: Bool) throws(QuerySyntaxError) -> (sql: String, depth: Int) {
         var expression = expression
         var negated = negated
         while case .not(let inner) = expression {
@@ -159,12 +168,18 @@ struct QueryPlan {
         case .and, .or:
             var conjunction = false
             if case .and = expression { conjunction = true }
-            var parts: [String] = []
-            for operand in Self.chain(expression, conjunction: conjunction) { parts.append(try sql(operand, negated: negated)) }
-            return "(" + parts.joined(separator: conjunction != negated ? " AND " : " OR ") + ")"
+            var parts: [(sql: String, depth: Int, order: Int)] = []
+            for operand in Self.chain(expression, conjunction: conjunction) {
+                let part = try nested(operand, negated: negated)
+                parts.append((part.sql, part.depth, parts.count))
+            }
+            parts.sort { $0.depth != $1.depth ? $0.depth > $1.depth : $0.order < $1.order }
+            var depth = 0
+            for (n, part) in parts.enumerated() { depth = max(depth, part.depth + (n == 0 ? 1 : 3)) }
+            return ("(" + parts.map(\.sql).joined(separator: conjunction != negated ? " AND " : " OR ") + ")", depth)
         default:
             let term = try self.term(expression)
-            return negated ? "NOT IFNULL(\(term), 0)" : term
+            return (negated ? "NOT IFNULL(\(term), 0)" : term, 0)
         }
     }
 
