@@ -19,6 +19,8 @@ extension PostgresStore {
         var declared: [String: AttributeDeclaration]
         var unaccentSchema: String?
         var icu: Bool
+        /// `options.after`, checked against the query's order.
+        var cursor: Cursor?
 
         func compiler() -> PostgresQueryCompiler {
             PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
@@ -172,7 +174,13 @@ extension PostgresStore {
             throw error.reindexError
         }
         for key in options.sort { _ = try IndexStore.sortExpression(key.attribute, declared: declared) }
-        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false)
+        // `sorted` orders by two keys per sort key it can read, then bundle, generation and
+        // identifier.
+        let ranked = !plan.units.isEmpty && options.sort.isEmpty
+        let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
+        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
+                                      cursor: cursor)
         if PostgresQueryCompiler.needsFolding(expression) {
             let r = try query("""
                 SELECT (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'),
@@ -205,9 +213,8 @@ extension PostgresStore {
 
     func run(_ q: PreparedPostgresQuery) throws -> QueryPage {
         let limit = max(1, q.options.limit)
-        let cursor = Cursor.decode(q.options.after)
-        if q.units.isEmpty || !q.options.sort.isEmpty { return try sorted(q, limit: limit, cursor: cursor) }
-        return try ranked(q, limit: limit, cursor: cursor)
+        if q.units.isEmpty || !q.options.sort.isEmpty { return try sorted(q, limit: limit, cursor: q.cursor) }
+        return try ranked(q, limit: limit, cursor: q.cursor)
     }
 
     private func result(_ r: PGResult, _ row: Int, score: Double?) -> SearchResult {
@@ -274,7 +281,7 @@ extension PostgresStore {
         keys.append(("i.gen", "bigint", false))
         keys.append(("i.uid COLLATE \"C\"", "text", false))
         var after = ""
-        if case .sorted(let values)? = cursor, values.count == keys.count {
+        if case .sorted(_, let values)? = cursor, values.count == keys.count {
             var chain = ""
             for n in stride(from: keys.count - 1, through: 0, by: -1) {
                 let p = compiler.bind(try Self.cursorText(values[n], keys[n].type), keys[n].type)
@@ -303,7 +310,7 @@ extension PostgresStore {
             default: return .string(text)
             }
         }
-        return QueryPage(results: results, nextCursor: Cursor.sorted(values: values).encoded)
+        return QueryPage(results: results, nextCursor: Cursor.sorted(ordering: Cursor.ordering(q.options.sort), values: values).encoded)
     }
 
     /// A cursor's value as the text of a parameter of `type`; a value of another type is a
@@ -318,7 +325,7 @@ extension PostgresStore {
         case (.double(let d), "float8"): return String(d)
         case (.string(let s), "text"): return s
         default:
-            throw ReindexError(.invalidData, "--after: the cursor belongs to another query (use nextCursor of the previous page of this one)")
+            throw ReindexError(.invalidData, "cursor: it belongs to another query (a sort value of another type); \(Cursor.again)")
         }
     }
 }
