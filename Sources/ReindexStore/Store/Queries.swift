@@ -20,7 +20,7 @@ extension IndexStore {
         do {
             return try read { () throws(SQLiteError) in try run(prepared) }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "search failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "search failed")
         }
     }
 
@@ -30,7 +30,7 @@ extension IndexStore {
         do {
             return try read { () throws(SQLiteError) in try count(prepared) }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "count failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "count failed")
         }
     }
 
@@ -52,6 +52,8 @@ extension IndexStore {
         }
         do {
             return try read { () throws(SQLiteError) -> [(value: String, count: Int)] in
+                // The query's functions (`reindex_match` for `c` and `d`, …), as for a page.
+                try prepareQueries()
                 let from = list ? "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen JOIN json_each(i.attributes, '$.\(attribute)') v" : nil
                 let s = try matchStatement(prepared, select: "\(expression), count(*)", from: from,
                                            tail: " AND \(expression) IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ?5")
@@ -62,7 +64,7 @@ extension IndexStore {
                 return result
             }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "facet failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "facet failed")
         }
     }
 

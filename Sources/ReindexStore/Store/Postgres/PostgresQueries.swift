@@ -31,7 +31,7 @@ extension PostgresStore {
     /// and identifier); `nextCursor` continues after its last result. (`options` has no default
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
-        try reading("search failed") { () throws -> QueryPage in
+        try reading("search failed", query: true) { () throws -> QueryPage in
             let q = try prepare(text, options: options)
             var page = try run(q)
             if !q.units.isEmpty {
@@ -64,7 +64,7 @@ extension PostgresStore {
 
     /// The exact number of live, unexpired items the query matches.
     public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
-        try reading("count failed") { () throws -> Int in
+        try reading("count failed", query: true) { () throws -> Int in
             let q = try prepare(text, options: options)
             var compiler = q.compiler()
             let filters = try self.filters(q, &compiler)
@@ -75,7 +75,7 @@ extension PostgresStore {
     /// The most common values of a string attribute among the query's matches, with their
     /// counts, most common first (ties by value).
     public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
-        try reading("facet failed") { () throws -> [(value: String, count: Int)] in
+        try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
             let q = try prepare(text, options: options)
             var expression: String
             var from = PostgresQueryCompiler.from
@@ -132,15 +132,31 @@ extension PostgresStore {
         return result
     }
 
-    /// Runs `body` in one read-only snapshot; errors of the database become the host's.
-    private func reading<T>(_ what: String, _ body: () throws -> T) throws(ReindexError) -> T {
+    /// Runs `body` in one read-only snapshot; errors of the database become the host's (for a
+    /// `query`, through `explainQuery`).
+    private func reading<T>(_ what: String, query: Bool = false, _ body: () throws -> T) throws(ReindexError) -> T {
         do {
             return try snapshot(body)
         } catch let error as ReindexError {
             throw error
         } catch {
-            throw Self.explain(error, index: displayLocation, doing: what)
+            throw query ? Self.explainQuery(error, index: displayLocation, doing: what) : Self.explain(error, index: displayLocation, doing: what)
         }
+    }
+
+    /// What a failure while running a query means: as `explain` for a lost connection, a busy
+    /// index (75) or one that cannot be used (74); but a statement PostgreSQL would not run
+    /// because of what the query made of it — a program limit (SQLSTATE class 54: too complex,
+    /// too many parameters), a value it could not take (22), memory (53200) — is the query's
+    /// (65, "query: …"), without PostgreSQL's message about SQL the user did not write.
+    public static func explainQuery(_ error: any Error, index: String, doing what: String) -> ReindexError {
+        guard let failure = error as? PostgresError, !failure.connectionLost, let state = failure.sqlState else {
+            return explain(error, index: index, doing: what)
+        }
+        if state.hasPrefix("54") || state.hasPrefix("22") || state == "53200" || state == "42601" {
+            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (SQLSTATE \(state)); use fewer words and comparisons or less nesting")
+        }
+        return explain(error, index: index, doing: what)
     }
 
     /// What a failure of the PostgreSQL index means for the user, with the exit code of
