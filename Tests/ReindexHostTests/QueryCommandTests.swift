@@ -217,6 +217,13 @@ extension QueryCommandTests {
             negated = "!(" + (0..<3).map { leaves[($0 + level) % 6] }.joined(separator: op(level)) + op(level) + negated + ")"
         }
         queries.append(negated)
+        // '&&' inside '||' by precedence, '||' inside '&&' by parentheses: two alternations
+        // of the SQL at each level.
+        var precedence = (0..<(limits.maximumTerms - 3 * (limits.maximumDepth - 1))).map(leaf).joined(separator: " && ")
+        for level in 1..<limits.maximumDepth {
+            precedence = leaf(level) + " || " + leaf(level + 1) + " && " + leaf(level + 2) + " && (" + precedence + ")"
+        }
+        queries.append(precedence)
         // A balanced tree of 256 terms, alternating || and &&.
         func tree(_ height: Int, _ first: Int) -> String {
             height == 0 ? leaf(first) : "(" + tree(height - 1, first) + op(height) + tree(height - 1, first + (1 << (height - 1))) + ")"

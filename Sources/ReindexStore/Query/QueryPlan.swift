@@ -220,10 +220,15 @@ struct QueryPlan {
 
     static func json(_ name: String) -> String { "json_extract(i.attributes, '$.\(name)')" }
 
+    /// The items' columns for `AttributeSchema.filtered`, in that order (the schema's migrations
+    /// add them). Here rather than in `Schema` so the query compiler stands alone: the query
+    /// fuzz target (Fuzz/Query) compiles it without the store.
+    static let filterColumns = ["content_type", "rating", "ranking_hint", "start_date", "end_date", "created_date", "modified_date"]
+
     /// The item's own indexed column for an attribute the store extracts (`contentType`,
     /// `rating`, `rankingHint` and the dates, as seconds), or nil.
     static func column(_ name: String) -> String? {
-        AttributeSchema.filtered.firstIndex(of: name).map { "i." + Schema.filterColumns[$0] }
+        AttributeSchema.filtered.firstIndex(of: name).map { "i." + filterColumns[$0] }
     }
 
     /// How a query reads an attribute: its column when it has one, else from the item's JSON.
