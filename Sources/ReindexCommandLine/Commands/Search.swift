@@ -15,8 +15,8 @@ package struct SearchCommand: ReindexCommand {
             whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
             Limits: 16 KiB, 32 levels of ( and !, 256 words and comparisons (docs/QUERIES.md, "Limits").
             Exit status: 0 (also when nothing matches), 65 a malformed query or one past the limits (the message
-            gives its position), or a --after cursor that is damaged or of another query's order; 74 the index
-            cannot be read, 75 it stayed busy.
+            gives its position), or a --after cursor that is damaged or of another query's order; 66 no index at
+            the path, 74 it cannot be read, 75 it stayed busy.
             """
 
     package static let query = Argument<Self, String>(
