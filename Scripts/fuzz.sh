@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Fuzzes the protocol library (Sources/ReindexProtocol) with libFuzzer.
+# Fuzzes the protocol library (Sources/ReindexProtocol) and the query language
+# (Sources/ReindexStore/Query) with libFuzzer.
 #
 #   Scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #
-# Builds three fuzz targets into .fuzz/bin (AddressSanitizer + libFuzzer; the library and the
-# shared harness Tests/ReindexProtocolTests/FuzzHarness.swift are compiled into each), then runs
+# Builds four fuzz targets into .fuzz/bin (AddressSanitizer + libFuzzer; the protocol targets
+# get the library and the shared harness Tests/ReindexProtocolTests/FuzzHarness.swift, the query
+# target the query language's sources, ReindexSystem and Tests/ReindexHostTests/
+# QueryFuzzHarness.swift), then runs
 # each for SECONDS_PER_TARGET seconds on its working corpus .fuzz/corpus/<target> (seeded from
 # Fuzz/corpus/<target>; what libFuzzer adds stays there for the next run). A crashing input is
 # kept in .fuzz/crashes/<target>/. Installs nothing; needs swiftc and ld.lld (as in the Swift
@@ -29,6 +32,7 @@ targets=(
     "line-decoder:LineDecoder:65536"
     "manifest:Manifest:16384"
     "item-validator:ItemValidator:16384"
+    "query:Query:20000"
 )
 
 swiftc="$(command -v swiftc || true)"
@@ -74,9 +78,42 @@ if stale "$obj/ReindexProtocol.o" "${library_sources[@]}" "$0"; then
         exit 2
     fi
 fi
+# The query language stands on ReindexSystem (a C part and Swift) and ReindexProtocol; its own
+# sources get libFuzzer's coverage, the harness is compiled with them (one module, as the tests
+# see it through @testable import).
+system_sources=(Sources/ReindexSystem/*.swift)
+query_sources=(Sources/ReindexStore/Query/Query.swift Sources/ReindexStore/Query/QueryPlan.swift Sources/ReindexStore/Query/Folding.swift)
+query_harness=Tests/ReindexHostTests/QueryFuzzHarness.swift
+if stale "$obj/ReindexSystem.o" "${system_sources[@]}" Sources/CReindexSystem/system.c Sources/CReindexSystem/include/CReindexSystem.h "$0"; then
+    echo "fuzz: building ReindexSystem (for the query target)"
+    mkdir -p "$obj/CReindexSystem"
+    printf 'module CReindexSystem {\n    umbrella header "%s"\n    export *\n}\n' "$root/Sources/CReindexSystem/include/CReindexSystem.h" \
+        >"$obj/CReindexSystem/module.modulemap"
+    if ! "$(dirname "$swiftc")/clang" -O2 -fPIC -fsanitize=address -I Sources/CReindexSystem/include \
+            -c Sources/CReindexSystem/system.c -o "$obj/CReindexSystemC.o" \
+        || ! swiftc "${common[@]}" -package-name reindex -sanitize=address -module-name ReindexSystem -I "$obj/CReindexSystem" \
+            -emit-module -emit-module-path "$obj/ReindexSystem.swiftmodule" \
+            -c "${system_sources[@]}" -o "$obj/ReindexSystem.o"; then
+        echo "fuzz: error: building ReindexSystem failed" >&2
+        exit 2
+    fi
+fi
 for spec in "${targets[@]}"; do
     IFS=: read -r name dir _ <<<"$spec"
     binary="$out/bin/$name"
+    if [ "$name" = query ]; then
+        if stale "$binary" "Fuzz/$dir/main.swift" "$query_harness" "${query_sources[@]}" "$obj/ReindexSystem.o" "$obj/ReindexProtocol.o" "$0"; then
+            echo "fuzz: building $name"
+            if ! swiftc "${common[@]}" -package-name reindex -D QUERY_FUZZ_TARGET -sanitize=fuzzer,address -warnings-as-errors -I "$obj" -I "$obj/CReindexSystem" -module-name ReindexStore \
+                    -c "Fuzz/$dir/main.swift" "${query_sources[@]}" "$query_harness" -o "$obj/$name.o" \
+                || ! swiftc -sanitize=fuzzer,address -use-ld=lld "$obj/$name.o" "$obj/ReindexSystem.o" "$obj/CReindexSystemC.o" \
+                    "$obj/ReindexProtocol.o" -o "$binary"; then
+                echo "fuzz: error: building $name failed" >&2
+                exit 2
+            fi
+        fi
+        continue
+    fi
     if stale "$binary" "Fuzz/$dir/main.swift" "$harness" "$obj/ReindexProtocol.o" "$0"; then
         echo "fuzz: building $name"
         # The harness gets AddressSanitizer but no coverage: only the library's own code
@@ -102,6 +139,8 @@ for spec in "${targets[@]}"; do
     cp -n Fuzz/corpus/"$name"/* "$corpus"/ 2>/dev/null || true
     before=$(count_failures "$crashes")
 
+    dict=Fuzz/protocol.dict
+    [ "$name" = query ] && dict=Fuzz/query.dict
     echo "fuzz: running $name for $seconds s (log: $log)"
     start=$(date +%s)
     # No leak checks (the Swift runtime's caches live until exit), and no Swift backtracer (its
@@ -110,7 +149,7 @@ for spec in "${targets[@]}"; do
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" SWIFT_BACKTRACE=enable=no \
         "$out/bin/$name" "$corpus" \
         -max_total_time="$seconds" -max_len="$max_len" -timeout=25 -rss_limit_mb=2048 \
-        -dict=Fuzz/protocol.dict -artifact_prefix="$crashes/" -print_final_stats=1 \
+        -dict="$dict" -artifact_prefix="$crashes/" -print_final_stats=1 \
         >"$log" 2>&1
     status=$?
     elapsed=$(( $(date +%s) - start ))

@@ -49,7 +49,9 @@ public struct SearchOptions: Sendable {
     public var sort: [SortKey]
     /// Keep only these attributes in each hit (nil: all of them).
     public var fields: [String]?
-    /// Start after this position: a `SearchPage.nextCursor` from an earlier iteration.
+    /// Start after this position: a `SearchPage.nextCursor` from an earlier iteration of the
+    /// same query and sort. A damaged cursor, or one of another order (by relevance against
+    /// sorted, or other sort keys), throws `SearchError` with code `.invalidQuery` saying which.
     public var cursor: String?
     /// Whether the first page carries `totalCount`, the exact number of matches.
     public var count: Bool
@@ -188,8 +190,8 @@ public struct SearchPages: AsyncSequence, Sendable {
             guard !finished else { return nil }
             do {
                 try Task.checkCancellation()
-                if let cursor, !QueryCursor.isValid(cursor) {
-                    throw SearchError(.invalidQuery, "cursor: not a cursor this version wrote (use nextCursor of a previous page)")
+                if let cursor {
+                    do { try QueryCursor.check(cursor) } catch { throw SearchError(error) }
                 }
                 let store = try self.store ?? SearchPages.open(pages.path)
                 self.store = store

@@ -243,3 +243,36 @@ final class PostgresQueryAgreementTests: XCTestCase {
         XCTAssertNil(try postgres.item(bundle: "com.example.films", uniqueIdentifier: "film.none", now: Clock.now()))
     }
 }
+
+/// The limits of docs/QUERIES.md on both backends: the same queries at the limits run and
+/// match the same items; past them, the same error; a cursor of another order, the same error.
+extension PostgresQueryAgreementTests {
+    func testQueriesAtAndPastTheLimitsAgree() throws {
+        let declared = [#"genres == "fiction"w"#, "pages >= 300", #"isbn == "978-*""#, "!inPrint == true"]
+        for query in QueryCommandTests.queriesAtTheLimits(extraLeaves: declared) {
+            let options = QueryOptions(limit: 1000)
+            let expected = try sqlite.query(query, options: options)
+            let found = try postgres.query(query, options: options)
+            XCTAssertEqual(Set(identifiers(found)), Set(identifiers(expected)), String(query.prefix(200)))
+            XCTAssertEqual(try postgres.count(query, options: options), try sqlite.count(query, options: options), String(query.prefix(200)))
+        }
+        for (name, query, _, _) in QueryCommandTests.queriesPastTheLimits {
+            var sqliteError: ReindexError?
+            var postgresError: ReindexError?
+            do { _ = try sqlite.query(query, options: QueryOptions()) } catch { sqliteError = error }
+            do { _ = try postgres.query(query, options: QueryOptions()) } catch { postgresError = error }
+            XCTAssertEqual(sqliteError?.code, .invalidData, name)
+            XCTAssertEqual(postgresError?.message, sqliteError?.message, name)
+        }
+        let byRelevance = try XCTUnwrap(try postgres.query("harbour", options: QueryOptions(limit: 5)).nextCursor)
+        var sorted = QueryOptions(limit: 5)
+        sorted.sort = [QuerySort(attribute: "rating", descending: true)]
+        let byRating = try XCTUnwrap(try postgres.query("harbour", options: sorted).nextCursor)
+        sorted.after = byRelevance
+        XCTAssertThrowsError(try postgres.query("harbour", options: sorted)) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
+        XCTAssertThrowsError(try postgres.query("harbour", options: QueryOptions(after: byRating))) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
+        for (cursor, _) in QueryCommandTests.damagedCursors {
+            XCTAssertThrowsError(try postgres.query("harbour", options: QueryOptions(after: cursor)), cursor) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
+        }
+    }
+}

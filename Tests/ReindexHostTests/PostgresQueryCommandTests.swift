@@ -86,7 +86,7 @@ final class PostgresQueryCommandTests: XCTestCase {
             XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.stderr)
         }
         XCTAssertEqual(try reindex(["search", "dune", "--after", "nonsense"]).status, 65)
-        let bogus = Cursor.sorted(values: Array(repeating: .string("x"), count: 5)).encoded
+        let bogus = Cursor.sorted(ordering: "rating:asc", values: Array(repeating: .string("x"), count: 5)).encoded
         let wrong = try reindex(["search", "", "--sort", "rating", "--after", bogus])
         XCTAssertEqual(wrong.status, 65, wrong.description)
         XCTAssertEqual(try reindex(["search", "", "--sort", "thumbnailData"]).status, 64)

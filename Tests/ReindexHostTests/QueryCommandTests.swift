@@ -274,3 +274,164 @@ extension QueryCommandTests {
         XCTAssertFalse(text.contains("each also matches as a prefix"), help.stdout)
     }
 }
+
+/// "Nothing a hostile query can do": past the limits of docs/QUERIES.md a query is an error with
+/// its position (exit 65) — never a signal, never exit 70, never SQLite's own words — and up to
+/// them it runs. A cursor that is damaged, foreign or of another order is an error too.
+extension QueryCommandTests {
+    /// Queries as large as `QueryLimits.standard` allows, in the shapes that compile to the
+    /// deepest and longest SQL: nesting to the limit, every term a heavy one, 16 KiB.
+    static func queriesAtTheLimits(extraLeaves: [String] = []) -> [String] {
+        let limits = QueryLimits.standard
+        let leaves = [#"* == "dune*"cd"#, #"keywords != "desert"c"#, #"title == "dune"w"#, "rating >= 1", "harbour",
+                      #"* != "harbour"cdw"#, "!rating >= 4", #"authors == "guin"cdw"#, "InRange(rating, 1, 3)", "!dune"] + extraLeaves
+        func leaf(_ n: Int) -> String { leaves[n % leaves.count] }
+        func op(_ level: Int) -> String { level % 2 == 0 ? " || " : " && " }
+        var queries: [String] = []
+        // Every leaf is one term; the first six take no level of nesting.
+        // A chain of groups as deep as allowed ('!' leaves need a level of their own), seven
+        // terms at each level and the rest innermost.
+        var chain = (0..<(limits.maximumTerms - 7 * (limits.maximumDepth - 1))).map(leaf).joined(separator: " || ")
+        for level in 1..<limits.maximumDepth {
+            chain = "(" + (0..<7).map { leaf($0 + level) }.joined(separator: op(level)) + op(level) + chain + ")"
+        }
+        queries.append(chain)
+        // The same, the group last, and '!(' at every level (each two levels deep).
+        var negated = (0..<(limits.maximumTerms - 16 * 3)).map { leaves[$0 % 6] }.joined(separator: " && ")
+        for level in 0..<(limits.maximumDepth / 2) {
+            negated = "!(" + (0..<3).map { leaves[($0 + level) % 6] }.joined(separator: op(level)) + op(level) + negated + ")"
+        }
+        queries.append(negated)
+        // '&&' inside '||' by precedence, '||' inside '&&' by parentheses: two alternations
+        // of the SQL at each level.
+        var precedence = (0..<(limits.maximumTerms - 3 * (limits.maximumDepth - 1))).map(leaf).joined(separator: " && ")
+        for level in 1..<limits.maximumDepth {
+            precedence = leaf(level) + " || " + leaf(level + 1) + " && " + leaf(level + 2) + " && (" + precedence + ")"
+        }
+        queries.append(precedence)
+        // A balanced tree of 256 terms, alternating || and &&.
+        func tree(_ height: Int, _ first: Int) -> String {
+            height == 0 ? leaf(first) : "(" + tree(height - 1, first) + op(height) + tree(height - 1, first + (1 << (height - 1))) + ")"
+        }
+        queries.append(tree(8, 0))
+        // Flat chains of every kind of term.
+        for n in 0..<leaves.count { queries.append(Array(repeating: leaf(n), count: limits.maximumTerms).joined(separator: n % 2 == 0 ? " || " : " && ")) }
+        queries.append(Array(repeating: "harbour", count: limits.maximumTerms).joined(separator: " "))
+        queries.append((0..<limits.maximumTerms).map { "w\($0)x" }.joined(separator: " "))
+        queries.append("\"" + Array(repeating: "picture", count: limits.maximumTerms).joined(separator: " ") + "\"")
+        queries.append(#"title == ""# + Array(repeating: "dune", count: limits.maximumTerms).joined(separator: " ") + #""cdw"#)
+        // 16 KiB: one long string.
+        let prefix = #"title == ""#
+        queries.append(prefix + String(repeating: "é*", count: (limits.maximumLength - prefix.utf8.count - 4) / 3) + "x" + #""cd"#)
+        return queries
+    }
+
+    /// Queries past each limit, the position of the error, and what it says was expected.
+    static let queriesPastTheLimits: [(name: String, query: String, position: Int, expected: String)] = [
+        ("10,000 parentheses", String(repeating: "(", count: 10_000) + "dune" + String(repeating: ")", count: 10_000), 16_385, "at most 16384 bytes"),
+        ("5,000 parentheses", String(repeating: "(", count: 5_000) + "dune" + String(repeating: ")", count: 5_000), 33, "levels of '(' and '!'"),
+        ("60,000 '!'", String(repeating: "!", count: 60_000) + "dune", 16_385, "at most 16384 bytes"),
+        ("10,000 '!'", String(repeating: "!", count: 10_000) + "dune", 33, "levels of '(' and '!'"),
+        ("5,000 words joined by ||", Array(repeating: "dune", count: 5_000).joined(separator: " || "), 16_385, "at most 16384 bytes"),
+        ("1,000 words joined by ||", Array(repeating: "dune", count: 1_000).joined(separator: " || "), 256 * 8 + 1, "at most 256 terms"),
+        ("3,000 comparisons joined by &&", Array(repeating: "rating > 1", count: 3_000).joined(separator: " && "), 16_385, "at most 16384 bytes"),
+        ("1,000 comparisons joined by &&", Array(repeating: "rating > 1", count: 1_000).joined(separator: " && "), 256 * 14 + 1, "at most 256 terms"),
+        ("120 KB of words", Array(repeating: "dune", count: 24_000).joined(separator: " "), 16_385, "at most 16384 bytes"),
+    ]
+
+    func testHostileQueriesAreErrorsWithTheirPosition() throws {
+        for (name, query, position, expected) in Self.queriesPastTheLimits {
+            for extra in [[], ["--count"], ["--facet", "contentType"]] {
+                let result = try reindex(["search", query] + extra)
+                XCTAssertEqual(result.status, 65, "\(name) \(extra): status \(result.status), \(result.stderr.prefix(300))")
+                XCTAssertTrue(result.stderr.hasPrefix("error: query: at \(position): expected "), "\(name): \(result.stderr.prefix(300))")
+                XCTAssertTrue(result.stderr.contains(expected), "\(name): \(result.stderr.prefix(300))")
+                XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(name): \(result.stderr.prefix(300))")
+            }
+        }
+    }
+
+    func testQueriesAtTheLimitsRun() throws {
+        for query in Self.queriesAtTheLimits() {
+            XCTAssertNoThrow(try QueryParser.parse(query), query)
+            for extra in [[], ["--count"], ["--sort", "rating:desc", "--limit", "3"], ["--facet", "keywords"]] {
+                let result = try reindex(["search", query] + extra)
+                XCTAssertEqual(result.status, 0, "\(extra) \(query.prefix(200))…: \(result.stderr.prefix(500))")
+            }
+        }
+    }
+
+    /// A cursor as a foreign program might make one: URL-safe base64 of `json`.
+    static func cursor(_ json: String) -> String {
+        Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Cursors no page of any query ends at, and a word the error names.
+    static let damagedCursors: [(cursor: String, names: String)] = [
+        ("nonsense!", "not a cursor"),
+        (cursor(#"{"r":1}"#), "not a cursor"),
+        (cursor(#"["x",0,1,2,3]"#), "not a cursor"),
+        (cursor(#"["r",1e300,10,5,0]"#), "pass"),
+        (cursor(#"["r",-9223372036854775808,10,5,0]"#), "pass"),
+        (cursor(#"["r",0.5,10,5,0]"#), "pass"),
+        (cursor(#"["r",0,-1,5,0]"#), "score"),
+        (cursor(#"["r",0,10,1e300,0]"#), "row"),
+        (cursor(#"["r",0,10,-5,0]"#), "row"),
+        (cursor(#"["r",0,10,5,"high"]"#), "rankingHint"),
+        (cursor(#"["r",0,10,5]"#), "4 values"),
+        (cursor(#"["s","",[1],"a",1,"b"]"#), "sort value"),
+        (cursor(#"["s","","a",1.5,"b"]"#), "generation"),
+        (cursor(#"["s",7,"a",1,"b"]"#), "sort keys"),
+    ]
+
+    func testDamagedCursorsAndCursorsOfAnotherOrderAreErrors() throws {
+        func failure(_ arguments: [String], naming words: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+            let result = try reindex(["search"] + arguments)
+            XCTAssertEqual(result.status, 65, "\(arguments): \(result)", file: file, line: line)
+            XCTAssertTrue(result.stderr.hasPrefix("error: cursor: "), result.stderr, file: file, line: line)
+            for word in words { XCTAssertTrue(result.stderr.contains(word), "\(word): \(result.stderr)", file: file, line: line) }
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr, file: file, line: line)
+        }
+        for (cursor, names) in Self.damagedCursors {
+            try failure(["harbour", "--after", cursor], naming: [names])
+            try failure(["", "--sort", "rating", "--after", cursor], naming: [names])
+        }
+        let byRelevance = try XCTUnwrap(try json(["search", "harbour", "--limit", "5"])["nextCursor"] as? String)
+        let byRating = try XCTUnwrap(try json(["search", "harbour", "--limit", "5", "--sort", "rating:desc"])["nextCursor"] as? String)
+        let byIdentifier = try XCTUnwrap(try json(["search", "", "--limit", "5"])["nextCursor"] as? String)
+        try failure(["harbour", "--sort", "rating:desc", "--after", byRelevance], naming: ["by relevance", "sorted by rating:desc"])
+        try failure(["harbour", "--after", byRating], naming: ["sorted by rating:desc", "by relevance"])
+        try failure(["harbour", "--sort", "title", "--after", byRating], naming: ["sorted by rating:desc", "sorted by title:asc"])
+        try failure(["harbour", "--after", byIdentifier], naming: ["by bundle and identifier", "by relevance"])
+        try failure(["", "--sort", "rating", "--after", byIdentifier], naming: ["by bundle and identifier", "sorted by rating:asc"])
+        // Each continues its own order.
+        XCTAssertEqual(try reindex(["search", "harbour", "--after", byRelevance]).status, 0)
+        XCTAssertEqual(try reindex(["search", "dune", "--sort", "rating:desc", "--after", byRating]).status, 0)
+        XCTAssertEqual(try reindex(["search", "", "--after", byIdentifier]).status, 0)
+    }
+}
+
+extension QueryCommandTests {
+    /// What a store error while running a query says: the query's fault (65) without the
+    /// store's words when the statement was one the store would not run; busy and I/O as ever.
+    func testStoreErrorsOfAQueryAreExplainedNotShown() {
+        let path = scratch + "/index.sqlite"
+        for (code, message) in [(Int32(1), "parser stack overflow"), (1, "Expression tree is too large (maximum depth 1000)"), (18, "string or blob too big")] {
+            let error = IndexStore.explainQuery(SQLiteError(code: code, message: message, context: "SELECT b.identifier FROM items i"), index: path, doing: "search failed")
+            XCTAssertEqual(error.code, .invalidData, message)
+            XCTAssertTrue(error.message.hasPrefix("query: the index cannot run a query of this shape"), error.message)
+            XCTAssertFalse(error.message.contains(message) || error.message.contains("SELECT"), error.message)
+        }
+        XCTAssertEqual(IndexStore.explainQuery(SQLiteError(code: 5, message: "database is locked", context: "SELECT 1"), index: path, doing: "search failed").code, .requestFailed)
+        XCTAssertEqual(IndexStore.explainQuery(SQLiteError(code: 10, message: "disk I/O error", context: "SELECT 1"), index: path, doing: "search failed").code, .ioError)
+        let internalError = IndexStore.explainQuery(SQLiteError(code: 21, message: "bad parameter or other API misuse", context: "SELECT 1"), index: path, doing: "search failed")
+        XCTAssertFalse(internalError.message.contains("misuse") || internalError.message.contains("SELECT"), internalError.message)
+        for state in ["54001", "54000", "22P02", "53200"] {
+            let error = PostgresStore.explainQuery(PostgresError(sqlState: state, message: "stack depth limit exceeded", context: "SELECT"), index: "postgresql://h/db", doing: "search failed")
+            XCTAssertEqual(error.code, .invalidData, state)
+            XCTAssertFalse(error.message.contains("stack depth") || error.message.contains("SELECT"), error.message)
+        }
+        XCTAssertEqual(PostgresStore.explainQuery(PostgresError(sqlState: "40001", message: "serialization", context: ""), index: "pg", doing: "search failed").code, .requestFailed)
+    }
+}

@@ -112,3 +112,51 @@ final class QueryParserTests: XCTestCase {
         }
     }
 }
+
+/// The bounds of docs/QUERIES.md, "Limits": past each, an error at the place it was crossed —
+/// never a crash, whatever the query.
+extension QueryParserTests {
+    func testQueriesPastTheLimitsFailWhereTheyCrossThem() {
+        let limits = QueryLimits.standard
+        let cases: [(String, String, Int, String)] = [
+            ("10,000 parentheses", String(repeating: "(", count: 10_000) + "dune" + String(repeating: ")", count: 10_000), limits.maximumLength + 1, "bytes"),
+            ("5,000 parentheses", String(repeating: "(", count: 5_000) + "dune" + String(repeating: ")", count: 5_000), limits.maximumDepth + 1, "levels of '(' and '!'"),
+            ("60,000 '!'", String(repeating: "!", count: 60_000) + "dune", 0, "bytes"),
+            ("8,000 '!'", String(repeating: "!", count: 8_000) + "dune", limits.maximumDepth + 1, "levels of '(' and '!'"),
+            ("'!(' nested", String(repeating: "!(", count: 20) + "dune" + String(repeating: ")", count: 20), 33, "levels of '(' and '!'"),
+            ("1,000 words joined by ||", Array(repeating: "dune", count: 1_000).joined(separator: " || "), 256 * 8 + 1, "terms"),
+            ("1,000 comparisons joined by &&", Array(repeating: "rating > 1", count: 1_000).joined(separator: " && "), 256 * 14 + 1, "terms"),
+            ("a quoted string of 300 words", "\"" + Array(repeating: "w", count: 300).joined(separator: " ") + "\"", 1, "terms"),
+            ("120 KB of words", Array(repeating: "dune", count: 24_000).joined(separator: " "), limits.maximumLength + 1, "bytes"),
+        ]
+        for (name, text, position, expected) in cases {
+            guard let error = failure(text) else { continue }
+            if position > 0 { XCTAssertEqual(error.position, position, "\(name): \(error)") }
+            XCTAssertTrue(error.expected.contains(expected), "\(name): \(error)")
+            XCTAssertEqual(error.reindexError.code.exitCode, 65, name)
+        }
+        // A multi-byte character that straddles the length limit is where the query ends.
+        let wide = String(repeating: "a", count: limits.maximumLength - 1) + "é"
+        XCTAssertEqual(failure(wide)?.position, limits.maximumLength)
+    }
+
+    func testQueriesAtTheLimitsParse() throws {
+        let limits = QueryLimits.standard
+        let deep = String(repeating: "(", count: limits.maximumDepth) + "dune" + String(repeating: ")", count: limits.maximumDepth)
+        XCTAssertEqual(try parse(deep), .words(["dune"]))
+        XCTAssertNotNil(try parse(String(repeating: "!", count: limits.maximumDepth) + "dune"))
+        XCTAssertNotNil(try parse(Array(repeating: "rating > 1", count: limits.maximumTerms).joined(separator: " && ")))
+        XCTAssertEqual(try parse(Array(repeating: "w", count: limits.maximumTerms).joined(separator: " ")),
+                       .words(Array(repeating: "w", count: limits.maximumTerms)))
+    }
+
+    /// Words merge into one `.words` however they are joined, as they always did: after `&&`,
+    /// and after a parenthesized conjunction ending in words.
+    func testWordsStillMergeAcrossAConjunction() throws {
+        let a = comparison("rating", .greaterOrEqual, .number(4))
+        XCTAssertEqual(try parse("eng && sta x"), .words(["eng", "sta", "x"]))
+        XCTAssertEqual(try parse("rating >= 4 eng sta"), .and(a, .words(["eng", "sta"])))
+        XCTAssertEqual(try parse("(rating >= 4 && eng) sta"), .and(a, .words(["eng", "sta"])))
+        XCTAssertEqual(try parse("eng rating >= 4 sta"), .and(.and(.words(["eng"]), a), .words(["sta"])))
+    }
+}

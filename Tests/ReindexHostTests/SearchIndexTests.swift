@@ -90,3 +90,55 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch + "/nothing.sqlite"), "searching creates no index")
     }
 }
+
+/// Hostile input through the library: damaged cursors, cursors of another order and queries
+/// past the limits are `SearchError`s with code `.invalidQuery` — never a trap, never a restart.
+extension SearchIndexTests {
+    func firstPageError(_ query: String, _ options: SearchOptions) async -> SearchError? {
+        do {
+            for try await _ in index.search(query, options: options) { return nil }
+            return nil
+        } catch {
+            return error as? SearchError
+        }
+    }
+
+    func testDamagedCursorsAndCursorsOfAnotherOrderThrow() async throws {
+        for (cursor, names) in QueryCommandTests.damagedCursors {
+            for options in [SearchOptions(cursor: cursor), SearchOptions(sort: [SortKey("rating")], cursor: cursor)] {
+                let error = await firstPageError("harbour", options)
+                XCTAssertEqual(error?.code, .invalidQuery, "\(cursor): \(String(describing: error))")
+                XCTAssertTrue(error?.message.contains(names) == true, "\(names): \(String(describing: error))")
+            }
+        }
+        var relevance = index.search("harbour", options: SearchOptions(pageSize: 5)).makeAsyncIterator()
+        let byRelevance = try await relevance.next()?.nextCursor
+        var sorted = index.search("harbour", options: SearchOptions(pageSize: 5, sort: [SortKey("rating", descending: true)])).makeAsyncIterator()
+        let byRating = try await sorted.next()?.nextCursor
+        for (options, names) in [
+            (SearchOptions(sort: [SortKey("rating", descending: true)], cursor: byRelevance), "by relevance"),
+            (SearchOptions(cursor: byRating), "sorted by rating:desc"),
+            (SearchOptions(sort: [SortKey("title")], cursor: byRating), "sorted by title:asc"),
+        ] {
+            let error = await firstPageError("harbour", options)
+            XCTAssertEqual(error?.code, .invalidQuery, "\(String(describing: error))")
+            XCTAssertTrue(error?.message.contains(names) == true, "\(names): \(String(describing: error))")
+        }
+        let count = try await index.count("harbour")
+        XCTAssertEqual(count, 120)
+    }
+
+    func testQueriesPastTheLimitsThrowWithTheirPosition() async throws {
+        for (name, query, position, _) in QueryCommandTests.queriesPastTheLimits {
+            let error = await firstPageError(query, SearchOptions())
+            XCTAssertEqual(error?.code, .invalidQuery, name)
+            XCTAssertTrue(error?.message.hasPrefix("query: at \(position): expected ") == true, "\(name): \(String(describing: error))")
+            do {
+                _ = try await index.count(query)
+                XCTFail("\(name): counted")
+            } catch let error as SearchError {
+                XCTAssertEqual(error.code, .invalidQuery, name)
+            }
+        }
+    }
+}

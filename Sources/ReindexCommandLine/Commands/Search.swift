@@ -17,7 +17,10 @@ package struct SearchCommand: ReindexCommand {
             Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
             alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
             whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
-            Exit status: 0 (also when nothing matches), 65 a malformed query (the message gives its position).
+            Limits: 16 KiB, 32 levels of ( and !, 256 words and comparisons (docs/QUERIES.md, "Limits").
+            Exit status: 0 (also when nothing matches), 65 a malformed query or one past the limits (the message
+            gives its position), or a --after cursor that is damaged or of another query's order; 66 no index at
+            the path, 74 it cannot be read, 75 it stayed busy.
             """
 
     package static let query = Argument<Self, String>(
@@ -80,9 +83,8 @@ package struct SearchCommand: ReindexCommand {
     package func run(_ context: CommandContext) throws -> Int32 {
         var options = QueryOptions(bundle: bundle, domain: domain, limit: limit, after: after)
         options.sort = sort
-        if let after = options.after, !QueryCursor.isValid(after) {
-            throw ReindexError(.invalidData, "--after: not a cursor this reindex wrote (use nextCursor of the previous page)")
-        }
+        // Whether the cursor suits this query's order, the store checks.
+        if let after = options.after { try QueryCursor.check(after) }
         let terminal = !context.json && isatty(1) == 1 && context.environment["NO_COLOR"] == nil
         if terminal {
             options.snippetMarkers = ("\u{1B}[1;7m", "\u{1B}[0m")

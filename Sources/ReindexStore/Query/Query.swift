@@ -90,13 +90,59 @@ public struct QuerySyntaxError: Error, Sendable, Equatable, CustomStringConverti
     public var reindexError: ReindexError { ReindexError(.invalidData, description) }
 }
 
+/// The bounds of a query (docs/QUERIES.md, "Limits"): past any of them the parser answers
+/// with a `QuerySyntaxError` at the place it was crossed, before anything is compiled or run.
+///
+/// `standard` is generous for queries people and programs write, and keeps what a query
+/// compiles to inside what the stores accept: SQLite's parser stack (100 entries, a few per
+/// nested parenthesis) and expression depth (1000), FTS5's expression depth (256), and
+/// PostgreSQL's stack and parameter limits.
+public struct QueryLimits: Sendable, Equatable {
+    /// Bytes of UTF-8 in the query text.
+    public var maximumLength: Int
+    /// Levels of `(` and `!` around any part of the query (`InRange(…)` and `$time.…(…)` do
+    /// not nest).
+    public var maximumDepth: Int
+    /// Terms: each word (also each word of a quoted string and of a `w` comparison's value),
+    /// each comparison, each `InRange` and each `bundle:` / `domain:`.
+    public var maximumTerms: Int
+
+    public init(maximumLength: Int, maximumDepth: Int, maximumTerms: Int) {
+        self.maximumLength = maximumLength
+        self.maximumDepth = maximumDepth
+        self.maximumTerms = maximumTerms
+    }
+
+    /// What every query of the store is held to: 16 KiB, 32 levels, 256 terms.
+    public static let standard = QueryLimits(maximumLength: 16 * 1024, maximumDepth: 32, maximumTerms: 256)
+}
+
 /// Parses the query language. `now` and `timeZoneOffset` fix what `$time.now` and
 /// `$time.today` mean (tests pass their own).
+///
+/// Parsing takes time and stack in proportion to the query, within `QueryLimits`.
 public struct QueryParser {
-    public static func parse(_ text: String, now: Double = Clock.now(), timeZoneOffset: Int = 0) throws(QuerySyntaxError) -> QueryExpression? {
+    public static func parse(_ text: String, now: Double = Clock.now(), timeZoneOffset: Int = 0,
+                             limits: QueryLimits = .standard) throws(QuerySyntaxError) -> QueryExpression? {
+        try checkLength(text, limit: limits.maximumLength)
         var parser = QueryParser(text: text, now: now, timeZoneOffset: timeZoneOffset)
+        parser.limits = limits
         try parser.tokenize()
         return try parser.parseQuery()
+    }
+
+    /// A query longer than `limit` bytes fails at the first character past it.
+    static func checkLength(_ text: String, limit: Int) throws(QuerySyntaxError) {
+        let bytes = text.utf8.count
+        guard bytes > limit else { return }
+        var used = 0
+        var position = 1
+        for character in text {
+            used += character.utf8.count
+            if used > limit { break }
+            position += 1
+        }
+        throw QuerySyntaxError(position: position, expected: "a query of at most \(limit) bytes", got: "\(bytes) bytes")
     }
 
     // MARK: Tokens
@@ -132,6 +178,11 @@ public struct QueryParser {
     let timeZoneOffset: Int
     var tokens: [(token: Token, position: Int)] = []
     var index = 0
+    /// The `(` and `!` open around the token being parsed.
+    var depth = 0
+    /// Terms parsed so far.
+    var terms = 0
+    var limits = QueryLimits.standard
 
     init(text: String, now: Double, timeZoneOffset: Int) {
         characters = Array(text)
@@ -237,6 +288,23 @@ public struct QueryParser {
         QuerySyntaxError(position: position, expected: expected, got: current.text)
     }
 
+    /// One more level of `(` or `!`, at the current token.
+    mutating func enter() throws(QuerySyntaxError) {
+        depth += 1
+        guard depth <= limits.maximumDepth else {
+            throw QuerySyntaxError(position: position, expected: "at most \(limits.maximumDepth) levels of '(' and '!'", got: "\(current.text) nested deeper")
+        }
+    }
+
+    /// `count` more terms, the first of them at `start`.
+    mutating func count(_ count: Int, at start: Int) throws(QuerySyntaxError) {
+        terms += count
+        guard terms <= limits.maximumTerms else {
+            throw QuerySyntaxError(position: start, expected: "at most \(limits.maximumTerms) terms (words, comparisons, InRange, bundle: and domain:)",
+                                   got: "term \(terms)")
+        }
+    }
+
     // MARK: Grammar
 
     mutating func parseQuery() throws(QuerySyntaxError) -> QueryExpression? {
@@ -258,26 +326,53 @@ public struct QueryParser {
         return left
     }
 
-    /// `a && b`, and juxtaposition (`a b`) for the same.
+    /// `a && b`, and juxtaposition (`a b`) for the same. Adjacent bare words merge into one
+    /// `.words`, so `eng sta` keeps its meaning: the operands are collected first and the run
+    /// of words at the end grows in place, so many words cost what they are (merging each
+    /// word into a copy of the words before it made a long query quadratic).
     mutating func parseAnd() throws(QuerySyntaxError) -> QueryExpression {
-        var left = try parseUnary()
+        var conjunction = Conjunction()
+        conjunction.add(try parseUnary())
         while true {
             if current == .and {
                 advance()
-                left = Self.conjoin(left, try parseUnary())
+                conjunction.add(try parseUnary())
             } else if Self.startsOperand(current) {
-                left = Self.conjoin(left, try parseUnary())
+                conjunction.add(try parseUnary())
             } else {
-                return left
+                return conjunction.expression
             }
         }
     }
 
-    /// Adjacent bare words merge into one `.words`, so `eng sta` keeps its meaning.
-    static func conjoin(_ left: QueryExpression, _ right: QueryExpression) -> QueryExpression {
-        if case .words(let a) = left, case .words(let b) = right { return .words(a + b) }
-        if case .and(let l, .words(let a)) = left, case .words(let b) = right { return .and(l, .words(a + b)) }
-        return .and(left, right)
+    /// The operands of one `&&` chain, left to right, with the trailing run of words apart.
+    struct Conjunction {
+        var operands: [QueryExpression] = []
+        var words: [String]? = nil
+
+        mutating func add(_ operand: QueryExpression) {
+            switch operand {
+            case .words(let more):
+                if words == nil { words = more } else { words?.append(contentsOf: more) }
+            case .and(let left, .words(let more)) where operands.isEmpty && words == nil:
+                // A parenthesized `(x && words)` first: later words join its words.
+                operands.append(left)
+                words = more
+            default:
+                if let pending = words { operands.append(.words(pending)) }
+                words = nil
+                operands.append(operand)
+            }
+        }
+
+        /// The chain as `.and`s nested to the left, as the operators read.
+        var expression: QueryExpression {
+            var all = operands
+            if let words { all.append(.words(words)) }
+            var result = all[0]
+            for operand in all.dropFirst() { result = .and(result, operand) }
+            return result
+        }
     }
 
     static func startsOperand(_ token: Token) -> Bool {
@@ -287,30 +382,40 @@ public struct QueryParser {
         }
     }
 
+    /// `!` before an operand, any number of times (each a level of nesting).
     mutating func parseUnary() throws(QuerySyntaxError) -> QueryExpression {
-        if current == .not {
+        var negations = 0
+        while current == .not {
+            try enter()
+            negations += 1
             advance()
-            return .not(try parseUnary())
         }
-        return try parsePrimary()
+        var operand = try parsePrimary()
+        depth -= negations
+        for _ in 0..<negations { operand = .not(operand) }
+        return operand
     }
 
     mutating func parsePrimary() throws(QuerySyntaxError) -> QueryExpression {
         let start = position
         switch current {
         case .open:
+            try enter()
             advance()
             if current == .close { throw error("an expression inside '( )'") }
             let inner = try parseOr()
             guard current == .close else { throw error("')' closing the '(' at \(start)") }
             advance()
+            depth -= 1
             return inner
         case .string(let text, let modifiers):
             // A quoted string alone is words, as before the language existed.
             if case .op = peek(1) { throw QuerySyntaxError(position: tokens[index + 1].position, expected: "an attribute name before the operator", got: "a string") }
             advance()
             guard modifiers.isEmpty else { throw QuerySyntaxError(position: start, expected: "an attribute and an operator before a string with modifiers (e.g. title == \"\(text)\"\(Self.describe(modifiers)))", got: "a string alone") }
-            return .words(Self.splitWords(text))
+            let words = Self.splitWords(text)
+            try count(words.count, at: start)
+            return .words(words)
         case .word(let word):
             if case .op(let op) = peek(1) {
                 guard word == "*" || Self.isAttributeName(word) else {
@@ -319,15 +424,26 @@ public struct QueryParser {
                 advance()
                 advance()
                 let value = try parseValue(after: op)
+                // A word-based string is a phrase: each of its words is a term.
+                if case .string(let text, let modifiers) = value, modifiers.contains(.wordBased) {
+                    try count(max(1, Self.splitWords(text).count), at: start)
+                } else {
+                    try count(1, at: start)
+                }
                 return .comparison(QueryComparison(attribute: word, op: op, value: value, position: start))
             }
-            if word == "InRange", peek(1) == .open { return try parseInRange() }
+            if word == "InRange", peek(1) == .open {
+                try count(1, at: start)
+                return try parseInRange()
+            }
             if word.hasPrefix("bundle:") || word.hasPrefix("domain:") {
                 let value = String(word.drop(while: { $0 != ":" }).dropFirst())
                 guard !value.isEmpty else { throw QuerySyntaxError(position: start + 7, expected: "a \(word.hasPrefix("bundle") ? "bundle identifier" : "domain") after '\(word)'", got: "nothing") }
+                try count(1, at: start)
                 advance()
                 return .restriction(word.hasPrefix("bundle:") ? .bundle(value) : .domain(value))
             }
+            try count(1, at: start)
             advance()
             return .words([word])
         case .function:

@@ -81,13 +81,27 @@ struct QueryPlan {
         return plan
     }
 
+    /// The conjuncts of `expression`, left to right (itself when it is no `&&`).
     static func flatten(_ expression: QueryExpression, into list: inout [QueryExpression]) {
-        if case .and(let a, let b) = expression {
-            flatten(a, into: &list)
-            flatten(b, into: &list)
-        } else {
-            list.append(expression)
+        list.append(contentsOf: chain(expression, conjunction: true))
+    }
+
+    /// The operands of a chain of `&&` (`conjunction`) or of `||`, however it is nested, left
+    /// to right; an expression of another kind is its own only operand. Iterative, so a long
+    /// chain needs no deep stack.
+    static func chain(_ expression: QueryExpression, conjunction: Bool) -> [QueryExpression] {
+        var operands: [QueryExpression] = []
+        var pending = [expression]
+        while let next = pending.popLast() {
+            switch next {
+            case .and(let a, let b) where conjunction, .or(let a, let b) where !conjunction:
+                pending.append(b)
+                pending.append(a)
+            default:
+                operands.append(next)
+            }
         }
+        return operands
     }
 
     /// A unit for `text`, or nil when it holds nothing searchable (punctuation only).
@@ -127,12 +141,52 @@ struct QueryPlan {
         return "?\(Self.firstParameter + bindings.count - 1)"
     }
 
-    /// The SQL for an expression used as a condition.
-    mutating func sql(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+    /// The SQL for an expression used as a condition, or for its negation (`negated`).
+    mutating func sql(_ expression: QueryExpression, negated: Bool = false) throws(QuerySyntaxError) -> String {
+        try nested(expression, negated: negated).sql
+    }
+
+    /// The SQL of a condition and how deep SQLite's parser stack grows reading it (in levels).
+    ///
+    /// That stack has 100 entries (SQLite 3.40), a few for each parenthesis left open, so the
+    /// SQL is written to keep it shallow:
+    /// - `!` is pushed down to the terms (`!(a || b)` is `!a && !b`: a term that is NULL counts
+    ///   as false, so the usual laws hold), never wrapped around a group;
+    /// - each chain of `&&` or of `||` is written flat, one group;
+    /// - a group's deepest operand comes first: the parser holds one entry for a `(` that opens
+    ///   a group's first operand, three for one after `… AND`. (Register allocation orders
+    ///   subexpressions the same way, for the same reason.)
+    /// A query within `QueryLimits.standard` then stays well inside the stack, however it nests.
+    mutating func nested(_ expression: QueryExpression, negated: Bool) throws(QuerySyntaxError) -> (sql: String, depth: Int) {
+        var expression = expression
+        var negated = negated
+        while case .not(let inner) = expression {
+            expression = inner
+            negated.toggle()
+        }
         switch expression {
-        case .and(let a, let b): return "(\(try sql(a)) AND \(try sql(b)))"
-        case .or(let a, let b): return "(\(try sql(a)) OR \(try sql(b)))"
-        case .not(let a): return "NOT IFNULL(\(try sql(a)), 0)"
+        case .and, .or:
+            var conjunction = false
+            if case .and = expression { conjunction = true }
+            var parts: [(sql: String, depth: Int, order: Int)] = []
+            for operand in Self.chain(expression, conjunction: conjunction) {
+                let part = try nested(operand, negated: negated)
+                parts.append((part.sql, part.depth, parts.count))
+            }
+            parts.sort { $0.depth != $1.depth ? $0.depth > $1.depth : $0.order < $1.order }
+            var depth = 0
+            for (n, part) in parts.enumerated() { depth = max(depth, part.depth + (n == 0 ? 1 : 3)) }
+            return ("(" + parts.map(\.sql).joined(separator: conjunction != negated ? " AND " : " OR ") + ")", depth)
+        default:
+            let term = try self.term(expression)
+            return (negated ? "NOT IFNULL(\(term), 0)" : term, 0)
+        }
+    }
+
+    /// The SQL of one term: words, a restriction, `InRange` or a comparison.
+    mutating func term(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+        switch expression {
+        case .and, .or, .not: return try sql(expression)
         case .words(let words):
             let units = words.compactMap { Self.unit($0, columns: Self.allColumns) }
             guard !units.isEmpty else { return "1" }
@@ -166,10 +220,15 @@ struct QueryPlan {
 
     static func json(_ name: String) -> String { "json_extract(i.attributes, '$.\(name)')" }
 
+    /// The items' columns for `AttributeSchema.filtered`, in that order (the schema's migrations
+    /// add them). Here rather than in `Schema` so the query compiler stands alone: the query
+    /// fuzz target (Fuzz/Query) compiles it without the store.
+    static let filterColumns = ["content_type", "rating", "ranking_hint", "start_date", "end_date", "created_date", "modified_date"]
+
     /// The item's own indexed column for an attribute the store extracts (`contentType`,
     /// `rating`, `rankingHint` and the dates, as seconds), or nil.
     static func column(_ name: String) -> String? {
-        AttributeSchema.filtered.firstIndex(of: name).map { "i." + Schema.filterColumns[$0] }
+        AttributeSchema.filtered.firstIndex(of: name).map { "i." + filterColumns[$0] }
     }
 
     /// How a query reads an attribute: its column when it has one, else from the item's JSON.

@@ -54,16 +54,30 @@ enum Ranking {
             combinations *= unitTiers.count
             if combinations > maximumCombinations { return nil }
         }
-        // Every combination of tiers, grouped by the sum of their weights.
+        // Every combination of tiers (at most `maximumCombinations`, counted like a number
+        // whose digits are the units' tiers), grouped by the sum of their weights. A loop and
+        // not a recursion over the units: units of one tier each do not multiply the
+        // combinations, so there may be many of them.
         var byScore: [Double: [String]] = [:]
-        func walk(_ index: Int, _ score: Double, _ parts: [String]) {
-            if index == tiers.count {
-                byScore[score, default: []].append(parts.joined(separator: " AND "))
-                return
+        var choice = [Int](repeating: 0, count: tiers.count)
+        for _ in 0..<combinations {
+            var score = 0.0
+            var parts: [String] = []
+            parts.reserveCapacity(tiers.count)
+            for (unit, tier) in choice.enumerated() {
+                score += tiers[unit][tier].weight
+                parts.append(tiers[unit][tier].expression)
             }
-            for tier in tiers[index] { walk(index + 1, score + tier.weight, parts + [tier.expression]) }
+            byScore[score, default: []].append(parts.joined(separator: " AND "))
+            // The next combination: the last unit's tier moves fastest.
+            var unit = tiers.count - 1
+            while unit >= 0 {
+                choice[unit] += 1
+                if choice[unit] < tiers[unit].count { break }
+                choice[unit] = 0
+                unit -= 1
+            }
         }
-        walk(0, 0, [])
         return byScore.keys.sorted(by: >).map { score in
             let alternatives = byScore[score] ?? []
             return Group(score: score, expression: alternatives.count == 1 ? alternatives[0] : alternatives.map { "(" + $0 + ")" }.joined(separator: " OR "))

@@ -6,6 +6,8 @@ struct PreparedQuery {
     var plan: QueryPlan
     var options: QueryOptions
     var now: Double
+    /// `options.after`, checked against the query's order.
+    var cursor: Cursor?
 }
 
 extension IndexStore {
@@ -18,7 +20,7 @@ extension IndexStore {
         do {
             return try read { () throws(SQLiteError) in try run(prepared) }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "search failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "search failed")
         }
     }
 
@@ -28,7 +30,7 @@ extension IndexStore {
         do {
             return try read { () throws(SQLiteError) in try count(prepared) }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "count failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "count failed")
         }
     }
 
@@ -50,6 +52,8 @@ extension IndexStore {
         }
         do {
             return try read { () throws(SQLiteError) -> [(value: String, count: Int)] in
+                // The query's functions (`reindex_match` for `c` and `d`, …), as for a page.
+                try prepareQueries()
                 let from = list ? "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen JOIN json_each(i.attributes, '$.\(attribute)') v" : nil
                 let s = try matchStatement(prepared, select: "\(expression), count(*)", from: from,
                                            tail: " AND \(expression) IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ?5")
@@ -60,7 +64,7 @@ extension IndexStore {
                 return result
             }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "facet failed")
+            throw IndexStore.explainQuery(error, index: path, doing: "facet failed")
         }
     }
 
@@ -113,7 +117,10 @@ extension IndexStore {
             throw error.reindexError
         }
         for key in options.sort { _ = try Self.sortExpression(key.attribute, declared: declared) }
-        return PreparedQuery(plan: plan, options: options, now: now)
+        // `sorted` orders by two keys per sort key, then bundle, generation and identifier.
+        let ranked = !plan.units.isEmpty && options.sort.isEmpty
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3)
+        return PreparedQuery(plan: plan, options: options, now: now, cursor: cursor)
     }
 
     static func localTimeZoneOffset() -> Int {
@@ -133,12 +140,11 @@ extension IndexStore {
     func run(_ q: PreparedQuery) throws(SQLiteError) -> QueryPage {
         try prepareQueries()
         let limit = max(1, q.options.limit)
-        let cursor = Cursor.decode(q.options.after)
         var page: QueryPage
         if q.plan.units.isEmpty || !q.options.sort.isEmpty {
-            page = try sorted(q, limit: limit, cursor: cursor)
+            page = try sorted(q, limit: limit, cursor: q.cursor)
         } else {
-            page = try ranked(q, limit: limit, cursor: cursor)
+            page = try ranked(q, limit: limit, cursor: q.cursor)
         }
         if !q.plan.units.isEmpty {
             let terms = q.plan.units.flatMap { Folding.tokens($0.text) }
@@ -263,7 +269,7 @@ extension IndexStore {
         // Keyset: (k1, k2, …) after the cursor's values, key by key, each in its direction.
         var after = ""
         var cursorValues: [JSONValue] = []
-        if case .sorted(let values)? = cursor, values.count == keys.count {
+        if case .sorted(_, let values)? = cursor, values.count == keys.count {
             cursorValues = values
             var chain = ""
             for n in stride(from: keys.count - 1, through: 0, by: -1) {
@@ -317,7 +323,7 @@ extension IndexStore {
             s.bind(5, limit + 1 - results.count)
             defer { s.reset() }
             while try s.step() {
-                if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(values: last).encoded) }
+                if results.count == limit { return QueryPage(results: results, nextCursor: Cursor.sorted(ordering: Cursor.ordering(q.options.sort), values: last).encoded) }
                 results.append(result(s, score: nil))
                 last = (0..<keys.count).map { n in
                     let column = Int32(6 + n)
@@ -383,39 +389,103 @@ extension IndexStore {
     }
 }
 
-/// The opaque position a page ended at.
+/// The opaque position a page ended at: the order it continues (by relevance, or sorted by
+/// which keys) and the place in that order. Cursors are read back with `decode`, which
+/// checks everything in them: they come from outside (a command line, an application).
 enum Cursor: Equatable {
     /// Relevance order: the pass (whole words, then prefixes), the score, the rankingHint and
     /// the row.
     case ranked(pass: Int, score: Double, hint: Double, row: Int64)
-    /// Sorted order: the values of every sort key (with the bundle and identifier last).
-    case sorted(values: [JSONValue])
+    /// Sorted order: the sort keys (`ordering(_:)`) and the values of every key of the page's
+    /// last result (each sort key as "is it missing" and its value, then the bundle, the
+    /// generation and the identifier).
+    case sorted(ordering: String, values: [JSONValue])
 
     var encoded: String {
         let json: JSONValue
         switch self {
         case .ranked(let pass, let score, let hint, let row): json = .array([.string("r"), .integer(Int64(pass)), .double(score), .integer(row), .double(hint)])
-        case .sorted(let values): json = .array([.string("s")] + values)
+        case .sorted(let ordering, let values): json = .array([.string("s"), .string(ordering)] + values)
         }
         return Base64.encode(JSONWriter.bytes(json)).replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// nil for no cursor; an unreadable cursor is nil too (`decodeChecked` reports it).
-    static func decode(_ text: String?) -> Cursor? {
-        guard let text, let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json, let kind = items.first?.stringValue else { return nil }
-        switch kind {
-        case "r":
-            guard items.count == 5, let pass = items[1].doubleValue, let score = items[2].doubleValue, let row = items[3].integerValue,
-                  let hint = items[4].doubleValue else { return nil }
-            return .ranked(pass: Int(pass), score: score, hint: hint, row: row)
-        case "s": return .sorted(values: Array(items.dropFirst()))
-        default: return nil
+    /// The sort keys as a cursor names them: `rating:desc,title:asc` (empty: by bundle and
+    /// identifier alone).
+    static func ordering(_ sort: [QuerySort]) -> String {
+        sort.map { $0.attribute + ($0.descending ? ":desc" : ":asc") }.joined(separator: ",")
+    }
+
+    static func describe(ordering: String) -> String {
+        ordering.isEmpty ? "by bundle and identifier" : "sorted by \(ordering)"
+    }
+
+    static let again = "use the nextCursor of the previous page of this query"
+
+    static func damaged(_ what: String) -> ReindexError {
+        ReindexError(.invalidData, "cursor: damaged (\(what)); \(again)")
+    }
+
+    /// Reads a cursor this version wrote. Anything else — not base64 JSON, another kind, a
+    /// number no page can end at (a pass other than 0 or 1, a negative score, a row that is
+    /// not a positive integer), a sort value of a type no key has — is an `.invalidData`
+    /// error naming the problem.
+    static func decode(_ text: String) throws(ReindexError) -> Cursor {
+        guard let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json,
+              let kind = items.first?.stringValue, kind == "r" || kind == "s" else {
+            throw ReindexError(.invalidData, "cursor: not a cursor this version of reindex wrote; \(again)")
         }
+        if kind == "r" {
+            guard items.count == 5 else { throw damaged("a relevance cursor holds 4 values, this one \(items.count - 1)") }
+            guard let pass = items[1].integerValue, pass == 0 || pass == 1 else { throw damaged("its pass is not 0 or 1") }
+            guard let score = items[2].doubleValue, score >= 0 else { throw damaged("its score is not a number of at least 0") }
+            guard let row = items[3].integerValue, row > 0 else { throw damaged("its row is not a positive integer") }
+            guard let hint = items[4].doubleValue else { throw damaged("its rankingHint is not a number") }
+            return .ranked(pass: pass == 0 ? 0 : 1, score: score, hint: hint, row: row)
+        }
+        guard items.count >= 5, let ordering = items[1].stringValue else { throw damaged("a sorted cursor holds its sort keys and at least 3 values") }
+        let values = Array(items.dropFirst(2))
+        for value in values {
+            switch value {
+            case .null, .bool, .integer, .double, .string: continue
+            default: throw damaged("a sort value is neither null, a boolean, a number nor a string")
+            }
+        }
+        // The last three: the bundle, the generation and the identifier.
+        let tail = values.suffix(3)
+        guard tail[tail.startIndex].stringValue != nil, tail[tail.startIndex + 1].integerValue != nil, tail[tail.startIndex + 2].stringValue != nil else {
+            throw damaged("its last values are not a bundle, a generation and an identifier")
+        }
+        return .sorted(ordering: ordering, values: values)
+    }
+
+    /// The cursor of `options.after` checked against the query it is to continue: a query by
+    /// relevance (`ranked`) takes a relevance cursor, a sorted one a cursor of the same sort
+    /// keys with `keys` values. nil without a cursor.
+    static func decode(_ options: QueryOptions, ranked: Bool, keys: Int) throws(ReindexError) -> Cursor? {
+        guard let text = options.after else { return nil }
+        let cursor = try decode(text)
+        let wanted = ordering(options.sort)
+        let order = ranked ? "by relevance" : describe(ordering: wanted)
+        switch cursor {
+        case .ranked:
+            guard ranked else { throw ReindexError(.invalidData, "cursor: it continues a page by relevance, this query is \(order); \(again)") }
+        case .sorted(let ordering, let values):
+            guard !ranked, ordering == wanted else {
+                throw ReindexError(.invalidData, "cursor: it continues a page \(describe(ordering: ordering)), this query is \(order); \(again)")
+            }
+            guard values.count == keys else { throw damaged("it holds \(values.count) sort values, this query's order has \(keys)") }
+        }
+        return cursor
     }
 }
 
 /// Cursor checks for callers outside the store.
 public enum QueryCursor {
     /// Whether `text` is a cursor this version wrote.
-    public static func isValid(_ text: String) -> Bool { Cursor.decode(text) != nil }
+    public static func isValid(_ text: String) -> Bool { (try? Cursor.decode(text)) != nil }
+
+    /// Throws an `.invalidData` error naming what is wrong with `text` unless it is a cursor
+    /// this version wrote. (Whether it suits the query it is given to, the query checks.)
+    public static func check(_ text: String) throws(ReindexError) { _ = try Cursor.decode(text) }
 }

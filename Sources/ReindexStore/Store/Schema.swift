@@ -168,7 +168,4 @@ enum Schema {
         CREATE INDEX items_ranking_hint ON items(ranking_hint) WHERE ranking_hint != 0;
         """,
     ]
-
-    /// The items' columns for `AttributeSchema.filtered`, in that order.
-    static let filterColumns = ["content_type", "rating", "ranking_hint", "start_date", "end_date", "created_date", "modified_date"]
 }

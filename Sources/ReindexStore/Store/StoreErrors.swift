@@ -31,6 +31,24 @@ extension IndexStore {
         }
     }
 
+    /// What a failure while running a query means: as `explain` for a damaged, busy, full or
+    /// unreadable index (74, 75); else the statement the query compiled to was one SQLite
+    /// would not run — too large or too deep, out of memory — which the query's shape caused
+    /// (65, "query: …"). SQLite's own message never reaches the user: it names SQL the user
+    /// did not write. Anything else is an internal error, named by its result code alone.
+    public static func explainQuery(_ error: SQLiteError, index path: String, doing what: String) -> ReindexError {
+        let primary = error.code & 0xFF
+        if error.isCorruption || error.isBusy || error.isDiskFull { return explain(error, index: path, doing: what) }
+        switch primary {
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOLFS, SQLITE_AUTH:
+            return explain(error, index: path, doing: what)
+        case SQLITE_ERROR, SQLITE_TOOBIG, SQLITE_NOMEM, SQLITE_RANGE:
+            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (SQLite result code \(error.code)); use fewer words and comparisons or less nesting")
+        default:
+            return ReindexError(.internal, "\(what): the index failed with SQLite result code \(error.code) (an internal error; please report it with the query)")
+        }
+    }
+
     /// The other processes that have the index (or its write-ahead log) open, as
     /// "pid 123 (reindex run com.example.a)"; empty where the system does not tell.
     public static func processesUsing(index path: String) -> [String] {

@@ -19,6 +19,8 @@ extension PostgresStore {
         var declared: [String: AttributeDeclaration]
         var unaccentSchema: String?
         var icu: Bool
+        /// `options.after`, checked against the query's order.
+        var cursor: Cursor?
 
         func compiler() -> PostgresQueryCompiler {
             PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
@@ -29,7 +31,7 @@ extension PostgresStore {
     /// and identifier); `nextCursor` continues after its last result. (`options` has no default
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
-        try reading("search failed") { () throws -> QueryPage in
+        try reading("search failed", query: true) { () throws -> QueryPage in
             let q = try prepare(text, options: options)
             var page = try run(q)
             if !q.units.isEmpty {
@@ -62,7 +64,7 @@ extension PostgresStore {
 
     /// The exact number of live, unexpired items the query matches.
     public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
-        try reading("count failed") { () throws -> Int in
+        try reading("count failed", query: true) { () throws -> Int in
             let q = try prepare(text, options: options)
             var compiler = q.compiler()
             let filters = try self.filters(q, &compiler)
@@ -73,7 +75,7 @@ extension PostgresStore {
     /// The most common values of a string attribute among the query's matches, with their
     /// counts, most common first (ties by value).
     public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
-        try reading("facet failed") { () throws -> [(value: String, count: Int)] in
+        try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
             let q = try prepare(text, options: options)
             var expression: String
             var from = PostgresQueryCompiler.from
@@ -130,15 +132,31 @@ extension PostgresStore {
         return result
     }
 
-    /// Runs `body` in one read-only snapshot; errors of the database become the host's.
-    private func reading<T>(_ what: String, _ body: () throws -> T) throws(ReindexError) -> T {
+    /// Runs `body` in one read-only snapshot; errors of the database become the host's (for a
+    /// `query`, through `explainQuery`).
+    private func reading<T>(_ what: String, query: Bool = false, _ body: () throws -> T) throws(ReindexError) -> T {
         do {
             return try snapshot(body)
         } catch let error as ReindexError {
             throw error
         } catch {
-            throw Self.explain(error, index: displayLocation, doing: what)
+            throw query ? Self.explainQuery(error, index: displayLocation, doing: what) : Self.explain(error, index: displayLocation, doing: what)
         }
+    }
+
+    /// What a failure while running a query means: as `explain` for a lost connection, a busy
+    /// index (75) or one that cannot be used (74); but a statement PostgreSQL would not run
+    /// because of what the query made of it — a program limit (SQLSTATE class 54: too complex,
+    /// too many parameters), a value it could not take (22), memory (53200) — is the query's
+    /// (65, "query: …"), without PostgreSQL's message about SQL the user did not write.
+    public static func explainQuery(_ error: any Error, index: String, doing what: String) -> ReindexError {
+        guard let failure = error as? PostgresError, !failure.connectionLost, let state = failure.sqlState else {
+            return explain(error, index: index, doing: what)
+        }
+        if state.hasPrefix("54") || state.hasPrefix("22") || state == "53200" || state == "42601" {
+            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (SQLSTATE \(state)); use fewer words and comparisons or less nesting")
+        }
+        return explain(error, index: index, doing: what)
     }
 
     /// What a failure of the PostgreSQL index means for the user, with the exit code of
@@ -172,7 +190,13 @@ extension PostgresStore {
             throw error.reindexError
         }
         for key in options.sort { _ = try IndexStore.sortExpression(key.attribute, declared: declared) }
-        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false)
+        // `sorted` orders by two keys per sort key it can read, then bundle, generation and
+        // identifier.
+        let ranked = !plan.units.isEmpty && options.sort.isEmpty
+        let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
+        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
+                                      cursor: cursor)
         if PostgresQueryCompiler.needsFolding(expression) {
             let r = try query("""
                 SELECT (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'),
@@ -205,9 +229,8 @@ extension PostgresStore {
 
     func run(_ q: PreparedPostgresQuery) throws -> QueryPage {
         let limit = max(1, q.options.limit)
-        let cursor = Cursor.decode(q.options.after)
-        if q.units.isEmpty || !q.options.sort.isEmpty { return try sorted(q, limit: limit, cursor: cursor) }
-        return try ranked(q, limit: limit, cursor: cursor)
+        if q.units.isEmpty || !q.options.sort.isEmpty { return try sorted(q, limit: limit, cursor: q.cursor) }
+        return try ranked(q, limit: limit, cursor: q.cursor)
     }
 
     private func result(_ r: PGResult, _ row: Int, score: Double?) -> SearchResult {
@@ -274,7 +297,7 @@ extension PostgresStore {
         keys.append(("i.gen", "bigint", false))
         keys.append(("i.uid COLLATE \"C\"", "text", false))
         var after = ""
-        if case .sorted(let values)? = cursor, values.count == keys.count {
+        if case .sorted(_, let values)? = cursor, values.count == keys.count {
             var chain = ""
             for n in stride(from: keys.count - 1, through: 0, by: -1) {
                 let p = compiler.bind(try Self.cursorText(values[n], keys[n].type), keys[n].type)
@@ -303,7 +326,7 @@ extension PostgresStore {
             default: return .string(text)
             }
         }
-        return QueryPage(results: results, nextCursor: Cursor.sorted(values: values).encoded)
+        return QueryPage(results: results, nextCursor: Cursor.sorted(ordering: Cursor.ordering(q.options.sort), values: values).encoded)
     }
 
     /// A cursor's value as the text of a parameter of `type`; a value of another type is a
@@ -318,7 +341,7 @@ extension PostgresStore {
         case (.double(let d), "float8"): return String(d)
         case (.string(let s), "text"): return s
         default:
-            throw ReindexError(.invalidData, "--after: the cursor belongs to another query (use nextCursor of the previous page of this one)")
+            throw ReindexError(.invalidData, "cursor: it belongs to another query (a sort value of another type); \(Cursor.again)")
         }
     }
 }

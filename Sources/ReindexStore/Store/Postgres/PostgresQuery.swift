@@ -43,7 +43,11 @@ struct PostgresQueryCompiler {
                 return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty || text.contains("*")
             }
             return false
-        case .and(let a, let b)?, .or(let a, let b)?: return needsFolding(a) || needsFolding(b)
+        case .and?, .or?:
+            guard let expression else { return false }
+            let conjunction: Bool
+            if case .and = expression { conjunction = true } else { conjunction = false }
+            return QueryPlan.chain(expression, conjunction: conjunction).contains { needsFolding($0) }
         case .not(let a)?: return needsFolding(a)
         default: return false
         }
@@ -226,11 +230,33 @@ struct PostgresQueryCompiler {
         return conditions.joined(separator: " AND ")
     }
 
-    mutating func sql(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+    /// The condition of an expression, or of its negation (`negated`): `!` pushed down to the
+    /// terms and chains of `&&` or `||` written flat, as `QueryPlan.sql` does, so the SQL nests
+    /// only as deep as the query alternates `&&` and `||`.
+    mutating func sql(_ expression: QueryExpression, negated: Bool = false) throws(QuerySyntaxError) -> String {
+        var expression = expression
+        var negated = negated
+        while case .not(let inner) = expression {
+            expression = inner
+            negated.toggle()
+        }
         switch expression {
-        case .and(let a, let b): return "(\(try sql(a)) AND \(try sql(b)))"
-        case .or(let a, let b): return "(\(try sql(a)) OR \(try sql(b)))"
-        case .not(let a): return "NOT coalesce(\(try sql(a)), false)"
+        case .and, .or:
+            var conjunction = false
+            if case .and = expression { conjunction = true }
+            var parts: [String] = []
+            for operand in QueryPlan.chain(expression, conjunction: conjunction) { parts.append(try sql(operand, negated: negated)) }
+            return "(" + parts.joined(separator: conjunction != negated ? " AND " : " OR ") + ")"
+        default:
+            let term = try self.term(expression)
+            return negated ? "NOT coalesce(\(term), false)" : term
+        }
+    }
+
+    /// The condition of one term: words, a restriction, `InRange` or a comparison.
+    mutating func term(_ expression: QueryExpression) throws(QuerySyntaxError) -> String {
+        switch expression {
+        case .and, .or, .not: return try sql(expression)
         case .words(let words):
             var units = words.compactMap { QueryPlan.unit($0, columns: QueryPlan.allColumns) }
             guard !units.isEmpty else { return "true" }
