@@ -61,6 +61,62 @@ final class QueryParserTests: XCTestCase {
                        comparison("startDate", .greater, .time(midnight - 7200)))
     }
 
+    /// Apple's File Metadata Query Expression Syntax: single quotes, `?`, the bracket form of
+    /// the modifiers, `*` as a value, `kMDItem…` names.
+    func testAppleForms() throws {
+        let cd: StringModifiers = [.caseInsensitive, .diacriticInsensitive]
+        XCTAssertEqual(try parse("title == 'dune'"), comparison("title", .equal, .string("dune", [])))
+        XCTAssertEqual(try parse(#"title == 'it\'s'c"#), comparison("title", .equal, .string("it's", [.caseInsensitive])))
+        XCTAssertEqual(try parse(#"title == "d?ne\?""#), comparison("title", .equal, .string(#"d?ne\?"#, [])))
+        XCTAssertEqual(try parse(#"title ==[cd] "dune*""#), comparison("title", .equal, .string("dune*", cd)))
+        XCTAssertEqual(try parse(#"kMDItemAuthors ==[c] "Steve""#), comparison("authors", .equal, .string("Steve", [.caseInsensitive])))
+        XCTAssertEqual(try parse(#"title !=[cdw] 'x'"#), comparison("title", .notEqual, .string("x", [.caseInsensitive, .diacriticInsensitive, .wordBased])))
+        XCTAssertEqual(try parse(#"title ==[c] "x"d"#), comparison("title", .equal, .string("x", cd)))
+        XCTAssertEqual(try parse("kMDItemStarRating == *"), comparison("rating", .equal, .any))
+        XCTAssertEqual(try parse("title != *"), comparison("title", .notEqual, .any))
+        XCTAssertEqual(try parse("kMDItemFSName == 'x'"), comparison("kMDItemFSName", .equal, .string("x", [])))
+        // A single quote that is never closed stays in its word.
+        XCTAssertEqual(try parse("o'brien 'tis"), .words(["o'brien", "'tis"]))
+        XCTAssertEqual(try parse("InRange(kMDItemContentCreationDate, $time.iso(2026-03-01), $time.today)"),
+                       .inRange(attribute: "contentCreationDate", low: 1_772_323_200, high: 1_799_971_200, position: 1))
+        XCTAssertEqual(try parse(#"InRange(startDate, "2026-03-01T00:00:00Z", 5)"#),
+                       .inRange(attribute: "startDate", low: 1_772_323_200, high: 5, position: 1))
+        let errors: [(String, Int, String)] = [
+            (#"title ==[x] "a""#, 10, "a modifier (c, d or w)"), (#"title ==[c "a""#, 11, "a modifier"),
+            (#"title ==[c"#, 11, "']' closing the '[' at 9"), ("rating ==[c] 4", 14, #"a "string" after '==[c]'"#),
+            ("title == \"dune", 10, "a closing '\"'"),
+        ]
+        for (text, position, expected) in errors {
+            guard let error = failure(text) else { continue }
+            XCTAssertEqual(error.position, position, "\(text): \(error)")
+            XCTAssertTrue(error.expected.contains(expected), "\(text): \(error)")
+        }
+    }
+
+    /// Every `$time` form, at 2027-01-15T08:00:00Z (a Friday), in UTC.
+    func testEveryTimeForm() throws {
+        let midnight = 1_799_971_200.0
+        func time(_ text: String, offset: Int = 0, firstWeekday: Int = 1) throws -> Double? {
+            guard case .comparison(let c)? = try QueryParser.parse("startDate > " + text, now: now, timeZoneOffset: offset, firstWeekday: firstWeekday),
+                  case .time(let t) = c.value else { return nil }
+            return t
+        }
+        let cases: [(String, Double)] = [
+            ("$time.now", now), ("$time.now(-3600)", now - 3600), ("$time.now(+60)", now + 60), ("$time.today", midnight),
+            ("$time.today(+1)", midnight + 86400), ("$time.yesterday", midnight - 86400), ("$time.tomorrow", midnight + 86400),
+            ("$time.this_week", 1_799_539_200), ("$time.this_week(-1)", 1_799_539_200 - 7 * 86400), ("$time.last_week", 1_799_539_200 - 7 * 86400),
+            ("$time.next_week", 1_799_539_200 + 7 * 86400), ("$time.this_month", 1_798_761_600), ("$time.this_month(-1)", 1_796_083_200),
+            ("$time.last_month", 1_796_083_200), ("$time.next_month", 1_801_440_000), ("$time.this_month(13)", 1_832_976_000),
+            ("$time.this_year", 1_798_761_600), ("$time.last_year", 1_767_225_600), ("$time.this_year(-1)", 1_767_225_600),
+            ("$time.iso(2026-03-01)", 1_772_323_200), ("$time.iso(2026-03-01T00:00:00Z)", 1_772_323_200),
+        ]
+        for (text, expected) in cases { XCTAssertEqual(try time(text), expected, text) }
+        // The week starts on the locale's first day (Monday here); dates alone are local midnight.
+        XCTAssertEqual(try time("$time.this_week", firstWeekday: 2), 1_799_625_600)
+        XCTAssertEqual(try time("$time.iso(2026-03-01)", offset: 3600), 1_772_323_200 - 3600)
+        XCTAssertEqual(try time("$time.this_month", offset: -3600 * 9), 1_798_761_600 + 3600 * 9)
+    }
+
     func testLogicAndPrecedence() throws {
         let a = comparison("rating", .greaterOrEqual, .number(4))
         let b = comparison("contentType", .equal, .string("public.movie", []))
@@ -70,7 +126,7 @@ final class QueryParserTests: XCTestCase {
         XCTAssertEqual(try parse(#"!(rating >= 4)"#), .not(a))
         XCTAssertEqual(try parse(#"!rating >= 4 && dune"#), .and(.not(a), .words(["dune"])))
         XCTAssertEqual(try parse("dune rating >= 4"), .and(.words(["dune"]), a))
-        XCTAssertEqual(try parse("InRange(latitude, 40.0, 41.5)"), .inRange(attribute: "latitude", low: 40, high: 41.5))
+        XCTAssertEqual(try parse("InRange(latitude, 40.0, 41.5)"), .inRange(attribute: "latitude", low: 40, high: 41.5, position: 1))
         XCTAssertEqual(try parse("bundle:com.example.films domain:com.example.films.classic dune"),
                        .and(.and(.restriction(.bundle("com.example.films")), .restriction(.domain("com.example.films.classic"))), .words(["dune"])))
     }
@@ -95,7 +151,7 @@ final class QueryParserTests: XCTestCase {
             (#""dune"c"#, 1, "an attribute and an operator before a string with modifiers"),
             ("startDate > $time.today(x)", 13, "a whole number of days"),
             ("startDate > $time.iso(yesterday)", 13, "an RFC 3339 date"),
-            ("startDate > $time.tomorrow", 13, "$time.now, $time.today(N) or $time.iso(DATE)"),
+            ("startDate > $time.someday", 13, "a $time value"),
             ("startDate > $time.today(-7", 27, "a ')' closing the argument"),
             ("$time.now", 1, "an attribute and an operator before a $time value"),
             ("InRange(latitude 40, 41)", 18, "',' after the attribute of InRange"),

@@ -12,52 +12,49 @@ enum Folding {
         return options.isEmpty ? text : text.folding(options: options, locale: nil)
     }
 
-    /// Whether `value` matches `pattern`: `*` is any run of characters, `\*` a star.
+    /// Whether `value` matches `pattern`: `*` is any run of characters, `?` any one character,
+    /// `\*` and `\?` a star and a question mark.
+    ///
+    /// Characters are Unicode scalars, as PostgreSQL's `LIKE` counts them, so `?` means the same
+    /// on both backends. The match keeps only the last star's position to return to, so it
+    /// takes time in proportion to the value's length times the pattern's at worst.
     static func matches(_ value: String, pattern: String, modifiers: StringModifiers) -> Bool {
-        let v = Array(fold(value, modifiers))
-        var parts: [(text: [Character], star: Bool)] = []
-        var literal: [Character] = []
-        var characters = Array(fold(pattern, modifiers)).makeIterator()
-        while let c = characters.next() {
-            if c == "\\" {
-                if let d = characters.next() { literal.append(d) }
-            } else if c == "*" {
-                parts.append((literal, true))
-                literal = []
-            } else {
-                literal.append(c)
-            }
-        }
-        parts.append((literal, false))
-        // Greedy wildcard matching: the first piece anchors the start, the last the end.
-        var position = 0
-        for (n, part) in parts.enumerated() {
-            let isFirst = n == 0, isLast = n == parts.count - 1
-            if isFirst {
-                guard v.count >= part.text.count, Array(v[0..<part.text.count]) == part.text else { return false }
-                position = part.text.count
-                if isLast { return position == v.count }
-                continue
-            }
-            if isLast {
-                guard v.count - position >= part.text.count else { return false }
-                return Array(v[(v.count - part.text.count)...]) == part.text
-            }
-            guard let found = find(part.text, in: v, from: position) else { return false }
-            position = found + part.text.count
-        }
-        return true
+        return wildcard(Array(fold(value, modifiers).unicodeScalars), compile(fold(pattern, modifiers)))
     }
 
-    private static func find(_ needle: [Character], in haystack: [Character], from start: Int) -> Int? {
-        if needle.isEmpty { return start }
-        guard haystack.count >= needle.count else { return nil }
-        var i = start
-        while i + needle.count <= haystack.count {
-            if Array(haystack[i..<(i + needle.count)]) == needle { return i }
-            i += 1
+    /// A pattern element: a literal scalar, `?` or `*`.
+    enum PatternElement: Equatable { case literal(Unicode.Scalar), one, any }
+
+    static func compile(_ pattern: String) -> [PatternElement] {
+        var elements: [PatternElement] = []
+        var scalars = pattern.unicodeScalars.makeIterator()
+        while let c = scalars.next() {
+            switch c {
+            case "\\": if let d = scalars.next() { elements.append(.literal(d)) }
+            case "*": if elements.last != .any { elements.append(.any) }
+            case "?": elements.append(.one)
+            default: elements.append(.literal(c))
+            }
         }
-        return nil
+        return elements
+    }
+
+    static func wildcard(_ v: [Unicode.Scalar], _ p: [PatternElement]) -> Bool {
+        var i = 0, j = 0
+        var star: Int? = nil, resume = 0
+        while i < v.count {
+            if j < p.count, p[j] != .any, p[j] == .one || p[j] == .literal(v[i]) {
+                i += 1; j += 1
+            } else if j < p.count, p[j] == .any {
+                star = j; resume = i; j += 1
+            } else if let s = star {
+                resume += 1; i = resume; j = s + 1
+            } else {
+                return false
+            }
+        }
+        while j < p.count, p[j] == .any { j += 1 }
+        return j == p.count
     }
 
     /// The index's tokens of `text`.

@@ -11,8 +11,9 @@ public indirect enum QueryExpression: Sendable, Equatable {
     /// being typed (it also matches as a prefix).
     case words([String])
     case comparison(QueryComparison)
-    /// `InRange(attribute, low, high)`: low ≤ value ≤ high.
-    case inRange(attribute: String, low: Double, high: Double)
+    /// `InRange(attribute, low, high)`: low ≤ value ≤ high (dates as seconds since 1970);
+    /// `position` is where it starts (1-based, in characters), for messages.
+    case inRange(attribute: String, low: Double, high: Double, position: Int = 0)
     case restriction(QueryRestriction)
     case and(QueryExpression, QueryExpression)
     case or(QueryExpression, QueryExpression)
@@ -44,6 +45,8 @@ public enum QueryValue: Sendable, Equatable {
     /// Seconds since 1970 (from `$time.…` or a quoted RFC 3339 date compared with a date).
     case time(Double)
     case bool(Bool)
+    /// `*` as the value: the attribute is present (`== *`) or absent (`!= *`).
+    case any
 }
 
 /// `attribute op value`; `attribute` is `*` for any full-text attribute.
@@ -117,15 +120,16 @@ public struct QueryLimits: Sendable, Equatable {
     public static let standard = QueryLimits(maximumLength: 16 * 1024, maximumDepth: 32, maximumTerms: 256)
 }
 
-/// Parses the query language. `now` and `timeZoneOffset` fix what `$time.now` and
-/// `$time.today` mean (tests pass their own).
+/// Parses the query language. `now`, `timeZoneOffset` (seconds east of UTC) and `firstWeekday`
+/// (1 Sunday … 7 Saturday) fix what the `$time` values mean (tests pass their own).
 ///
 /// Parsing takes time and stack in proportion to the query, within `QueryLimits`.
 public struct QueryParser {
-    public static func parse(_ text: String, now: Double = Clock.now(), timeZoneOffset: Int = 0,
+    public static func parse(_ text: String, now: Double = Clock.now(), timeZoneOffset: Int = 0, firstWeekday: Int = 1,
                              limits: QueryLimits = .standard) throws(QuerySyntaxError) -> QueryExpression? {
         try checkLength(text, limit: limits.maximumLength)
         var parser = QueryParser(text: text, now: now, timeZoneOffset: timeZoneOffset)
+        parser.firstWeekday = (1...7).contains(firstWeekday) ? firstWeekday : 1
         parser.limits = limits
         try parser.tokenize()
         return try parser.parseQuery()
@@ -150,6 +154,8 @@ public struct QueryParser {
     enum Token: Equatable {
         case open, close, comma, and, or, not
         case op(QueryOperator)
+        /// `[cdw]` right after an operator: modifiers for the string that follows.
+        case bracket(StringModifiers)
         case string(String, StringModifiers)
         /// `$time.name` with the raw text of its argument list, if any.
         case function(String, String?)
@@ -165,6 +171,7 @@ public struct QueryParser {
             case .or: return "'||'"
             case .not: return "'!'"
             case .op(let op): return "'\(op.rawValue)'"
+            case .bracket(let modifiers): return "'[\(QueryParser.describe(modifiers))]'"
             case .string(let s, _): return "\"\(s)\""
             case .function(let name, let argument): return "'$\(name)\(argument.map { "(\($0))" } ?? "")'"
             case .word(let w): return "'\(w)'"
@@ -183,6 +190,10 @@ public struct QueryParser {
     /// Terms parsed so far.
     var terms = 0
     var limits = QueryLimits.standard
+    /// The first day of the week for `$time.this_week`: 1 Sunday … 7 Saturday.
+    var firstWeekday = 1
+    /// The first single quote found unclosed: none after it closes either.
+    var unclosedFrom: Int? = nil
 
     init(text: String, now: Double, timeZoneOffset: Int) {
         characters = Array(text)
@@ -198,10 +209,37 @@ public struct QueryParser {
     mutating func tokenize() throws(QuerySyntaxError) {
         var i = 0
         func next(_ offset: Int) -> Character? { i + offset < characters.count ? characters[i + offset] : nil }
+        /// An operator, then Apple's bracket form of the modifiers (`==[cd]`) when it follows.
+        func op(_ op: QueryOperator, length: Int, at position: Int) throws(QuerySyntaxError) {
+            tokens.append((.op(op), position))
+            i += length
+            guard i < characters.count, characters[i] == "[" else { return }
+            let open = i + 1
+            i += 1
+            var modifiers: StringModifiers = []
+            while i < characters.count, characters[i] != "]" {
+                guard let modifier = Self.modifier(characters[i]) else {
+                    throw QuerySyntaxError(position: i + 1, expected: "a modifier (c, d or w) or ']' in the '[' at \(open)", got: Self.describe(characters[i]))
+                }
+                modifiers.insert(modifier)
+                i += 1
+            }
+            guard i < characters.count else { throw QuerySyntaxError(position: i + 1, expected: "']' closing the '[' at \(open)", got: "the end of the query") }
+            i += 1
+            tokens.append((.bracket(modifiers), open))
+        }
         while i < characters.count {
             let c = characters[i]
             let position = i + 1
             if c.isWhitespace { i += 1; continue }
+            func word() {
+                var word = ""
+                while i < characters.count, !Self.isDelimiter(characters[i]) { word.append(characters[i]); i += 1 }
+                tokens.append((.word(word), position))
+            }
+            // A single quote that is never closed is part of a word (`'tis`), as before
+            // single-quoted strings.
+            if c == "'", !closes(from: i) { word(); continue }
             switch c {
             case "(": tokens.append((.open, position)); i += 1
             case ")": tokens.append((.close, position)); i += 1
@@ -213,41 +251,46 @@ public struct QueryParser {
                 guard next(1) == "|" else { throw QuerySyntaxError(position: position, expected: "'||'", got: "a single '|'") }
                 tokens.append((.or, position)); i += 2
             case "!":
-                if next(1) == "=" { tokens.append((.op(.notEqual), position)); i += 2 } else { tokens.append((.not, position)); i += 1 }
+                if next(1) == "=" { try op(.notEqual, length: 2, at: position) } else { tokens.append((.not, position)); i += 1 }
             case "=":
                 guard next(1) == "=" else { throw QuerySyntaxError(position: position, expected: "'==' (comparisons use two '=')", got: "a single '='") }
-                tokens.append((.op(.equal), position)); i += 2
+                try op(.equal, length: 2, at: position)
             case "<":
-                if next(1) == "=" { tokens.append((.op(.lessOrEqual), position)); i += 2 } else { tokens.append((.op(.less), position)); i += 1 }
+                if next(1) == "=" { try op(.lessOrEqual, length: 2, at: position) } else { try op(.less, length: 1, at: position) }
             case ">":
-                if next(1) == "=" { tokens.append((.op(.greaterOrEqual), position)); i += 2 } else { tokens.append((.op(.greater), position)); i += 1 }
-            case "\"":
+                if next(1) == "=" { try op(.greaterOrEqual, length: 2, at: position) } else { try op(.greater, length: 1, at: position) }
+            case "\"", "'":
+                // A string in double or single quotes.
                 var text = ""
                 i += 1
                 var closed = false
                 while i < characters.count {
                     let d = characters[i]
                     if d == "\\", i + 1 < characters.count {
-                        // \" and \\ are the quote and the backslash; \* is a literal star.
+                        // \" \' and \\ are the quote and the backslash, \n \t \r a newline, a
+                        // tab and a return; \* and \? stay escaped: a literal star or question mark.
                         let e = characters[i + 1]
-                        if e == "*" { text.append("\\*") } else { text.append(e) }
+                        switch e {
+                        case "*", "?": text.append("\\"); text.append(e)
+                        case "n": text.append("\n")
+                        case "t": text.append("\t")
+                        case "r": text.append("\r")
+                        default: text.append(e)
+                        }
                         i += 2
                         continue
                     }
-                    if d == "\"" { closed = true; i += 1; break }
+                    if d == c { closed = true; i += 1; break }
                     text.append(d)
                     i += 1
                 }
-                guard closed else { throw QuerySyntaxError(position: position, expected: "a closing '\"'", got: "the end of the query") }
+                guard closed else { throw QuerySyntaxError(position: position, expected: "a closing '\(c)'", got: "the end of the query") }
                 var modifiers: StringModifiers = []
                 while i < characters.count, !Self.isDelimiter(characters[i]) {
-                    switch characters[i] {
-                    case "c": modifiers.insert(.caseInsensitive)
-                    case "d": modifiers.insert(.diacriticInsensitive)
-                    case "w": modifiers.insert(.wordBased)
-                    default:
+                    guard let modifier = Self.modifier(characters[i]) else {
                         throw QuerySyntaxError(position: i + 1, expected: "a string modifier (c, d or w) or a space after the string", got: "'\(characters[i])'")
                     }
+                    modifiers.insert(modifier)
                     i += 1
                 }
                 tokens.append((.string(text, modifiers), position))
@@ -269,13 +312,38 @@ public struct QueryParser {
                 }
                 tokens.append((.function(name, argument), position))
             default:
-                var word = ""
-                while i < characters.count, !Self.isDelimiter(characters[i]) { word.append(characters[i]); i += 1 }
-                tokens.append((.word(word), position))
+                word()
             }
         }
         tokens.append((.end, characters.count + 1))
     }
+
+    /// Whether the single quote at `start` is closed before the end of the query (a
+    /// backslash escapes the character after it). Each quote is looked for at most once from
+    /// each opening quote, and an unclosed quote turns the rest into words, so the scan is linear
+    /// overall: `unclosedFrom` remembers the answer for the rest of the text.
+    mutating func closes(from start: Int) -> Bool {
+        if let known = unclosedFrom, start >= known { return false }
+        var j = start + 1
+        while j < characters.count {
+            if characters[j] == "\\" { j += 2; continue }
+            if characters[j] == "'" { return true }
+            j += 1
+        }
+        unclosedFrom = start
+        return false
+    }
+
+    static func modifier(_ c: Character) -> StringModifiers? {
+        switch c {
+        case "c": return .caseInsensitive
+        case "d": return .diacriticInsensitive
+        case "w": return .wordBased
+        default: return nil
+        }
+    }
+
+    static func describe(_ c: Character) -> String { "'\(c)'" }
 
     var current: Token { tokens[index].token }
     var position: Int { tokens[index].position }
@@ -423,14 +491,16 @@ public struct QueryParser {
                 }
                 advance()
                 advance()
-                let value = try parseValue(after: op)
+                var bracket: StringModifiers? = nil
+                if case .bracket(let modifiers) = current { bracket = modifiers; advance() }
+                let value = try parseValue(after: op, bracket: bracket)
                 // A word-based string is a phrase: each of its words is a term.
                 if case .string(let text, let modifiers) = value, modifiers.contains(.wordBased) {
                     try count(max(1, Self.splitWords(text).count), at: start)
                 } else {
                     try count(1, at: start)
                 }
-                return .comparison(QueryComparison(attribute: word, op: op, value: value, position: start))
+                return .comparison(QueryComparison(attribute: Self.attributeName(word), op: op, value: value, position: start))
             }
             if word == "InRange", peek(1) == .open {
                 try count(1, at: start)
@@ -458,19 +528,37 @@ public struct QueryParser {
     }
 
     mutating func parseInRange() throws(QuerySyntaxError) -> QueryExpression {
+        let start = position
         advance()  // InRange
         advance()  // (
         guard case .word(let attribute) = current, Self.isAttributeName(attribute) else { throw error("an attribute name as the first argument of InRange") }
         advance()
         guard current == .comma else { throw error("',' after the attribute of InRange") }
         advance()
-        let low = try parseNumber("the lower bound of InRange (a number)")
+        let low = try parseBound("the lower bound of InRange (a number or a date)")
         guard current == .comma else { throw error("',' after the lower bound of InRange") }
         advance()
-        let high = try parseNumber("the upper bound of InRange (a number)")
+        let high = try parseBound("the upper bound of InRange (a number or a date)")
         guard current == .close else { throw error("')' closing InRange") }
         advance()
-        return .inRange(attribute: attribute, low: low, high: high)
+        return .inRange(attribute: Self.attributeName(attribute), low: low, high: high, position: start)
+    }
+
+    /// A bound of `InRange`: a number, or a date as seconds — a `$time` value or a quoted
+    /// RFC 3339 date.
+    mutating func parseBound(_ expected: String) throws(QuerySyntaxError) -> Double {
+        switch current {
+        case .function(let name, let argument):
+            let at = position
+            advance()
+            return try time(name, argument, at: at)
+        case .string(let text, let modifiers) where modifiers.isEmpty:
+            guard let seconds = Self.date(text.trimmingSpaces, timeZoneOffset: timeZoneOffset) else { throw error(expected) }
+            advance()
+            return seconds
+        default:
+            return try parseNumber(expected)
+        }
     }
 
     mutating func parseNumber(_ expected: String) throws(QuerySyntaxError) -> Double {
@@ -479,13 +567,27 @@ public struct QueryParser {
         return value
     }
 
-    mutating func parseValue(after op: QueryOperator) throws(QuerySyntaxError) -> QueryValue {
-        let expected = "a value after '\(op.rawValue)': a \"string\", a number, true, false or $time.now, $time.today(N), $time.iso(DATE)"
+    mutating func parseValue(after op: QueryOperator, bracket: StringModifiers? = nil) throws(QuerySyntaxError) -> QueryValue {
+        let expected = "a value after '\(op.rawValue)': a \"string\", a number, true, false, * or a $time value ($time.now, $time.today(N), $time.iso(DATE), …)"
+        if let bracket {
+            // `==[cd] "x"`: the modifiers of the string that follows (and a `*`, which has none).
+            switch current {
+            case .string(let text, let modifiers):
+                advance()
+                return .string(text, modifiers.union(bracket))
+            case .word("*"):
+                advance()
+                return .any
+            default:
+                throw error("a \"string\" after '\(op.rawValue)[\(Self.describe(bracket))]'")
+            }
+        }
         switch current {
         case .string(let text, let modifiers):
             advance()
             return .string(text, modifiers)
         case .word(let text):
+            if text == "*" { advance(); return .any }
             if text == "true" || text == "false" { advance(); return .bool(text == "true") }
             guard let number = Double(text), number.isFinite else { throw error(expected) }
             advance()
@@ -499,29 +601,124 @@ public struct QueryParser {
         }
     }
 
+    /// The `$time` names and what their whole-number argument counts.
+    static let timeNames: [String: String] = [
+        "time.now": "seconds", "time.today": "days", "time.yesterday": "days", "time.tomorrow": "days",
+        "time.this_week": "weeks", "time.last_week": "weeks", "time.next_week": "weeks",
+        "time.this_month": "months", "time.last_month": "months", "time.next_month": "months",
+        "time.this_year": "years", "time.last_year": "years", "time.next_year": "years",
+    ]
+
+    /// A `$time` value as seconds since 1970 (docs/QUERIES.md, "Dates and times"): `now`
+    /// plus seconds, or the local start of a day, week, month or year plus a number of them.
     func time(_ name: String, _ argument: String?, at position: Int) throws(QuerySyntaxError) -> Double {
-        switch name {
-        case "time.now":
-            guard argument == nil || argument == "" else { throw QuerySyntaxError(position: position, expected: "$time.now without an argument", got: "'(\(argument ?? ""))'") }
-            return now
-        case "time.today":
-            var days = 0
-            if let argument, !argument.trimmingSpaces.isEmpty {
-                guard let n = Int(argument.trimmingSpaces) else { throw QuerySyntaxError(position: position, expected: "a whole number of days in $time.today(N)", got: "'\(argument)'") }
-                days = n
-            }
-            let local = now + Double(timeZoneOffset)
-            let midnight = (local / 86400).rounded(.down) * 86400 - Double(timeZoneOffset)
-            return midnight + Double(days) * 86400
-        case "time.iso":
-            guard let argument, let seconds = RFC3339.parse(argument.trimmingSpaces) else {
-                throw QuerySyntaxError(position: position, expected: "an RFC 3339 date in $time.iso(…), e.g. $time.iso(2026-01-01T00:00:00Z)", got: "'\(argument ?? "")'")
+        if name == "time.iso" {
+            guard let argument, let seconds = Self.date(argument.trimmingSpaces, timeZoneOffset: timeZoneOffset) else {
+                throw QuerySyntaxError(position: position, expected: "an RFC 3339 date, or a date alone, in $time.iso(…), e.g. $time.iso(2026-01-01T00:00:00Z) or $time.iso(2026-01-01)", got: "'\(argument ?? "")'")
             }
             return seconds
+        }
+        guard let unit = Self.timeNames[name] else {
+            throw QuerySyntaxError(position: position, expected: "a $time value: $time.now(±SECONDS), $time.today(±DAYS), $time.yesterday, $time.tomorrow, $time.this_week(±N), $time.last_week, $time.next_week, $time.this_month(±N), $time.this_year(±N), … or $time.iso(DATE)",
+                                   got: "'$\(name)'")
+        }
+        var n = 0
+        if let argument, !argument.trimmingSpaces.isEmpty {
+            var digits = Substring(argument.trimmingSpaces)
+            if digits.first == "+" { digits.removeFirst() }
+            // Bounded so the arithmetic below cannot overflow: ±100,000 years of seconds.
+            guard let value = Int(digits), abs(value) <= 3_200_000_000_000 else {
+                throw QuerySyntaxError(position: position, expected: "a whole number of \(unit) in $\(name)(N)", got: "'\(argument)'")
+            }
+            n = value
+        }
+        if name.hasPrefix("time.last_") || name == "time.yesterday" { n -= 1 }
+        if name.hasPrefix("time.next_") || name == "time.tomorrow" { n += 1 }
+        let offset = Double(timeZoneOffset)
+        // Days since 1970 and the civil date, in local time.
+        let day = Int(((now + offset) / 86400).rounded(.down))
+        func start(ofDay day: Int) -> Double { Double(day) * 86400 - offset }
+        switch unit {
+        case "seconds": return now + Double(n)
+        case "days": return start(ofDay: day + min(max(n, -40_000_000), 40_000_000))
+        case "weeks":
+            // 1970-01-01 was a Thursday (weekday 5, Sunday being 1).
+            let weekday = ((day + 4) % 7 + 7) % 7 + 1
+            let back = (weekday - firstWeekday + 7) % 7
+            return start(ofDay: day - back + 7 * min(max(n, -6_000_000), 6_000_000))
         default:
-            throw QuerySyntaxError(position: position, expected: "$time.now, $time.today(N) or $time.iso(DATE)", got: "'$\(name)'")
+            let (year, month, _) = Self.civil(fromDays: day)
+            let n = min(max(n, -1_000_000), 1_000_000)
+            if unit == "years" { return start(ofDay: Self.days(year: year + n, month: 1, day: 1)) }
+            let months = year * 12 + (month - 1) + n
+            let y = months >= 0 ? months / 12 : (months - 11) / 12
+            return start(ofDay: Self.days(year: y, month: months - y * 12 + 1, day: 1))
         }
     }
+
+    /// A date of `$time.iso(…)` or of a quoted date: RFC 3339, or a date alone (`2026-01-01`,
+    /// local midnight), or a date and time without an offset (local time).
+    static func date(_ text: String, timeZoneOffset: Int) -> Double? {
+        var text = text
+        // `$time.iso("2008-08-03 12:22:00 +0800")`, as mdfind's users write it: quoted, a space
+        // before the time and the offset, the offset without a colon.
+        if text.count >= 2, let first = text.first, first == text.last, first == "\"" || first == "'" {
+            text = String(text.dropFirst().dropLast()).trimmingSpaces
+        }
+        let parts = text.split(separator: " ")
+        if parts.count == 3, parts[2].count == 5, let sign = parts[2].first, sign == "+" || sign == "-" {
+            let zone = parts[2]
+            text = "\(parts[0])T\(parts[1])\(zone.prefix(3)):\(zone.suffix(2))"
+        } else if parts.count == 2 {
+            text = "\(parts[0])T\(parts[1])"
+        }
+        if let seconds = RFC3339.parse(text) { return seconds }
+        let sign = timeZoneOffset < 0 ? "-" : "+"
+        let minutes = abs(timeZoneOffset) / 60
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let zone = "\(sign)\(two(minutes / 60)):\(two(minutes % 60))"
+        if text.count == 10 { return RFC3339.parse(text + "T00:00:00" + zone) }
+        if text.count == 19 || text.count == 16 { return RFC3339.parse(text + (text.count == 16 ? ":00" : "") + zone) }
+        return nil
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func days(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    /// The proleptic Gregorian date of a number of days since 1970-01-01.
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// Core Spotlight's `kMDItem…` names for the attributes this index has (docs/QUERIES.md):
+    /// a query written for `CSSearchQuery` or `mdfind` may use either. Any other name is kept,
+    /// so an attribute the index does not have is an error that names it.
+    static let spotlightNames: [String: String] = [
+        "kMDItemTitle": "title", "kMDItemDisplayName": "displayName", "kMDItemAlternateNames": "alternateNames",
+        "kMDItemContentType": "contentType", "kMDItemAuthors": "authors", "kMDItemKeywords": "keywords",
+        "kMDItemDescription": "contentDescription", "kMDItemTextContent": "textContent",
+        "kMDItemContentCreationDate": "contentCreationDate", "kMDItemContentModificationDate": "contentModificationDate",
+        "kMDItemStarRating": "rating", "kMDItemLatitude": "latitude", "kMDItemLongitude": "longitude",
+        "kMDItemEmailAddresses": "emailAddresses", "kMDItemPhoneNumbers": "phoneNumbers",
+    ]
+
+    /// The index's name for an attribute a query names (its own, or a `kMDItem…` one).
+    static func attributeName(_ name: String) -> String { spotlightNames[name] ?? name }
 
     static func isAttributeName(_ word: String) -> Bool {
         guard let first = word.unicodeScalars.first, first.properties.isAlphabetic || first == "_" else { return false }

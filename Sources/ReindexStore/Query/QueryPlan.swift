@@ -198,20 +198,21 @@ struct QueryPlan {
         case .restriction(.domain(let domain)):
             let p = bind(.text(domain))
             return "(i.domain = \(p) OR (i.domain >= \(p) || '.' AND i.domain < \(p) || '/'))"
-        case .inRange(let name, let low, let high):
-            let attribute = try attribute(name, at: 0)
-            let isNumber: Bool
+        case .inRange(let name, let low, let high, let position):
+            let attribute = try attribute(name, at: position)
+            let kind: AttributeKind?
             switch attribute {
-            case .item(.number): isNumber = true
-            case .custom(let declaration): isNumber = declaration.kind == .number
-            default: isNumber = false
+            case .item(let k): kind = k
+            case .custom(let declaration): kind = declaration.attributeKind
+            default: kind = nil
             }
-            guard isNumber else {
-                throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
+            guard kind == .number || kind == .date else {
+                throw QuerySyntaxError(position: position, expected: "a number or date attribute in InRange (rating, rankingHint, latitude, longitude, startDate, endDate, contentCreationDate, contentModificationDate or a declared one)", got: "'\(name)'")
             }
             if case .custom = attribute {
                 return typed(name, "num BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))")
             }
+            // The dates all have columns of their own, in seconds.
             return "\(Self.value(name)) BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))"
         case .comparison(let c):
             return try comparison(c)
@@ -249,6 +250,7 @@ struct QueryPlan {
             return c.op == .equal ? "(\(any))" : "NOT (\(any))"
         }
         let attribute = try attribute(c.attribute, at: c.position)
+        if case .any = c.value { return try presence(c, attribute) }
         let column: String
         let kind: AttributeKind
         if case .custom(let declaration) = attribute, case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
@@ -292,6 +294,26 @@ struct QueryPlan {
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
         default:
             throw Self.mismatch(c, kind)
+        }
+    }
+
+    /// `ATTRIBUTE == *` (the item has the attribute) or `!= *` (it does not).
+    mutating func presence(_ c: QueryComparison, _ attribute: QueryAttribute) throws(QuerySyntaxError) -> String {
+        try Self.checkPresence(c)
+        let test: String
+        switch attribute {
+        case .domain: test = "IFNULL(i.domain, '') != ''"
+        case .uniqueIdentifier, .bundle: test = "1"
+        case .custom: test = typed(c.attribute, "1")
+        case .item: test = "\(Self.value(c.attribute)) IS NOT NULL"
+        }
+        return c.op == .equal ? test : "NOT \(test)"
+    }
+
+    /// `*` as a value is for `==` and `!=` only, on both backends.
+    static func checkPresence(_ c: QueryComparison) throws(QuerySyntaxError) {
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != before * (whether \(c.attribute) is there)", got: "'\(c.op.rawValue)'")
         }
     }
 
@@ -405,14 +427,29 @@ struct QueryPlan {
     /// `value` equals the pattern: exactly when it has no `*` and no modifiers (which an index
     /// can serve), else through `reindex_match`.
     mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
-        if modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty && !pattern.contains("*") {
-            return "\(value) = \(bind(.text(pattern.replacingOccurrences(of: "\\*", with: "*"))))"
+        if modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty && !Self.hasWildcard(pattern) {
+            return "\(value) = \(bind(.text(Self.literal(pattern))))"
         }
         return "reindex_match(\(value), \(bind(.text(pattern))), \(bind(.int(Int64(modifiers.rawValue)))))"
     }
 
+    /// Whether a pattern has a `*` or `?` that is not escaped.
+    static func hasWildcard(_ pattern: String) -> Bool {
+        var escaped = false
+        for c in pattern.unicodeScalars {
+            if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "*" || c == "?" { return true }
+        }
+        return false
+    }
+
+    /// A pattern without wildcards as the text it matches: `\*` a star, `\?` a question mark.
+    static func literal(_ pattern: String) -> String {
+        pattern.replacingOccurrences(of: "\\*", with: "*").replacingOccurrences(of: "\\?", with: "?")
+    }
+
     static func describe(_ value: QueryValue) -> String {
         switch value {
+        case .any: return "*"
         case .string(let s, _): return "\"\(s)\""
         case .number(let n): return "the number \(n)"
         case .time: return "a $time value"

@@ -46,6 +46,10 @@ public struct QueryOptions: Sendable {
     /// Mark matched words in `snippet` with these.
     public var snippetMarkers = (open: "[", close: "]")
     public var now: Double? = nil
+    /// What `$time` values are relative to (default: the local time zone's offset from UTC now,
+    /// in seconds east, and the locale's first day of the week, 1 Sunday … 7 Saturday).
+    public var timeZoneOffset: Int? = nil
+    public var firstWeekday: Int? = nil
     public init(bundle: String? = nil, domain: String? = nil, limit: Int = 20, after: String? = nil, sort: [QuerySort] = []) {
         self.bundle = bundle
         self.domain = domain

@@ -1,3 +1,4 @@
+import Foundation
 import ReindexSystem
 import ReindexProtocol
 
@@ -112,7 +113,8 @@ extension IndexStore {
             throw IndexStore.explain(error, index: path, doing: "search failed")
         }
         do {
-            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: Self.localTimeZoneOffset()), declared: declared)
+            plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? Self.localTimeZoneOffset(),
+                                                           firstWeekday: options.firstWeekday ?? Self.localFirstWeekday()), declared: declared)
         } catch {
             throw error.reindexError
         }
@@ -122,6 +124,9 @@ extension IndexStore {
         let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3)
         return PreparedQuery(plan: plan, options: options, now: now, cursor: cursor)
     }
+
+    /// The locale's first day of the week (1 Sunday … 7 Saturday), for `$time.this_week`.
+    static func localFirstWeekday() -> Int { Calendar.current.firstWeekday }
 
     static func localTimeZoneOffset() -> Int {
         var t = time(nil)

@@ -183,7 +183,8 @@ extension PostgresStore {
         let expression: QueryExpression?
         let plan: QueryPlan
         do {
-            expression = try QueryParser.parse(text, now: now, timeZoneOffset: IndexStore.localTimeZoneOffset())
+            expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
+                                           firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday())
             // The checks and the units are the SQLite plan's: the same errors on both backends.
             plan = try QueryPlan.compile(expression, declared: declared)
         } catch {

@@ -40,7 +40,7 @@ struct PostgresQueryCompiler {
         case nil: return false
         case .comparison(let c)?:
             if case .string(let text, let modifiers) = c.value {
-                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty || text.contains("*")
+                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty || QueryPlan.hasWildcard(text)
             }
             return false
         case .and?, .or?:
@@ -267,14 +267,24 @@ struct PostgresQueryCompiler {
         case .restriction(.domain(let domain)):
             let p = bind(domain, "text")
             return "(i.domain = \(p) OR starts_with(i.domain, \(p) || '.'))"
-        case .inRange(let name, let low, let high):
-            let value: String
-            if AttributeSchema.kinds[name] == .number {
-                value = Self.number(name)
-            } else if AttributeSchema.kinds[name] == nil, declared[name]?.kind == .number {
-                value = Self.number(name)
+        case .inRange(let name, let low, let high, let position):
+            let kind: AttributeKind?
+            if ["domainIdentifier", "uniqueIdentifier", "bundleIdentifier"].contains(name) {
+                kind = .string
+            } else if let k = AttributeSchema.kinds[name] {
+                kind = k
+            } else if let declaration = declared[name] {
+                kind = declaration.attributeKind
             } else {
-                throw QuerySyntaxError(position: 0, expected: "a number attribute in InRange (rating, rankingHint, latitude, longitude)", got: "'\(name)'")
+                throw QuerySyntaxError.unknownAttribute(name, at: position, declared: declared.keys.sorted())
+            }
+            let custom = AttributeSchema.kinds[name] == nil
+            let value: String
+            switch kind {
+            case .number?: value = Self.number(name)
+            case .date?: value = Self.seconds(custom ? Self.string(name) : Self.text(name))
+            default:
+                throw QuerySyntaxError(position: position, expected: "a number or date attribute in InRange (rating, rankingHint, latitude, longitude, startDate, endDate, contentCreationDate, contentModificationDate or a declared one)", got: "'\(name)'")
             }
             return "\(value) BETWEEN \(bind(low)) AND \(bind(high))"
         case .comparison(let c):
@@ -298,11 +308,13 @@ struct PostgresQueryCompiler {
         }
         if let declaration = declared[c.attribute], AttributeSchema.kinds[c.attribute] == nil,
            !["domainIdentifier", "uniqueIdentifier", "bundleIdentifier"].contains(c.attribute) {
+            if case .any = c.value { return try presence(c) }
             if case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
                 return try customWordCondition(c, text: text, declaration)
             }
             return try customComparison(c, declaration)
         }
+        if case .any = c.value { return try presence(c) }
         let column: String
         let kind: AttributeKind
         switch c.attribute {
@@ -350,6 +362,34 @@ struct PostgresQueryCompiler {
         default:
             throw QueryPlan.mismatch(c, kind)
         }
+    }
+
+    /// `ATTRIBUTE == *` (the item has the attribute) or `!= *` (it does not), as SQLite reads
+    /// it: a built-in attribute is there when its key has a value that is not null; a declared
+    /// one when it has a value of the declared type (a list, at least one string).
+    mutating func presence(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
+        try QueryPlan.checkPresence(c)
+        let name = c.attribute
+        let test: String
+        switch name {
+        case "domainIdentifier": test = "coalesce(i.domain, '') <> ''"
+        case "uniqueIdentifier", "bundleIdentifier": test = "true"
+        default:
+            if AttributeSchema.kinds[name] != nil {
+                test = "coalesce(jsonb_typeof(\(Self.member(name))), 'null') <> 'null'"
+            } else if let declaration = declared[name] {
+                switch declaration.attributeKind {
+                case .stringList: test = "EXISTS (SELECT 1 FROM \(Self.elements(name)))"
+                case .number: test = "\(Self.number(name)) IS NOT NULL"
+                case .date: test = "\(Self.seconds(Self.string(name))) IS NOT NULL"
+                case .boolean: test = "\(Self.boolean(name)) IS NOT NULL"
+                case .string, .base64: test = "\(Self.string(name)) IS NOT NULL"
+                }
+            } else {
+                throw QuerySyntaxError.unknownAttribute(name, at: c.position, declared: declared.keys.sorted())
+            }
+        }
+        return c.op == .equal ? test : "NOT \(test)"
     }
 
     /// A declared attribute: its values of the declared type (a list matches when any string
@@ -413,8 +453,8 @@ struct PostgresQueryCompiler {
     /// could serve), else `LIKE` over both sides folded — `lower` for `c`, `unaccent` for `d`.
     mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
         let folding = modifiers.intersection([.caseInsensitive, .diacriticInsensitive])
-        if folding.isEmpty && !pattern.contains("*") {
-            return "\(value) = \(bind(pattern.replacingAll("\\*", with: "*"), "text"))"
+        if folding.isEmpty && !QueryPlan.hasWildcard(pattern) {
+            return "\(value) = \(bind(QueryPlan.literal(pattern), "text"))"
         }
         return "\(fold(value, modifiers)) LIKE \(fold(bind(Self.likePattern(pattern), "text"), modifiers)) ESCAPE '\\'"
     }
@@ -426,8 +466,8 @@ struct PostgresQueryCompiler {
         return folded
     }
 
-    /// The language's pattern (`*` any run, `\x` the character x) as a `LIKE` pattern with `\`
-    /// as its escape.
+    /// The language's pattern (`*` any run, `?` one character, `\x` the character x) as a
+    /// `LIKE` pattern with `\` as its escape.
     static func likePattern(_ pattern: String) -> String {
         var result = ""
         var characters = pattern.makeIterator()
@@ -439,6 +479,7 @@ struct PostgresQueryCompiler {
                     result.append(d)
                 }
             case "*": result.append("%")
+            case "?": result.append("_")
             case "%", "_": result += "\\" + String(c)
             default: result.append(c)
             }
