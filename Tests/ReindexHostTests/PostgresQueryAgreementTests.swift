@@ -27,6 +27,11 @@ final class PostgresQueryAgreementTests: XCTestCase {
         #"{"uniqueIdentifier":"p.4","attributes":{"title":"A \"quoted\" \\ word","textContent":"harbour dune","rating":2,"rankingHint":100}}"#,
         #"{"uniqueIdentifier":"p.5","attributes":{"displayName":"Dune bakery","rating":4.5,"contentType":"public.place","supportsNavigation":true}}"#,
         #"{"uniqueIdentifier":"p.6","attributes":{"title":"Star*Bucks 100% _under_","contentType":"public.place"}}"#,
+        // For Core Spotlight's query strings (SpotlightQueryTableTests): dates, camel case, accents.
+        #"{"uniqueIdentifier":"p.7","attributes":{"title":"MyWindowController","contentType":"public.swift-source","authors":["Steve"],"keywords":["AppKit","Swift"],"rating":4,"contentCreationDate":"2026-01-10T09:00:00Z","contentModificationDate":"2026-01-15T09:30:00Z"}}"#,
+        #"{"uniqueIdentifier":"p.8","attributes":{"title":"Résumé","displayName":"resume.pdf","contentType":"com.adobe.pdf","authors":["STEVE","Wozniak"],"rating":1,"contentCreationDate":"2025-06-01T00:00:00Z","contentModificationDate":"2025-12-20T00:00:00Z"}}"#,
+        #"{"uniqueIdentifier":"p.9","attributes":{"title":"naïve notes","contentType":"public.plain-text","keywords":["ml"],"contentCreationDate":"2026-01-15T07:00:00Z"}}"#,
+        #"{"uniqueIdentifier":"p.10","attributes":{"title":"Quarterly report 2025","contentType":"com.microsoft.word.doc","contentCreationDate":"2026-01-14T16:00:00Z","contentModificationDate":"2026-02-03T10:00:00Z"}}"#,
     ].joined(separator: "\n") + "\n"
 
     override func setUpWithError() throws {
