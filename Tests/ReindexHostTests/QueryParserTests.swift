@@ -115,6 +115,15 @@ final class QueryParserTests: XCTestCase {
         XCTAssertEqual(try time("$time.this_week", firstWeekday: 2), 1_799_625_600)
         XCTAssertEqual(try time("$time.iso(2026-03-01)", offset: 3600), 1_772_323_200 - 3600)
         XCTAssertEqual(try time("$time.this_month", offset: -3600 * 9), 1_798_761_600 + 3600 * 9)
+        // mdfind's form of a date (simoncblyth/env, md/md.bash): 2008-08-03T04:22:00Z.
+        XCTAssertEqual(try time(#"$time.iso("2008-08-03 12:22:00 +0800")"#), 1_217_737_320)
+        // Counts past any date are errors, never an overflow.
+        for text in ["$time.now(-9223372036854775808)", "$time.this_year(9223372036854775807)", "$time.today(1.5)"] {
+            XCTAssertEqual(failure("startDate > " + text)?.position, 13, text)
+        }
+        for text in ["$time.this_year(3000000000000)", "$time.this_month(-3000000000000)", "$time.today(3000000000000)", "$time.this_week(-3000000000000)"] {
+            XCTAssertNotNil(try time(text), text)
+        }
     }
 
     func testLogicAndPrecedence() throws {

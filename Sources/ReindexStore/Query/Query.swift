@@ -627,7 +627,7 @@ public struct QueryParser {
             var digits = Substring(argument.trimmingSpaces)
             if digits.first == "+" { digits.removeFirst() }
             // Bounded so the arithmetic below cannot overflow: ±100,000 years of seconds.
-            guard let value = Int(digits), abs(value) <= 3_200_000_000_000 else {
+            guard let value = Int(digits), value.magnitude <= 3_200_000_000_000 else {
                 throw QuerySyntaxError(position: position, expected: "a whole number of \(unit) in $\(name)(N)", got: "'\(argument)'")
             }
             n = value
@@ -674,7 +674,7 @@ public struct QueryParser {
         }
         if let seconds = RFC3339.parse(text) { return seconds }
         let sign = timeZoneOffset < 0 ? "-" : "+"
-        let minutes = abs(timeZoneOffset) / 60
+        let minutes = Int(timeZoneOffset.magnitude) / 60
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let zone = "\(sign)\(two(minutes / 60)):\(two(minutes % 60))"
         if text.count == 10 { return RFC3339.parse(text + "T00:00:00" + zone) }
