@@ -19,6 +19,7 @@ enum Folding {
     /// on both backends. The match keeps only the last star's position to return to, so it
     /// takes time in proportion to the value's length times the pattern's at worst.
     static func matches(_ value: String, pattern: String, modifiers: StringModifiers) -> Bool {
+        if modifiers.contains(.wordBased) { return wordMatches(value, pattern: pattern, modifiers: modifiers) }
         return wildcard(Array(fold(value, modifiers).unicodeScalars), compile(fold(pattern, modifiers)))
     }
 
@@ -55,6 +56,77 @@ enum Folding {
         }
         while j < p.count, p[j] == .any { j += 1 }
         return j == p.count
+    }
+
+    /// Core Spotlight's word-based match (`w` outside the full-text index): the value's words —
+    /// split at anything that is not a letter or a digit, and where a lowercase letter is
+    /// followed by an uppercase one (`MyWindowController` holds `My`, `Window`, `Controller`) —
+    /// include the pattern's words, consecutively, each word matched whole with its wildcards.
+    /// Case and diacritics count unless `c` and `d`.
+    static func wordMatches(_ value: String, pattern: String, modifiers: StringModifiers) -> Bool {
+        let folding = modifiers.subtracting(.wordBased)
+        let words = spotlightWords(value).map { Array(fold($0, folding).unicodeScalars) }
+        let wanted = patternWords(pattern).map { compile(fold($0, folding)) }
+        guard !wanted.isEmpty, words.count >= wanted.count else { return false }
+        for start in 0...(words.count - wanted.count) where wanted.indices.allSatisfy({ wildcard(words[start + $0], wanted[$0]) }) {
+            return true
+        }
+        return false
+    }
+
+    /// A letter or a decimal digit, as ICU's `u_isalnum` (PostgreSQL's `[[:alnum:]]` under an
+    /// ICU collation).
+    static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber: return true
+        default: return false
+        }
+    }
+
+    /// A value's words for `w`: runs of letters and digits, also split where a lowercase letter
+    /// is followed by an uppercase one.
+    static func spotlightWords(_ text: String) -> [String] {
+        var words: [String] = []
+        var current = String.UnicodeScalarView()
+        var previous: Unicode.GeneralCategory? = nil
+        for scalar in text.unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if isWordScalar(scalar) {
+                if previous == .lowercaseLetter, category == .uppercaseLetter, !current.isEmpty {
+                    words.append(String(current))
+                    current = String.UnicodeScalarView()
+                }
+                current.append(scalar)
+                previous = category
+            } else {
+                if !current.isEmpty { words.append(String(current)) }
+                current = String.UnicodeScalarView()
+                previous = nil
+            }
+        }
+        if !current.isEmpty { words.append(String(current)) }
+        return words
+    }
+
+    /// A `w` pattern's words: split like a value's at anything but letters, digits and the
+    /// wildcards (an escaped `\*` or `\?` stays in its word), not at case changes.
+    static func patternWords(_ pattern: String) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var scalars = pattern.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            if scalar == "\\", let next = scalars.next() {
+                current.unicodeScalars.append(scalar)
+                current.unicodeScalars.append(next)
+            } else if scalar == "*" || scalar == "?" || isWordScalar(scalar) {
+                current.unicodeScalars.append(scalar)
+            } else if !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+        }
+        if !current.isEmpty { words.append(current) }
+        return words
     }
 
     /// The index's tokens of `text`.

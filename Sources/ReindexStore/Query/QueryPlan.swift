@@ -61,7 +61,7 @@ struct QueryPlan {
                 }
                 lastWords = plan.units.count - 1
             case .comparison(let c) where c.op == .equal && plan.declared[c.attribute] == nil:
-                if case .string(let text, let modifiers) = c.value, modifiers.contains(.wordBased) {
+                if case .string(let text, let modifiers) = c.value, Self.fullTextWord(c, modifiers) {
                     let columns = try searchedColumns(c)
                     guard var unit = unit(text, columns: columns) else { continue }
                     unit.prefixable = false
@@ -241,7 +241,8 @@ struct QueryPlan {
             guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
                 throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
             }
-            if modifiers.contains(.wordBased) { return try wordCondition(c, text: text, columns: Self.allColumns) }
+            if Self.fullTextWord(c, modifiers) { return try wordCondition(c, text: text, columns: Self.allColumns) }
+            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             let any = AttributeSchema.searched.map { name -> String in
                 AttributeSchema.kinds[name] == .stringList
                     ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(name)') WHERE \(stringMatch("value", text, modifiers)))"
@@ -268,9 +269,10 @@ struct QueryPlan {
         let seconds = kind == .date && Self.column(c.attribute) != nil
         switch (kind, c.value) {
         case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
-            if modifiers.contains(.wordBased) {
+            if Self.fullTextWord(c, modifiers) {
                 return try wordCondition(c, text: text, columns: try Self.searchedColumns(c))
             }
+            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             if c.op == .equal || c.op == .notEqual {
                 let test = kind == .stringList
                     ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(c.attribute)') WHERE \(stringMatch("value", text, modifiers)))"
@@ -396,6 +398,16 @@ struct QueryPlan {
         }
     }
 
+    /// Whether a `w` comparison goes through the full-text index: with `c` and `d` both (the
+    /// index ignores case and accents) on a full-text attribute or `*`. Any other `w`
+    /// comparison on a built-in attribute is Core Spotlight's word match, value by value
+    /// (`Folding.wordMatches`): case and accents count unless `c` and `d`, and words split also
+    /// where a lowercase letter meets an uppercase one.
+    static func fullTextWord(_ c: QueryComparison, _ modifiers: StringModifiers) -> Bool {
+        modifiers.isSuperset(of: [.wordBased, .caseInsensitive, .diacriticInsensitive])
+            && (c.attribute == "*" || AttributeSchema.searched.contains(c.attribute))
+    }
+
     /// What a `w` comparison must be, on either backend: `==` or `!=`, and on a declared
     /// attribute, one declared `searchable`.
     static func checkWordComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration? = nil) throws(QuerySyntaxError) {
@@ -427,7 +439,7 @@ struct QueryPlan {
     /// `value` equals the pattern: exactly when it has no `*` and no modifiers (which an index
     /// can serve), else through `reindex_match`.
     mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
-        if modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty && !Self.hasWildcard(pattern) {
+        if modifiers.isEmpty && !Self.hasWildcard(pattern) {
             return "\(value) = \(bind(.text(Self.literal(pattern))))"
         }
         return "reindex_match(\(value), \(bind(.text(pattern))), \(bind(.int(Int64(modifiers.rawValue)))))"

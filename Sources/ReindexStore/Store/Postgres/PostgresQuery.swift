@@ -221,7 +221,7 @@ struct PostgresQueryCompiler {
             switch conjunct {
             case .words: continue
             case .comparison(let c) where c.op == .equal && declared[c.attribute] == nil:
-                if case .string(_, let modifiers) = c.value, modifiers.contains(.wordBased) { continue }
+                if case .string(_, let modifiers) = c.value, QueryPlan.fullTextWord(c, modifiers) { continue }
                 conditions.append(try sql(conjunct))
             default:
                 conditions.append(try sql(conjunct))
@@ -298,7 +298,8 @@ struct PostgresQueryCompiler {
             guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
                 throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
             }
-            if modifiers.contains(.wordBased) { return try wordCondition(c, text: text, columns: QueryPlan.allColumns) }
+            if QueryPlan.fullTextWord(c, modifiers) { return try wordCondition(c, text: text, columns: QueryPlan.allColumns) }
+            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
             let any = AttributeSchema.searched.map { name -> String in
                 AttributeSchema.kinds[name] == .stringList
                     ? "EXISTS (SELECT 1 FROM \(Self.elements(name)) WHERE \(stringMatch("v.value", text, modifiers)))"
@@ -335,9 +336,10 @@ struct PostgresQueryCompiler {
         }
         switch (kind, c.value) {
         case (.string, .string(let text, let modifiers)), (.stringList, .string(let text, let modifiers)):
-            if modifiers.contains(.wordBased) {
+            if QueryPlan.fullTextWord(c, modifiers) {
                 return try wordCondition(c, text: text, columns: try QueryPlan.searchedColumns(c))
             }
+            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
             if c.op == .equal || c.op == .notEqual {
                 let test = kind == .stringList
                     ? "EXISTS (SELECT 1 FROM \(Self.elements(c.attribute)) WHERE \(stringMatch("v.value", text, modifiers)))"
@@ -452,11 +454,28 @@ struct PostgresQueryCompiler {
     /// `value` against a pattern: equality when it has no `*` and no `c`/`d` (which an index
     /// could serve), else `LIKE` over both sides folded — `lower` for `c`, `unaccent` for `d`.
     mutating func stringMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
+        if modifiers.contains(.wordBased) { return wordMatch(value, pattern, modifiers) }
         let folding = modifiers.intersection([.caseInsensitive, .diacriticInsensitive])
         if folding.isEmpty && !QueryPlan.hasWildcard(pattern) {
             return "\(value) = \(bind(QueryPlan.literal(pattern), "text"))"
         }
         return "\(fold(value, modifiers)) LIKE \(fold(bind(Self.likePattern(pattern), "text"), modifiers)) ESCAPE '\\'"
+    }
+
+    /// Core Spotlight's word match (`Folding.wordMatches`): the value split into words at
+    /// anything that is not a letter or a digit and where a lowercase letter meets an uppercase
+    /// one, and the pattern's words matched, each whole, by consecutive words. The character
+    /// classes are ICU's (Unicode's) when the server has ICU, as Swift's are on SQLite.
+    mutating func wordMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
+        let words = Folding.patternWords(pattern)
+        guard !words.isEmpty else { return "false" }
+        let collated = icu ? "(\(value) COLLATE \"und-x-icu\")" : value
+        let split = "regexp_split_to_array(regexp_replace(\(collated), '([[:lower:]])([[:upper:]])', '\\1 \\2', 'g'), '[^[:alnum:]]+')"
+        let tests = words.enumerated().map { n, word in
+            let element = "s.a[k + \(n)]"
+            return "\(element) <> '' AND \(fold(element, modifiers)) LIKE \(fold(bind(Self.likePattern(word), "text"), modifiers)) ESCAPE '\\'"
+        }
+        return "EXISTS (SELECT 1 FROM (SELECT \(split) AS a) s, generate_subscripts(s.a, 1) k WHERE \(tests.joined(separator: " AND ")))"
     }
 
     func fold(_ value: String, _ modifiers: StringModifiers) -> String {
