@@ -80,6 +80,11 @@ extension PostgresQueryAgreementTests {
         (#"kMDItemContentType == "swift"w"#, appleSyntax + ", w on any string attribute", .ids(["p.7"])),
         (#"domainIdentifier == "brooklyn"w"#, appleSyntax + ", w on any string attribute", .ids(["p.2"])),
         (#"* == "Bucks"w"#, appleSyntax + ", * with w", .ids(["p.6"])),
+        (#"title == "Zoë"w"#, appleSyntax + ", w with accents", .ids(["p.1"])),
+        (#"title == "Zoe"w"#, appleSyntax + ": without d, accents count", .ids([])),
+        (#"title == "zoe"cdw"#, appleSyntax + ", cdw through the full-text index", .ids(["p.1"])),
+        (#"kMDItemTitle == "Ürgüp"w"#, appleSyntax, .ids(["film.dunes", "p.3"])),
+        (#"kMDItemTextContent == "foo"w"#, appleSyntax + ", w splits at punctuation", .ids(["p.1"])),
         (#"kMDItemTitle != "Window"w && bundle:com.example.places && kMDItemContentType == "public.s*""#, appleSyntax + ", != with w", .ids([])),
         // Presence.
         ("kMDItemStarRating == * && bundle:com.example.places", appleSyntax + ", == * (the attribute is there)", .ids(["p.4", "p.5", "p.7", "p.8"])),

@@ -34,13 +34,15 @@ struct PostgresQueryCompiler {
         self.icu = icu
     }
 
-    /// Whether the query compares strings with modifiers or wildcards (so needs `unaccent`/`lower`).
+    /// Whether the query compares strings with modifiers or wildcards (so needs `unaccent`,
+    /// `lower` or the ICU collation).
     static func needsFolding(_ expression: QueryExpression?) -> Bool {
         switch expression {
         case nil: return false
         case .comparison(let c)?:
             if case .string(let text, let modifiers) = c.value {
-                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty || QueryPlan.hasWildcard(text)
+                // `w` outside the full-text index needs the ICU collation's character classes.
+                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive, .wordBased]).isEmpty || QueryPlan.hasWildcard(text)
             }
             return false
         case .and?, .or?:
