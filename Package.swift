@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // sd-bus (libsystemd), for the desktop's search providers only.
+        .systemLibrary(
+            name: "CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "CReindexSystem"),
 
         // System primitives, each written once (package access only): the C library import, the
