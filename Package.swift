@@ -58,8 +58,12 @@ let package = Package(
         // supervisor or the command line.
         .target(name: "ReindexQuery", dependencies: ["ReindexStore", "ReindexProtocol"]),
 
+        // Desktop search over D-Bus (GNOME Shell's SearchProvider2, KRunner's krunner1) and opening
+        // a picked item. The only module that links libsystemd, so ReindexQuery's users never do.
+        .target(name: "ReindexDesktop", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CSDBus"]),
+
         // The command line: the argument parser, the terminal, one file per command, `reindex new`.
-        .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
+        .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem", "ReindexDesktop"]),
 
         // The executable: `main.swift` only.
         .executableTarget(name: "reindex", dependencies: ["ReindexCommandLine"]),
