@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReindexProtocol
 import ReindexStore
+import ReindexSystem
 
 /// What picking an item does: the argument vector of the program to start, worked out from the
 /// bundle's `open` declaration and the item, or why there is nothing to open.
@@ -66,7 +67,13 @@ package enum Opening {
     /// of its own, stdin from /dev/null, with default signal dispositions and an empty signal
     /// mask; does not wait for it (the serve loop reaps it). No shell is involved.
     package static func spawn(_ arguments: [String]) throws(BusError) {
-        guard let program = arguments.first, !program.isEmpty else { throw BusError(openFailed, "no program to start") }
+        do { _ = try start(arguments, newSession: true) } catch { throw BusError(openFailed, error.message) }
+    }
+
+    /// Starts `arguments` directly (posix_spawnp, never a shell) with stdin from /dev/null, default
+    /// signal dispositions and an empty signal mask, in a new session when `newSession`; returns its pid.
+    package static func start(_ arguments: [String], newSession: Bool) throws(ReindexError) -> pid_t {
+        guard let program = arguments.first, !program.isEmpty else { throw ReindexError(.cannotStart, "no program to start") }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -78,7 +85,7 @@ package enum Opening {
         sigemptyset(&mask)
         posix_spawnattr_setsigmask(&attributes, &mask)
         let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc 2.26)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | setsid))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | (newSession ? setsid : 0)))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -91,7 +98,8 @@ package enum Opening {
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let r = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
-        guard r == 0 else { throw BusError(openFailed, "cannot start \(program): \(String(cString: strerror(r)))") }
+        guard r == 0 else { throw ReindexError(.cannotStart, "cannot start \(program): \(String(cString: strerror(r)))") }
+        return pid
     }
 
     /// Reaps every child that has ended, without waiting.

@@ -301,6 +301,26 @@ final class DesktopTests: XCTestCase {
         XCTAssertFalse(try nameHasOwner())
     }
 
+    func testServeDesktopRunsTheProviderBesideTheService() throws {
+        let standalone = try XCTUnwrap(serve)
+        kill(standalone.process.processIdentifier, SIGTERM)
+        XCTAssertEqual(standalone.finish(timeout: 30).status, 0)
+        XCTAssertTrue(TestSupport.wait(upTo: 20) { (try? nameHasOwner()) == false })
+
+        let empty = "\(scratch)/no-extensions"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let service = try TestSupport.RunningCommand(arguments: ["--index", "\(scratch)/index.sqlite", "--extensions-path", empty, "serve", "--desktop"],
+                                                     environment: environment, scratch: scratch, feedsStdin: false)
+        serve = service
+        XCTAssertTrue(TestSupport.wait(upTo: 30) { (try? nameHasOwner()) == true }, TestSupport.read(service.stderrPath) ?? "")
+        XCTAssertEqual(try results(["alpha"]), [id("com.example.notes", "n1")])
+
+        kill(service.process.processIdentifier, SIGTERM)
+        let ended = service.finish(timeout: 60)
+        XCTAssertEqual(ended.status, 0, ended.description)
+        XCTAssertFalse(try nameHasOwner(), "the desktop service stops with serve")
+    }
+
     // MARK: Installation
 
     func testInstallWritesTheFourFilesAndUninstallRemovesThem() throws {
