@@ -93,14 +93,14 @@ package struct DesktopInstallation: Sendable {
 
     /// One argument of a D-Bus service's Exec line (shell-like quoting): as it is when plain,
     /// else in single quotes.
-    static func dbusQuoted(_ argument: String) -> String {
+    package static func dbusQuoted(_ argument: String) -> String {
         if isPlain(argument) { return argument }
         return "'" + argument.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
     /// One argument of a desktop entry's Exec key: as it is when plain, else in double quotes
     /// with `"` `` ` `` `$` `\` escaped, then the key file's own escape of `\`; `%` doubled.
-    static func desktopEntryQuoted(_ argument: String) -> String {
+    package static func desktopEntryQuoted(_ argument: String) -> String {
         let percent = argument.replacingOccurrences(of: "%", with: "%%")
         if isPlain(argument) { return percent }
         var quoted = "\""

@@ -1,5 +1,7 @@
 import Foundation
+import ReindexDesktop
 import ReindexProtocol
+import ReindexStore
 import ReindexTestSupport
 import XCTest
 
@@ -360,5 +362,49 @@ final class DesktopTests: XCTestCase {
         // Removing what is not there is no error.
         XCTAssertEqual(try TestSupport.runReindex(["desktop", "uninstall"], scratch: scratch, environment: environment).status, 0)
         XCTAssertEqual(try TestSupport.runReindex(["desktop", "bogus"], scratch: scratch, environment: environment).status, 64)
+    }
+}
+
+/// The pieces of desktop search that need no bus: identifiers, what opening runs, Exec quoting.
+final class DesktopUnitTests: XCTestCase {
+    func testResultIdentifiersReadBackToExactlyOneItem() {
+        let identifiers = ["plain", "a/b", "%2F", "100%", "two words", "new\nline", "ümlaut ✓", "-x", "/", "%", "a%2Fb/c"]
+        var seen = Set<String>()
+        for unique in identifiers {
+            let id = ResultIdentifier(bundleIdentifier: "com.example.x", uniqueIdentifier: unique)
+            XCTAssertEqual(ResultIdentifier(id.text), id, unique)
+            XCTAssertTrue(seen.insert(id.text).inserted, "two items share \(id.text)")
+            XCTAssertEqual(id.text.filter { $0 == "/" }.count, 1, id.text)
+        }
+        for bad in ["", "/", "a/", "/b", "a/b/c", "a/%zz", "a/%2f", "a/%C3", "a/b c", "a/%41"] {
+            XCTAssertNil(ResultIdentifier(bad), "\(bad) is no identifier this service makes")
+        }
+    }
+
+    func testOpeningArguments() throws {
+        func item(_ unique: String, url: String? = nil, title: String? = "T") -> SearchResult {
+            var attributes: [(String, JSONValue)] = []
+            if let title { attributes.append(("title", .string(title))) }
+            if let url { attributes.append(("contentURL", .string(url))) }
+            return SearchResult(bundleIdentifier: "com.example.x", uniqueIdentifier: unique, domainIdentifier: nil, expiration: nil,
+                                score: nil, attributes: .object(attributes))
+        }
+        XCTAssertEqual(try Opening.arguments(for: item("a", url: "https://e.com/x"), declaration: nil), ["xdg-open", "https://e.com/x"])
+        XCTAssertEqual(try Opening.arguments(for: item("a", url: "/home/me/file name"), declaration: nil), ["xdg-open", "/home/me/file name"])
+        for url in ["--help", "-x", "relative/path", "https://e.com/\nx", ":nothing", "1http://x"] {
+            XCTAssertThrowsError(try Opening.arguments(for: item("a", url: url), declaration: nil), url)
+        }
+        XCTAssertThrowsError(try Opening.arguments(for: item("a"), declaration: nil), "nothing to open")
+        XCTAssertEqual(try Opening.arguments(for: item("x y;z"), declaration: .url("notes://open?id={uniqueIdentifier}")), ["xdg-open", "notes://open?id=x y;z"])
+        XCTAssertThrowsError(try Opening.arguments(for: item("-rf"), declaration: .url("{uniqueIdentifier}")), "an identifier cannot become an option")
+        XCTAssertEqual(try Opening.arguments(for: item("-rf \"a\"", title: nil), declaration: .command(["app", "--", "{uniqueIdentifier}", "{title}"])),
+                       ["app", "--", "-rf \"a\"", "-rf \"a\""])
+    }
+
+    func testExecLinesQuoteWhatNeedsIt() {
+        XCTAssertEqual(DesktopInstallation.dbusQuoted("/usr/bin/reindex"), "/usr/bin/reindex")
+        XCTAssertEqual(DesktopInstallation.dbusQuoted("/a b/it's"), #"'/a b/it'\''s'"#)
+        XCTAssertEqual(DesktopInstallation.desktopEntryQuoted("/a b/$x"), #""/a b/\\$x""#)
+        XCTAssertEqual(DesktopInstallation.desktopEntryQuoted("100%"), "\"100%%\"")
     }
 }
