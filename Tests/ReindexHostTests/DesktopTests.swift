@@ -294,6 +294,11 @@ final class DesktopTests: XCTestCase {
         let second = try TestSupport.runReindex(["--index", "\(scratch)/index.sqlite", "desktop", "serve"], scratch: scratch, environment: environment, timeout: 30)
         XCTAssertEqual(second.status, 69, second.description)
         XCTAssertTrue(second.stderr.contains("another process owns it"), second.stderr)
+        var noBus = environment
+        noBus["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(scratch)/no-such-bus"
+        let unreachable = try TestSupport.runReindex(["--index", "\(scratch)/index.sqlite", "desktop", "serve"], scratch: scratch, environment: noBus, timeout: 30)
+        XCTAssertEqual(unreachable.status, 69, unreachable.description)
+        XCTAssertTrue(unreachable.stderr.contains("cannot connect to the session bus"), unreachable.stderr)
 
         let running = try XCTUnwrap(serve)
         kill(running.process.processIdentifier, SIGTERM)
