@@ -413,3 +413,73 @@ final class DesktopUnitTests: XCTestCase {
         XCTAssertEqual(DesktopInstallation.desktopEntryQuoted("100%"), "\"100%%\"")
     }
 }
+
+/// Desktop search on a PostgreSQL index: the same calls answer from the same engine.
+final class PostgresDesktopTests: XCTestCase, @unchecked Sendable {
+    private var scratch = ""
+    private var daemon: TestSupport.RunningCommand?
+    private var serve: TestSupport.RunningCommand?
+    private var server: PostgresServer!
+    private var schema = ""
+
+    override func setUpWithError() throws {
+        guard let daemonPath = DesktopTests.which("dbus-daemon"), DesktopTests.which("busctl") != nil else {
+            XCTFail("dbus-daemon or busctl is missing: install dbus-daemon and systemd, e.g. Scripts/ensure-system-packages.sh")
+            throw DesktopTests.MissingTool(name: "dbus-daemon")
+        }
+        scratch = try TestSupport.makeScratchDirectory(for: self)
+        server = try PostgresServer.shared()
+        schema = server.freshSchema("desktop")
+        daemon = try TestSupport.RunningCommand(executable: daemonPath, arguments: ["--session", "--nofork", "--address=unix:path=\(scratch)/bus"],
+                                                environment: TestSupport.commandEnvironment(scratch: scratch), scratch: scratch, feedsStdin: false)
+        XCTAssertTrue(TestSupport.wait(upTo: 20) { FileManager.default.fileExists(atPath: "\(scratch)/bus") }, "dbus-daemon did not start")
+    }
+
+    override func tearDownWithError() throws {
+        for command in [serve, daemon].compactMap({ $0 }) where command.process.isRunning {
+            kill(command.process.processIdentifier, SIGKILL)
+            command.process.waitUntilExit()
+        }
+    }
+
+    private var index: String {
+        "postgresql://postgres@\(server.socketDirectory.replacingOccurrences(of: "/", with: "%2F")):\(server.port)/postgres"
+    }
+
+    private var environment: [String: String] {
+        TestSupport.commandEnvironment(scratch: scratch, extra: ["REINDEX_PG_SCHEMA": schema, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(scratch)/bus"])
+    }
+
+    private func busctl(_ arguments: [String]) throws -> [Any] {
+        let result = try TestSupport.run(DesktopTests.which("busctl")!, ["--user", "--json=short", "call"] + arguments, scratch: scratch, environment: environment)
+        XCTAssertEqual(result.status, 0, result.description)
+        guard result.status == 0 else { return [] }
+        return (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["data"] as? [Any] ?? []
+    }
+
+    func testSearchAndMetasFromPostgreSQL() throws {
+        let put = try TestSupport.runReindex(["--index", index, "put", "com.example.notes"], scratch: scratch, environment: environment, stdin: """
+            {"uniqueIdentifier":"n1","attributes":{"title":"Alpha note","contentDescription":"the first"}}
+            {"uniqueIdentifier":"a b/c","attributes":{"title":"Beta note"}}
+
+            """)
+        XCTAssertEqual(put.status, 0, put.description)
+        serve = try TestSupport.RunningCommand(arguments: ["--index", index, "--extensions-path", "\(scratch)/none", "desktop", "serve"],
+                                               environment: environment, scratch: scratch, feedsStdin: false)
+        let owned = TestSupport.wait(upTo: 30) {
+            let reply = try? TestSupport.run(DesktopTests.which("busctl")!, ["--user", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                                            "org.freedesktop.DBus", "NameHasOwner", "s", "org.reindexhost.SearchProvider"],
+                                             scratch: scratch, environment: environment)
+            return reply?.stdout.contains("true") ?? false
+        }
+        XCTAssertTrue(owned, TestSupport.read(serve!.stderrPath) ?? "")
+        let path = "/org/reindexhost/SearchProvider", interface = "org.gnome.Shell.SearchProvider2", name = "org.reindexhost.SearchProvider"
+        XCTAssertEqual(Set(try busctl([name, path, interface, "GetInitialResultSet", "as", "1", "note"]).first as? [String] ?? []),
+                       ["com.example.notes/n1", "com.example.notes/a%20b%2Fc"])
+        XCTAssertEqual(try busctl([name, path, interface, "GetInitialResultSet", "as", "1", "alph"]).first as? [String], ["com.example.notes/n1"])
+        let metas = try busctl([name, path, interface, "GetResultMetas", "as", "1", "com.example.notes/a%20b%2Fc"]).first as? [[String: Any]]
+        XCTAssertEqual((metas?.first?["name"] as? [String: Any])?["data"] as? String, "Beta note")
+        kill(serve!.process.processIdentifier, SIGTERM)
+        XCTAssertEqual(serve!.finish(timeout: 30).status, 0)
+    }
+}
