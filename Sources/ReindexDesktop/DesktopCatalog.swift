@@ -6,7 +6,9 @@ import ReindexSystem
 
 /// What both search providers ask of the index: `reindex search`'s engine (the same query
 /// language, ranking and expiry), item look-ups by result identifier, bundle names, and opening.
-/// The index is opened for each call, so a reset or recovered index is simply the next one read.
+/// A SQLite index is opened for each call, so a reset or recovered index is simply the next one
+/// read; a PostgreSQL connection (`keepsIndexOpen`) is kept between calls, each of which still
+/// reads a fresh snapshot, and made anew after any error of the index.
 package final class DesktopCatalog {
     /// The most results one search returns (the desktops show fewer).
     package static let resultLimit = 20
@@ -19,12 +21,16 @@ package final class DesktopCatalog {
     package static let unknownItem = "org.reindexhost.SearchProvider.Error.UnknownItem"
 
     private let openIndex: () throws -> any IndexQueries
+    private let keepsIndexOpen: Bool
+    private var openedIndex: (any IndexQueries)?
     private let discover: () -> DiscoveryResult
     private let log: (String) -> Void
     private var bundles: (at: Double, result: DiscoveryResult)?
 
-    package init(openIndex: @escaping () throws -> any IndexQueries, discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void) {
+    package init(openIndex: @escaping () throws -> any IndexQueries, keepsIndexOpen: Bool = false,
+                 discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void) {
         self.openIndex = openIndex
+        self.keepsIndexOpen = keepsIndexOpen
         self.discover = discover
         self.log = log
     }
@@ -36,7 +42,7 @@ package final class DesktopCatalog {
         let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return [] }
         let store: any IndexQueries
-        do { store = try openIndex() } catch {
+        do { store = try index() } catch {
             log("cannot search: \(error)")
             return []
         }
@@ -48,10 +54,12 @@ package final class DesktopCatalog {
             guard !words.isEmpty else { return [] }
             do { return try store.query(words, options: options).results } catch {
                 log("search '\(words)': \(error.message)")
+                openedIndex = nil
                 return []
             }
         } catch {
             log("search '\(trimmed)': \(error.message)")
+            openedIndex = nil
             return []
         }
     }
@@ -69,14 +77,23 @@ package final class DesktopCatalog {
         }
         let record: ItemRecord?
         do {
-            record = try openIndex().item(bundle: identifier.bundleIdentifier, uniqueIdentifier: identifier.uniqueIdentifier, now: Clock.now())
+            record = try index().item(bundle: identifier.bundleIdentifier, uniqueIdentifier: identifier.uniqueIdentifier, now: Clock.now())
         } catch {
+            openedIndex = nil
             throw BusError(Self.unknownItem, "cannot read the index: \(error)")
         }
         guard let record, !record.expired else {
             throw BusError(Self.unknownItem, "\(identifier.bundleIdentifier): no live item '\(identifier.uniqueIdentifier)'")
         }
         return record.result
+    }
+
+    /// The index to read: the kept connection, else a new one (kept when `keepsIndexOpen`).
+    private func index() throws -> any IndexQueries {
+        if let openedIndex { return openedIndex }
+        let store = try openIndex()
+        if keepsIndexOpen { openedIndex = store }
+        return store
     }
 
     /// The bundle's display name (from its manifest), or its identifier when it is not installed.

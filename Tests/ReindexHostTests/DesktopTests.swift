@@ -479,6 +479,12 @@ final class PostgresDesktopTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try busctl([name, path, interface, "GetInitialResultSet", "as", "1", "alph"]).first as? [String], ["com.example.notes/n1"])
         let metas = try busctl([name, path, interface, "GetResultMetas", "as", "1", "com.example.notes/a%20b%2Fc"]).first as? [[String: Any]]
         XCTAssertEqual((metas?.first?["name"] as? [String: Any])?["data"] as? String, "Beta note")
+        // The connection is kept between calls; each still reads what is indexed now.
+        let more = try TestSupport.runReindex(["--index", index, "put", "com.example.notes"], scratch: scratch, environment: environment,
+                                              stdin: #"{"uniqueIdentifier":"n3","attributes":{"title":"Alphabet note"}}"# + "\n")
+        XCTAssertEqual(more.status, 0, more.description)
+        XCTAssertEqual(Set(try busctl([name, path, interface, "GetInitialResultSet", "as", "1", "alph"]).first as? [String] ?? []),
+                       ["com.example.notes/n1", "com.example.notes/n3"])
         kill(serve!.process.processIdentifier, SIGTERM)
         XCTAssertEqual(serve!.finish(timeout: 30).status, 0)
     }

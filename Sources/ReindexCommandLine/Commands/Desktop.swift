@@ -48,6 +48,7 @@ package struct DesktopCommand: ReindexCommand {
         case .serve:
             let catalog = DesktopCatalog(
                 openIndex: { () throws -> any IndexQueries in try context.openQueries() },
+                keepsIndexOpen: context.paths.isPostgreSQL,
                 discover: { Discovery.discover(context.paths) },
                 log: Self.log)
             return try DesktopService.serve(catalog: catalog, log: Self.log)
