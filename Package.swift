@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // sd-bus (libsystemd), for the desktop's search providers only.
+        .systemLibrary(
+            name: "CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "CReindexSystem"),
 
         // System primitives, each written once (package access only): the C library import, the
@@ -52,8 +58,12 @@ let package = Package(
         // supervisor or the command line.
         .target(name: "ReindexQuery", dependencies: ["ReindexStore", "ReindexProtocol"]),
 
+        // Desktop search over D-Bus (GNOME Shell's SearchProvider2, KRunner's krunner1) and opening
+        // a picked item. The only module that links libsystemd, so ReindexQuery's users never do.
+        .target(name: "ReindexDesktop", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CSDBus"]),
+
         // The command line: the argument parser, the terminal, one file per command, `reindex new`.
-        .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
+        .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem", "ReindexDesktop"]),
 
         // The executable: `main.swift` only.
         .executableTarget(name: "reindex", dependencies: ["ReindexCommandLine"]),
@@ -97,6 +107,6 @@ let package = Package(
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexSystem", "CSQLite", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexDesktop", "ReindexSystem", "CSQLite", "ReindexTestSupport"]),
     ]
 )

@@ -91,6 +91,9 @@ public struct Manifest: Sendable, Equatable, Codable {
     // Custom attributes (queries2): see AttributeDeclaration.swift.
     /// The custom attributes the bundle declares, by name (`"attributes"`); empty when none.
     public var attributes: [String: AttributeDeclaration] = [:]
+    /// How the desktop's search opens this bundle's items (`"open"`); nil: an item's
+    /// `contentURL`, when it has one.
+    public var open: OpenDeclaration? = nil
 
     public init(
         bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
@@ -169,11 +172,12 @@ public struct Manifest: Sendable, Equatable, Codable {
     /// ignored (later versions may add keys); one close to a known key draws a warning.
     public static let knownKeys: [String: [String]] = [
         "": ["manifestVersion", "bundleIdentifier", "displayName", "version", "executable", "arguments", "environment",
-             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits", "sandbox", "priority", "attributes", "$schema"],
+             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits", "sandbox", "priority", "attributes", "open", "$schema"],
         "timeouts": ["startupSeconds", "idleSeconds", "requestSeconds"],
         "sandbox": ["network", "read", "write"],
         "retry": ["maxAttempts"],
         "limits": ["addressSpaceMiB", "cpuSeconds"],
+        "open": ["url", "command"],
     ]
 
     /// Warnings about keys that look like misspellings of known ones (`timeout`, `enviroment`):
@@ -293,6 +297,7 @@ public struct Manifest: Sendable, Equatable, Codable {
         }
         // Custom attributes (queries2).
         manifest.attributes = try AttributeDeclaration.parseAll(value["attributes"])
+        if let open = value["open"], !open.isNull { manifest.open = try OpenDeclaration.parse(open) }
         return manifest
     }
 
@@ -351,6 +356,7 @@ public struct Manifest: Sendable, Equatable, Codable {
         members.append(("priority", .string(priority.rawValue)))
         // Custom attributes (queries2).
         if !attributes.isEmpty { members.append(("attributes", AttributeDeclaration.json(attributes))) }
+        if let open { members.append(("open", open.json)) }
         return .object(members)
     }
 }

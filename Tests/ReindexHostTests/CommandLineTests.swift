@@ -360,6 +360,8 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(try command(["delete", "b", "--all"], as: DeleteCommand.self).what, .all)
         XCTAssertNil(try command(["delete", "b"], as: DeleteCommand.self).what)
         XCTAssertEqual(try command(["completions", "zsh"], as: CompletionsCommand.self).shell, .zsh)
+        XCTAssertEqual(try command(["desktop", "install"], as: DesktopCommand.self).action, .install)
+        XCTAssertNotNil(usageError { try self.command(["desktop", "start"], as: DesktopCommand.self) })
         XCTAssertNil(try command(["help"], as: HelpCommand.self).command)
         XCTAssertEqual(try command(["help", "run", "--man"], as: HelpCommand.self).command, "run")
     }
@@ -391,7 +393,7 @@ final class ArgumentParserTests: XCTestCase {
     func testEveryCommandOfTheTableHasAUniqueNameAndAppearsInHelpCompletionsAndTheManualPage() throws {
         let names = ReindexCommands.table.map { $0.name }
         XCTAssertEqual(Set(names).count, names.count, "duplicate command names: \(names)")
-        XCTAssertEqual(names.count, 17)
+        XCTAssertEqual(names.count, 18)
         XCTAssertEqual(ReindexCommands.all.map(\.name), names, "the declarations are the table's, in its order")
         XCTAssertEqual(parser.commands.map(\.name), names)
         let usage = parser.usage()

@@ -158,6 +158,44 @@ final class ManifestTests: XCTestCase {
         XCTAssertFalse(Manifest.Sandbox.isValidPath("vendor/lib"), "a bare relative path is ambiguous (home? bundle?)")
     }
 
+    // MARK: Opening items
+
+    func testOpenDeclarations() throws {
+        XCTAssertNil(try XCTUnwrap(manifest(minimal(#""open":null"#))).open)
+        XCTAssertEqual(manifest(minimal(#""open":{"url":"{contentURL}"}"#))?.open, .url("{contentURL}"))
+        let command = try XCTUnwrap(manifest(minimal(#""open":{"command":["/usr/bin/app","--id","{uniqueIdentifier}"]}"#)))
+        XCTAssertEqual(command.open, .command(["/usr/bin/app", "--id", "{uniqueIdentifier}"]))
+        XCTAssertEqual(try Manifest.parse(JSONWriter.bytes(command.json)), command)
+        XCTAssertTrue(Manifest.knownKeys["open"]?.contains("command") ?? false)
+    }
+
+    func testOpenErrorsNameTheKeyPath() {
+        let object = #"an object {"url": TEMPLATE} or {"command": [TEMPLATE, …]}"#
+        let cases: [(String, String)] = [
+            (minimal(#""open":"xdg-open {contentURL}""#), "open: expected \(object), got \"xdg-open {contentURL}\""),
+            (minimal(#""open":{}"#), #"open: expected exactly one of "url" and "command", got neither"#),
+            (minimal(#""open":{"url":"x:y","command":["a"]}"#), #"open: expected exactly one of "url" and "command", got both"#),
+            (minimal(#""open":{"url":5}"#), "open.url: expected a string, got 5"),
+            (minimal(#""open":{"url":null}"#), "open.url: expected a string, got null"),
+            (minimal(#""open":{"url":""}"#), #"open.url: expected a non-empty URL template, got """#),
+            (minimal(#""open":{"command":"app"}"#), #"open.command: expected an array of strings, got "app""#),
+            (minimal(#""open":{"command":[]}"#), "open.command: expected a non-empty array (the program, then its arguments), got []"),
+            (minimal(#""open":{"command":["app",1]}"#), "open.command[1]: expected a string, got 1"),
+            (minimal(#""open":{"command":[""]}"#), #"open.command[0]: expected a non-empty program, got """#),
+            (minimal(#""open":{"command":["{contentURL}"]}"#), #"open.command[0]: expected a program without placeholders (no '{'), got "{contentURL}""#),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(manifestError(text)?.description, expected, text)
+        }
+    }
+
+    func testPlaceholdersAreReplacedOnceInsideEachArgument() {
+        let values = ["uniqueIdentifier": "-rf; \"x\" {title}\n", "title": "T", "contentURL": "https://e.com/a b"]
+        XCTAssertEqual(OpenDeclaration.substitute("--id={uniqueIdentifier}", values), "--id=-rf; \"x\" {title}\n", "a value's braces stay as they are")
+        XCTAssertEqual(OpenDeclaration.substitute("{title}{title} {domainIdentifier}|{unknown}{", values), "TT |{unknown}{")
+        XCTAssertEqual(OpenDeclaration.substitute("{{contentURL}}", values), "{https://e.com/a b}")
+    }
+
     func testUnknownTopLevelKeysAreIgnored() {
         XCTAssertEqual(manifest(minimal(#""future":1,"another":{"x":[null]}"#)), Manifest(bundleIdentifier: "com.example.test", executable: "bin/indexer"))
     }

@@ -6,3 +6,4 @@ extension ItemsCommand { package static var onlyReadsIndex: Bool { true } }
 extension ShowCommand { package static var onlyReadsIndex: Bool { true } }
 extension StatusCommand { package static var onlyReadsIndex: Bool { true } }
 extension CheckCommand { package static var onlyReadsIndex: Bool { true } }
+extension DesktopCommand { package static var onlyReadsIndex: Bool { true } }

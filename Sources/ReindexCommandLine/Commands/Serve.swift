@@ -2,6 +2,7 @@ import ReindexProtocol
 import ReindexStore
 import ReindexSystem
 import ReindexHost
+import ReindexDesktop
 
 /// `reindex serve`: the service (`Server`): works the queue, refreshes expiring items, recovers a
 /// lost index and follows bundle changes until SIGTERM or SIGINT.
@@ -18,6 +19,8 @@ package struct ServeCommand: ReindexCommand {
             Logs go to stderr, one line each: TIME serve LEVEL: message. Only one serve per index.
             Extensions run sandboxed (docs/SECURITY.md); where the system has no Landlock, serve says so
             once at start and runs them unsandboxed, unless --require-sandbox is given.
+            --desktop also runs 'reindex desktop serve' (GNOME Shell and KRunner search, docs/DESKTOP.md) as a
+            child process with the same index and search path, stopped when serve stops.
             """
 
     package static let concurrency = Option<Self, Int>(
@@ -31,13 +34,16 @@ package struct ServeCommand: ReindexCommand {
     package static let requireSandbox = Flag<Self>(
         "require-sandbox",
         help: "run no extension unsandboxed: exit 69 at start where the system has no Landlock; a bundle with \"sandbox\": false fails its requests")
-    package static let options: [any DeclaredOption<Self>] = [concurrency, removalGrace, rescan, retryBase, requireSandbox]
+    package static let desktop = Flag<Self>(
+        "desktop", help: "also answer desktop search (GNOME Shell, KRunner): runs 'reindex desktop serve' beside the service (docs/DESKTOP.md)")
+    package static let options: [any DeclaredOption<Self>] = [concurrency, removalGrace, rescan, retryBase, requireSandbox, desktop]
 
     package let concurrency: Int
     package let removalGraceSeconds: Double
     package let rescanSeconds: Double
     package let retryBaseSeconds: Double
     package let requireSandbox: Bool
+    package let desktop: Bool
 
     package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         concurrency = try arguments.value(Self.concurrency, default: 2)
@@ -45,6 +51,7 @@ package struct ServeCommand: ReindexCommand {
         rescanSeconds = try arguments.value(Self.rescan, default: 5)
         retryBaseSeconds = try arguments.value(Self.retryBase, default: 5)
         requireSandbox = arguments[Self.requireSandbox]
+        desktop = arguments[Self.desktop]
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
@@ -55,8 +62,22 @@ package struct ServeCommand: ReindexCommand {
         options.rescanSeconds = rescanSeconds
         options.backoff.baseSeconds = retryBaseSeconds
         options.sandbox = try SandboxReport.options(required: requireSandbox, context: context)
-        if context.paths.isPostgreSQL { return try FleetServer(paths: context.paths, options: options).run() }
+        if context.paths.isPostgreSQL {
+            let server = try FleetServer(paths: context.paths, options: options)
+            let companion = try startDesktop(context)
+            defer { companion?.stop() }
+            return server.run()
+        }
         let server = try Server(paths: context.paths, options: options)
+        let companion = try startDesktop(context)
+        defer { companion?.stop() }
         return server.run()
+    }
+
+    /// With --desktop, `reindex desktop serve` on the same index and search path, as a child
+    /// process that lives as long as this service (SIGTERM reaches it when the service stops).
+    private func startDesktop(_ context: CommandContext) throws(ReindexError) -> DesktopCompanion? {
+        guard desktop else { return nil }
+        return try DesktopCompanion.start(DesktopCommand.serveCommand(context))
     }
 }

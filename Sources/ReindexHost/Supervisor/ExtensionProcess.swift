@@ -311,3 +311,22 @@ public final class ExtensionProcess {
 enum SpawnedChildren {
     static let shared = Locked(Set<pid_t>())
 }
+
+extension ExtensionProcess {
+    /// Starts a child of the host that is not an extension (the desktop service beside `serve
+    /// --desktop`) with `spawn`, registered as the extensions are, under the same lock, so the
+    /// sweep of adopted orphans never stops or reaps it. Its owner waits for it and then calls
+    /// `companionEnded`.
+    package static func startCompanion(_ spawn: () throws -> pid_t) rethrows -> pid_t {
+        try SpawnedChildren.shared.withLock { spawned in
+            let pid = try spawn()
+            spawned.insert(pid)
+            return pid
+        }
+    }
+
+    /// Forgets a companion its owner has reaped.
+    package static func companionEnded(_ pid: pid_t) {
+        _ = SpawnedChildren.shared.withLock { $0.remove(pid) }
+    }
+}

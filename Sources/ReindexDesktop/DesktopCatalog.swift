@@ -1,0 +1,120 @@
+import Foundation
+import ReindexHost
+import ReindexProtocol
+import ReindexStore
+import ReindexSystem
+
+/// What both search providers ask of the index: `reindex search`'s engine (the same query
+/// language, ranking and expiry), item look-ups by result identifier, bundle names, and opening.
+/// A SQLite index is opened for each call, so a reset or recovered index is simply the next one
+/// read; a PostgreSQL connection (`keepsIndexOpen`) is kept between calls, each of which still
+/// reads a fresh snapshot, and made anew after any error of the index.
+package final class DesktopCatalog {
+    /// The most results one search returns (the desktops show fewer).
+    package static let resultLimit = 20
+    /// Bounds on what a caller may send.
+    package static let maximumTerms = 64
+    package static let maximumTermBytes = 1024
+    package static let maximumIdentifiers = 1024
+    package static let maximumIdentifierBytes = 16384
+
+    package static let unknownItem = "org.reindexhost.SearchProvider.Error.UnknownItem"
+
+    private let openIndex: () throws -> any IndexQueries
+    private let keepsIndexOpen: Bool
+    private var openedIndex: (any IndexQueries)?
+    private let discover: () -> DiscoveryResult
+    private let log: (String) -> Void
+    private var bundles: (at: Double, result: DiscoveryResult)?
+
+    package init(openIndex: @escaping () throws -> any IndexQueries, keepsIndexOpen: Bool = false,
+                 discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void) {
+        self.openIndex = openIndex
+        self.keepsIndexOpen = keepsIndexOpen
+        self.discover = discover
+        self.log = log
+    }
+
+    /// The best matches of `query`, best first. A query the language refuses is searched again as
+    /// its plain words (what a person types into a desktop search box is rarely meant as syntax);
+    /// no index yet, or an unreadable one, is no results (and a log line), never an error.
+    package func search(_ query: String, limit: Int = resultLimit) -> [SearchResult] {
+        let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return [] }
+        let store: any IndexQueries
+        do { store = try index() } catch {
+            log("cannot search: \(error)")
+            return []
+        }
+        let options = QueryOptions(limit: limit)
+        do {
+            return try store.query(trimmed, options: options).results
+        } catch let error where error.code == .invalidData || error.code == .usage {
+            let words = Self.plainWords(trimmed)
+            guard !words.isEmpty else { return [] }
+            do { return try store.query(words, options: options).results } catch {
+                log("search '\(words)': \(error.message)")
+                openedIndex = nil
+                return []
+            }
+        } catch {
+            log("search '\(trimmed)': \(error.message)")
+            openedIndex = nil
+            return []
+        }
+    }
+
+    /// The letters and digits of `text`, every other character a space.
+    static func plainWords(_ text: String) -> String {
+        let scalars = text.unicodeScalars.map { $0.properties.isAlphabetic || $0.properties.numericType != nil ? Character($0) : " " }
+        return String(scalars).split(separator: " ").joined(separator: " ")
+    }
+
+    /// The live item a result identifier names, or an `UnknownItem` error.
+    package func item(_ id: String) throws(BusError) -> SearchResult {
+        guard let identifier = ResultIdentifier(id) else {
+            throw BusError(Self.unknownItem, "not a result identifier of this service: \(String(id.prefix(200)))")
+        }
+        let record: ItemRecord?
+        do {
+            record = try index().item(bundle: identifier.bundleIdentifier, uniqueIdentifier: identifier.uniqueIdentifier, now: Clock.now())
+        } catch {
+            openedIndex = nil
+            throw BusError(Self.unknownItem, "cannot read the index: \(error)")
+        }
+        guard let record, !record.expired else {
+            throw BusError(Self.unknownItem, "\(identifier.bundleIdentifier): no live item '\(identifier.uniqueIdentifier)'")
+        }
+        return record.result
+    }
+
+    /// The index to read: the kept connection, else a new one (kept when `keepsIndexOpen`).
+    private func index() throws -> any IndexQueries {
+        if let openedIndex { return openedIndex }
+        let store = try openIndex()
+        if keepsIndexOpen { openedIndex = store }
+        return store
+    }
+
+    /// The bundle's display name (from its manifest), or its identifier when it is not installed.
+    package func displayName(of bundleIdentifier: String) -> String {
+        bundle(bundleIdentifier)?.manifest.displayName ?? bundleIdentifier
+    }
+
+    /// Opens the item a result identifier names, as its bundle declares (`Opening`).
+    package func open(_ id: String) throws(BusError) {
+        let item = try item(id)
+        let arguments = try Opening.arguments(for: item, declaration: bundle(item.bundleIdentifier)?.manifest.open)
+        log("opening \(item.bundleIdentifier) '\(item.uniqueIdentifier)' with \(arguments[0])")
+        try Opening.spawn(arguments)
+    }
+
+    /// Discovery, reread at most every five seconds: a search box asks on every keystroke.
+    private func bundle(_ identifier: String) -> DiscoveredBundle? {
+        let now = Clock.monotonic()
+        if let bundles, now - bundles.at < 5 { return bundles.result.bundle(identifier) }
+        let result = discover()
+        bundles = (now, result)
+        return result.bundle(identifier)
+    }
+}
