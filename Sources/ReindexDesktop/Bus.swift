@@ -108,8 +108,26 @@ package struct BusCall {
 
 /// An object exported on the bus: answers the calls sent to its path.
 package protocol BusObject: AnyObject {
-    /// The reply's values, or an error the caller receives as a D-Bus error.
+    /// The interface the object implements, its object path and its introspection XML.
+    static var interface: String { get }
+    static var path: String { get }
+    static var interfaceXML: String { get }
+    /// The reply's values to a call of the object's own interface, or an error the caller
+    /// receives as a D-Bus error.
     func handle(_ call: BusCall) throws(BusError) -> [BusValue]
+}
+
+extension BusObject {
+    /// Answers `Introspect`, refuses another interface, and hands the rest to `handle`.
+    func dispatch(_ call: BusCall) throws(BusError) -> [BusValue] {
+        if call.interface == "org.freedesktop.DBus.Introspectable" && call.member == "Introspect" {
+            return [.string(Introspection.document(Self.interfaceXML))]
+        }
+        guard call.interface == nil || call.interface == Self.interface else {
+            throw .unknownMethod("\(Self.path) has no interface \(call.interface ?? "")")
+        }
+        return try handle(call)
+    }
 }
 
 /// A connection to the session bus (sd-bus) with the objects it exports, worked by one thread
@@ -158,7 +176,7 @@ package final class BusConnection {
             guard sd_bus_message_is_method_call(message, nil, nil) > 0 else { return 0 }
             let object = Unmanaged<ObjectBox>.fromOpaque(userdata).takeUnretainedValue().object
             do throws(BusError) {
-                let values = try object.handle(BusCall(message: message))
+                let values = try object.dispatch(BusCall(message: message))
                 return BusConnection.reply(to: message, values)
             } catch {
                 return sd_bus_error_set(replyError, error.name, error.message)

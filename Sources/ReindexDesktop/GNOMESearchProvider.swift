@@ -14,12 +14,6 @@ package final class GNOMESearchProvider: BusObject {
     }
 
     package func handle(_ call: BusCall) throws(BusError) -> [BusValue] {
-        if call.interface == "org.freedesktop.DBus.Introspectable" && call.member == "Introspect" {
-            return [.string(Introspection.document(Self.interfaceXML))]
-        }
-        guard call.interface == nil || call.interface == Self.interface else {
-            throw .unknownMethod("\(Self.path) has no interface \(call.interface ?? "")")
-        }
         switch call.member {
         case "GetInitialResultSet":
             try call.requireSignature("as")
@@ -83,7 +77,7 @@ package final class GNOMESearchProvider: BusObject {
         ]
     }
 
-    static let interfaceXML = """
+    package static let interfaceXML = """
           <interface name="org.gnome.Shell.SearchProvider2">
             <method name="GetInitialResultSet">
               <arg type="as" name="terms" direction="in"/>

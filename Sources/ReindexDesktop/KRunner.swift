@@ -18,12 +18,6 @@ package final class KRunnerProvider: BusObject {
     }
 
     package func handle(_ call: BusCall) throws(BusError) -> [BusValue] {
-        if call.interface == "org.freedesktop.DBus.Introspectable" && call.member == "Introspect" {
-            return [.string(Introspection.document(Self.interfaceXML))]
-        }
-        guard call.interface == nil || call.interface == Self.interface else {
-            throw .unknownMethod("\(Self.path) has no interface \(call.interface ?? "")")
-        }
         switch call.member {
         case "Actions":
             try call.requireSignature("")
@@ -75,7 +69,7 @@ package final class KRunnerProvider: BusObject {
         }
     }
 
-    static let interfaceXML = """
+    package static let interfaceXML = """
           <interface name="org.kde.krunner1">
             <method name="Actions">
               <arg type="a(sss)" name="matches" direction="out"/>

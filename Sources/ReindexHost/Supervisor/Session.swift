@@ -201,8 +201,8 @@ public final class ExtensionSession {
             endedBy = failure
             return (writes.counts, context.rejections, failure)
         case .success(let result)?:
-            if case .bool(true)? = result["allowEmpty"] { lastAcknowledgementAllowsEmpty = true } else { lastAcknowledgementAllowsEmpty = false }
-            if let refusal = emptyingRefusal(context, result: result) {
+            lastAcknowledgementAllowsEmpty = result["allowEmpty"]?.boolValue == true
+            if let refusal = emptyingRefusal(context) {
                 writes.rollback()
                 log.note(refusal.message)
                 endedBy = refusal
@@ -229,9 +229,9 @@ public final class ExtensionSession {
     /// were all rejected acknowledges, so it needs the extension to say the data is empty on
     /// purpose (`allowEmpty`). A resumed attempt whose committed batches hold the items is not
     /// judged by what this attempt put.
-    private func emptyingRefusal(_ context: RequestContext, result: JSONValue) -> RequestFailure? {
-        guard context.request.kind == .reindexAll, context.writes.counts.put == 0, context.request.clientState == nil else { return nil }
-        if case .bool(true)? = result["allowEmpty"] { return nil }
+    private func emptyingRefusal(_ context: RequestContext) -> RequestFailure? {
+        guard context.request.kind == .reindexAll, context.writes.counts.put == 0, context.request.clientState == nil,
+              !lastAcknowledgementAllowsEmpty else { return nil }
         let counts = context.writes.counts
         if counts.rejected > 0 {
             return fail(.allRejected, "every item of the reindexAll was rejected (\(counts.rejected)); nothing was published and the bundle's items stay as they were. Fix the items (the reasons are in the bundle's log and in `reindex run --json`'s rejections), then run it again")
