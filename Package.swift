@@ -107,6 +107,6 @@ let package = Package(
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexDesktop", "ReindexSystem", "CSQLite", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexDesktop", "ReindexSystem", "CSQLite", "CSDBus", "ReindexTestSupport"]),
     ]
 )

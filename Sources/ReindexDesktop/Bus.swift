@@ -115,6 +115,13 @@ package protocol BusObject: AnyObject {
     /// The reply's values to a call of the object's own interface, or an error the caller
     /// receives as a D-Bus error.
     func handle(_ call: BusCall) throws(BusError) -> [BusValue]
+    /// For a search a later one from the same caller makes pointless (the next keystroke's),
+    /// the reply that abandons it; nil for every other call, which is answered at once.
+    func supersededReply(_ call: BusCall) -> [BusValue]?
+}
+
+extension BusObject {
+    package func supersededReply(_ call: BusCall) -> [BusValue]? { nil }
 }
 
 extension BusObject {
@@ -136,10 +143,25 @@ package final class BusConnection {
     private var bus: OpaquePointer?
     private var boxes: [Unmanaged<ObjectBox>] = []
     private var ownedName: String?
+    private let deferred = DeferredCalls()
 
     private final class ObjectBox {
         let object: any BusObject
-        init(_ object: any BusObject) { self.object = object }
+        let deferred: DeferredCalls
+        init(_ object: any BusObject, _ deferred: DeferredCalls) { self.object = object; self.deferred = deferred }
+    }
+
+    /// Searches read from the bus but not yet answered: answered once every call already sent
+    /// has been read, so a search that a later one from the same caller replaces is never run.
+    private final class DeferredCalls {
+        struct Call {
+            let message: OpaquePointer
+            let object: any BusObject
+            let abandon: [BusValue]
+            /// Caller and object path: a later search with the same key supersedes this one.
+            let key: String
+        }
+        var calls: [Call] = []
     }
 
     /// Connects to the session bus that `DBUS_SESSION_BUS_ADDRESS` names (else the user's bus).
@@ -168,13 +190,21 @@ package final class BusConnection {
     /// Exports `object` at `path`: every call to that path goes to it.
     package func export(_ object: any BusObject, at path: String) throws(ReindexError) {
         guard let bus else { return }
-        let box = Unmanaged.passRetained(ObjectBox(object))
+        let box = Unmanaged.passRetained(ObjectBox(object, deferred))
         boxes.append(box)
         let r = sd_bus_add_object(bus, nil, path, { message, userdata, replyError in
             guard let message, let userdata else { return 0 }
             // Signals and replies that reach the path are not ours to answer.
             guard sd_bus_message_is_method_call(message, nil, nil) > 0 else { return 0 }
-            let object = Unmanaged<ObjectBox>.fromOpaque(userdata).takeUnretainedValue().object
+            let box = Unmanaged<ObjectBox>.fromOpaque(userdata).takeUnretainedValue()
+            let object = box.object
+            if let abandon = object.supersededReply(BusCall(message: message)) {
+                let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+                let path = sd_bus_message_get_path(message).map { String(cString: $0) } ?? ""
+                box.deferred.calls.append(.init(message: sd_bus_message_ref(message), object: object, abandon: abandon,
+                                                key: sender + "\u{0}" + path))
+                return 1
+            }
             do throws(BusError) {
                 let values = try object.dispatch(BusCall(message: message))
                 return BusConnection.reply(to: message, values)
@@ -186,14 +216,20 @@ package final class BusConnection {
     }
 
     /// Processes calls until `stopFD` becomes readable (a signal arrived), calling `idle` between
-    /// them. Returns normally on the stop; throws when the bus connection is lost.
-    package func run(until stopFD: Int32, idle: () -> Void) throws(ReindexError) {
+    /// them and `abandoned` for each search answered unrun because a later one superseded it.
+    /// Returns normally on the stop; throws when the bus connection is lost.
+    package func run(until stopFD: Int32, idle: () -> Void, abandoned: (String) -> Void = { _ in }) throws(ReindexError) {
         guard let bus else { return }
         while true {
             let r = sd_bus_process(bus, nil)
             guard r >= 0 else { throw ReindexError(.ioError, "lost the session bus: \(Self.describe(r))") }
             idle()
             if r > 0 { continue }
+            // Every call sent so far is read: answer the deferred searches, then read again.
+            if !deferred.calls.isEmpty {
+                answerDeferred(abandoned)
+                continue
+            }
             var fds = [pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
                        pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
             // At most a second, so finished children are reaped promptly by `idle`.
@@ -202,9 +238,36 @@ package final class BusConnection {
         }
     }
 
+    /// Runs the last deferred search of each caller, path and method, and answers the earlier
+    /// ones with their abandoning reply (no results) without running them.
+    private func answerDeferred(_ abandoned: (String) -> Void) {
+        let calls = deferred.calls
+        deferred.calls = []
+        var last: [String: Int] = [:]
+        for (n, call) in calls.enumerated() { last[call.key] = n }
+        for (n, call) in calls.enumerated() {
+            defer { sd_bus_message_unref(call.message) }
+            if last[call.key] != n {
+                abandoned(BusCall(message: call.message).member ?? "a search")
+                _ = Self.reply(to: call.message, call.abandon)
+                continue
+            }
+            do throws(BusError) {
+                _ = Self.reply(to: call.message, try call.object.dispatch(BusCall(message: call.message)))
+            } catch {
+                var replyError = sd_bus_error()
+                _ = sd_bus_error_set(&replyError, error.name, error.message)
+                _ = sd_bus_reply_method_error(call.message, &replyError)
+                sd_bus_error_free(&replyError)
+            }
+        }
+    }
+
     /// Releases the name, sends what is queued and closes the connection.
     package func close() {
         guard let bus else { return }
+        for call in deferred.calls { sd_bus_message_unref(call.message) }
+        deferred.calls = []
         if let ownedName { _ = sd_bus_release_name(bus, ownedName) }
         ownedName = nil
         _ = sd_bus_flush(bus)

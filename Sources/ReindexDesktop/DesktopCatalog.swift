@@ -26,13 +26,27 @@ package final class DesktopCatalog {
     private let discover: () -> DiscoveryResult
     private let log: (String) -> Void
     private var bundles: (at: Double, result: DiscoveryResult)?
+    /// This executable and its global options, for `LaunchSearch`'s `reindex search`.
+    private let searchCommand: [String]
+    /// The terminal `LaunchSearch` runs it in (`--terminal`), else nil (see `Opening.launchSearchArguments`).
+    private let terminal: [String]?
 
     package init(openIndex: @escaping () throws -> any IndexQueries, keepsIndexOpen: Bool = false,
-                 discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void) {
+                 discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void,
+                 searchCommand: [String] = ["reindex"], terminal: [String]? = nil) {
         self.openIndex = openIndex
         self.keepsIndexOpen = keepsIndexOpen
         self.discover = discover
         self.log = log
+        self.searchCommand = searchCommand
+        self.terminal = terminal
+    }
+
+    /// Shows every result of `terms`, as `reindex search` prints them, in a terminal.
+    package func launchSearch(_ terms: [String]) throws(BusError) {
+        let arguments = try Opening.launchSearchArguments(terms: terms, searchCommand: searchCommand, terminal: terminal)
+        log("showing the search in \(arguments[0])")
+        try Opening.spawn(arguments)
     }
 
     /// The best matches of `query`, best first. A query the language refuses is searched again as

@@ -18,7 +18,8 @@ package enum DesktopService {
         // The name last, so the first call that finds us finds both objects.
         try connection.requestName(busName)
         log("serving \(busName): \(GNOMESearchProvider.interface) at \(GNOMESearchProvider.path), \(KRunnerProvider.interface) at \(KRunnerProvider.path)")
-        try connection.run(until: stop.readFD) { Opening.reapChildren() }
+        try connection.run(until: stop.readFD, idle: { Opening.reapChildren() },
+                           abandoned: { method in log("abandoned \(method): a later search from the same caller replaces it") })
         log("stopping: releasing \(busName)")
         connection.close()
         return 0

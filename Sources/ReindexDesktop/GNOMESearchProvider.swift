@@ -43,15 +43,23 @@ package final class GNOMESearchProvider: BusObject {
             try catalog.open(id)
             return []
         case "LaunchSearch":
-            // There is no application window to show the search in; the results in the overview
-            // are the whole of it.
+            // "Show all results": `reindex search` in a terminal (`DesktopCatalog.launchSearch`).
             try call.requireSignature("asu")
-            _ = try readTerms(call)
+            let terms = try readTerms(call)
             _ = try call.readUInt32()
+            try catalog.launchSearch(terms)
             return []
         default:
             throw .unknownMethod("\(Self.interface) has no method \(call.member ?? "")")
         }
+    }
+
+    /// A result set GNOME Shell asked for while typing is pointless once it asks for the next
+    /// one: abandoned with no results (the shell ignores a cancelled call's reply).
+    package func supersededReply(_ call: BusCall) -> [BusValue]? {
+        guard call.interface == nil || call.interface == Self.interface,
+              call.member == "GetInitialResultSet" || call.member == "GetSubsearchResultSet" else { return nil }
+        return [.strings([])]
     }
 
     private func readTerms(_ call: BusCall) throws(BusError) -> [String] {

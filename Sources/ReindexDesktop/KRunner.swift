@@ -48,6 +48,13 @@ package final class KRunnerProvider: BusObject {
         }
     }
 
+    /// KRunner sends `Match` on every keystroke; one overtaken by the next is answered with no
+    /// matches, unsearched.
+    package func supersededReply(_ call: BusCall) -> [BusValue]? {
+        guard call.interface == nil || call.interface == Self.interface, call.member == "Match" else { return nil }
+        return [.array(element: "(sssida{sv})", [])]
+    }
+
     private func matches(_ query: String) -> [BusValue] {
         let results = catalog.search(query)
         let best = results.compactMap(\.score).max() ?? 0

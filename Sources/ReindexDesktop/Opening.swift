@@ -102,6 +102,37 @@ package enum Opening {
         return pid
     }
 
+    /// The terminals tried, in order, when neither `--terminal` nor `$TERMINAL` names one: each
+    /// program with the option after which it runs a command's argument vector.
+    package static let terminals: [[String]] = [["x-terminal-emulator", "-e"], ["gnome-terminal", "--"], ["konsole", "-e"], ["xterm", "-e"]]
+
+    /// What `LaunchSearch` starts: `terminal` (the configured one, else `$TERMINAL -e`, else the
+    /// first of `terminals` on PATH) running `reindex search -- TERMS` through `searchCommand`
+    /// (this executable and its global options), then waiting for Enter so the results stay on
+    /// screen. The script is fixed text; the terms and paths are its positional arguments, never
+    /// part of it, so nothing typed is read as shell syntax.
+    package static func launchSearchArguments(terms: [String], searchCommand: [String], terminal: [String]?,
+                                              environment: [String: String] = ProcessInfo.processInfo.environment) throws(BusError) -> [String] {
+        let query = terms.joined(separator: " ")
+        guard !query.trimmingCharacters(in: .whitespaces).isEmpty else { throw BusError(nothingToOpen, "no search terms to show") }
+        let chosen: [String]
+        if let terminal, !terminal.isEmpty {
+            chosen = terminal
+        } else if let program = environment["TERMINAL"], !program.isEmpty {
+            chosen = [program, "-e"]
+        } else if let found = terminals.first(where: { isOnPath($0[0], environment["PATH"]) }) {
+            chosen = found
+        } else {
+            throw BusError(openFailed, "no terminal to show the search in: start 'reindex desktop serve --terminal \"PROGRAM -e\"' or set $TERMINAL")
+        }
+        let script = #""$0" "$@"; printf '\n%s' 'Press Enter to close. '; read -r _"#
+        return chosen + ["sh", "-c", script] + searchCommand + ["search", "--", query]
+    }
+
+    static func isOnPath(_ program: String, _ path: String?) -> Bool {
+        (path ?? "/usr/bin:/bin").split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
+    }
+
     /// Reaps every child that has ended, without waiting.
     package static func reapChildren() {
         var status: Int32 = 0

@@ -1,3 +1,4 @@
+import CSDBus
 import Foundation
 import ReindexDesktop
 import ReindexProtocol
@@ -42,7 +43,7 @@ final class DesktopTests: XCTestCase {
         let bin = "\(scratch)/bin"
         try FileManager.default.createDirectory(atPath: "\(scratch)/opened", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        for program in ["record-open", "xdg-open"] {
+        for program in ["record-open", "xdg-open", "x-terminal-emulator"] {
             try TestSupport.write("""
                 #!/bin/sh
                 f=$(mktemp "\(scratch)/opened/.\(program).XXXXXX")
@@ -215,7 +216,6 @@ final class DesktopTests: XCTestCase {
         let viaGDBus = try gdbus(gnomePath, "\(gnome).GetInitialResultSet", ["['alpha']"])
         XCTAssertEqual(viaGDBus.status, 0, viaGDBus.description)
         XCTAssertEqual(viaGDBus.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "(['com.example.notes/n1'],)")
-        _ = try call(gnomePath, gnome, "LaunchSearch", "asu", ["1", "note", "0"])
     }
 
     func testActivationRunsTheDeclaredCommandWithHostileValuesAsSingleArguments() throws {
@@ -235,6 +235,75 @@ final class DesktopTests: XCTestCase {
         let dashed = try gdbus(gnomePath, "\(gnome).ActivateResult", [id("com.example.links", "l2"), "[]", "0"])
         XCTAssertTrue(dashed.stderr.contains("org.reindexhost.SearchProvider.Error.NothingToOpen"), dashed.description)
         XCTAssertEqual(opened(count: 0), [])
+    }
+
+    func testASearchOvertakenByTheNextKeystrokeIsAbandoned() throws {
+        // One connection sends two searches while the service is stopped, so both wait on its
+        // socket: the first is answered with nothing, unsearched; the second is searched.
+        var client: OpaquePointer? = nil
+        XCTAssertGreaterThanOrEqual(sd_bus_new(&client), 0)
+        defer { sd_bus_flush_close_unref(client) }
+        XCTAssertGreaterThanOrEqual(sd_bus_set_address(client, bus), 0)
+        XCTAssertGreaterThanOrEqual(sd_bus_set_bus_client(client, 1), 0)
+        XCTAssertGreaterThanOrEqual(sd_bus_start(client), 0)
+        func search(_ term: String) -> UInt64 {
+            var m: OpaquePointer? = nil
+            XCTAssertGreaterThanOrEqual(sd_bus_message_new_method_call(client, &m, busName, gnomePath, gnome, "GetInitialResultSet"), 0)
+            defer { sd_bus_message_unref(m) }
+            XCTAssertGreaterThanOrEqual(sd_bus_message_open_container(m, CChar(UInt8(ascii: "a")), "s"), 0)
+            _ = term.withCString { sd_bus_message_append_basic(m, CChar(UInt8(ascii: "s")), $0) }
+            XCTAssertGreaterThanOrEqual(sd_bus_message_close_container(m), 0)
+            var cookie: UInt64 = 0
+            XCTAssertGreaterThanOrEqual(sd_bus_send(client, m, &cookie), 0)
+            return cookie
+        }
+        let pid = serve!.process.processIdentifier
+        kill(pid, SIGSTOP)
+        let first = search("alpha"), second = search("note")
+        XCTAssertGreaterThanOrEqual(sd_bus_flush(client), 0)
+        kill(pid, SIGCONT)
+        var replies: [UInt64: [String]] = [:]
+        let deadline = Date().addingTimeInterval(20)
+        while replies.count < 2 && Date() < deadline {
+            var m: OpaquePointer? = nil
+            let r = sd_bus_process(client, &m)
+            XCTAssertGreaterThanOrEqual(r, 0)
+            if let m {
+                defer { sd_bus_message_unref(m) }
+                var cookie: UInt64 = 0
+                guard sd_bus_message_get_reply_cookie(m, &cookie) >= 0, cookie == first || cookie == second else { continue }
+                XCTAssertNil(sd_bus_message_get_error(m)?.pointee.name.map { String(cString: $0) })
+                var ids: [String] = []
+                XCTAssertGreaterThan(sd_bus_message_enter_container(m, CChar(UInt8(ascii: "a")), "s"), 0)
+                while true {
+                    var p: UnsafePointer<CChar>? = nil
+                    guard withUnsafeMutablePointer(to: &p, { sd_bus_message_read_basic(m, CChar(UInt8(ascii: "s")), $0) }) > 0, let p else { break }
+                    ids.append(String(cString: p))
+                }
+                replies[cookie] = ids
+            } else if r == 0 {
+                _ = sd_bus_wait(client, 1_000_000)
+            }
+        }
+        XCTAssertEqual(replies[first], [], "the overtaken search is answered with nothing")
+        XCTAssertEqual(Set(replies[second] ?? []), [id("com.example.notes", "n1"), id("com.example.notes", "n2"), id("com.example.notes", hostile)])
+        XCTAssertTrue(TestSupport.read(serve!.stderrPath)?.contains("abandoned GetInitialResultSet") == true)
+        // Searches from one caller that do not overlap are each answered.
+        XCTAssertEqual(try results(["alpha"]), [id("com.example.notes", "n1")])
+        XCTAssertEqual(try results(["beta"]), [id("com.example.notes", "n2")])
+    }
+
+    func testLaunchSearchShowsReindexSearchInATerminalWithTheTermsAsOneArgument() throws {
+        _ = try call(gnomePath, gnome, "LaunchSearch", "asu", ["2", "note", "$(id); rm -rf", "0"])
+        let argv = try XCTUnwrap(opened(count: 1).first)
+        XCTAssertEqual(Array(argv.prefix(4)), ["\(scratch)/bin/x-terminal-emulator", "-e", "sh", "-c"])
+        XCTAssertFalse(argv[4].contains("note"), "the script is fixed text: \(argv[4])")
+        XCTAssertEqual(Array(argv.suffix(3)), ["search", "--", "note $(id); rm -rf"])
+        XCTAssertTrue(argv.contains("\(scratch)/index.sqlite"), "\(argv)")
+        // The script, run as the terminal would: the search's results, then it waits for Enter.
+        let shown = try TestSupport.run("/bin/sh", Array(argv.dropFirst(3).dropLast()) + ["note"], scratch: scratch, environment: environment, stdin: "\n")
+        XCTAssertEqual(shown.status, 0, shown.description)
+        XCTAssertTrue(shown.stdout.contains("Alpha note") && shown.stdout.contains("Press Enter"), shown.stdout)
     }
 
     func testMalformedCallsAreErrorsAndTheServiceStays() throws {

@@ -22,6 +22,9 @@ package struct DesktopCommand: ReindexCommand {
             krunner/dbusplugins/org.reindexhost.SearchProvider.desktop, dbus-1/services/org.reindexhost.SearchProvider.service
             (so the bus starts 'reindex desktop serve' on the first search, with this --index and --extensions-path)
             and applications/org.reindexhost.SearchProvider.desktop. uninstall removes them. --json: {"files":[PATH…]}.
+            "Show all results" (LaunchSearch) runs 'reindex search -- TERMS' in a terminal: --terminal, else
+            $TERMINAL -e, else the first of x-terminal-emulator -e, gnome-terminal --, konsole -e, xterm -e.
+            A search overtaken by the caller's next one before it ran is answered with no results, unsearched.
             See docs/DESKTOP.md.
             """
 
@@ -32,8 +35,13 @@ package struct DesktopCommand: ReindexCommand {
     package static let action = Argument<Self, String>(
         "ACTION", help: "serve, install or uninstall", completion: .values(Action.allCases.map(\.rawValue)))
     package static let arguments: [any DeclaredArgument<Self>] = [action]
+    package static let terminal = Option<Self, String>(
+        "terminal", value: "COMMAND",
+        help: "serve: the terminal that shows \"all results\", with the option that runs a command, e.g. \"kitty --\" (default $TERMINAL -e, else x-terminal-emulator -e); install writes it into the service")
+    package static let options: [any DeclaredOption<Self>] = [terminal]
 
     package let action: Action
+    package let terminal: [String]?
 
     package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         let name = arguments[Self.action]
@@ -41,6 +49,8 @@ package struct DesktopCommand: ReindexCommand {
             throw ReindexError(.usage, "no desktop action '\(name)'; actions: \(Action.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self.action = action
+        self.terminal = try arguments.value(Self.terminal).map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        if let terminal, terminal.isEmpty { throw ReindexError(.usage, "--terminal needs a program, e.g. --terminal \"xterm -e\"") }
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
@@ -50,10 +60,12 @@ package struct DesktopCommand: ReindexCommand {
                 openIndex: { () throws -> any IndexQueries in try context.openQueries() },
                 keepsIndexOpen: context.paths.isPostgreSQL,
                 discover: { Discovery.discover(context.paths) },
-                log: Self.log)
+                log: Self.log,
+                searchCommand: Self.reindexCommand(context),
+                terminal: terminal)
             return try DesktopService.serve(catalog: catalog, log: Self.log)
         case .install, .uninstall:
-            let installation = DesktopInstallation(dataHome: Self.dataHome(context.paths), serveCommand: Self.serveCommand(context))
+            let installation = DesktopInstallation(dataHome: Self.dataHome(context.paths), serveCommand: Self.serveCommand(context, terminal: terminal))
             let files = try action == .install ? installation.install() : installation.uninstall()
             if context.json {
                 Console.json(.object([("files", .array(files.map(JSONValue.string)))]))
@@ -73,13 +85,18 @@ package struct DesktopCommand: ReindexCommand {
     }
 
     /// This executable with the index and search path given to this command (not the defaults,
-    /// which the service finds itself), then `desktop serve`.
-    static func serveCommand(_ context: CommandContext) -> [String] {
+    /// which the service finds itself).
+    static func reindexCommand(_ context: CommandContext) -> [String] {
         var command = [executablePath()]
         if context.paths.indexSource != "default" { command += ["--index", context.paths.index] }
         let given = context.paths.searchPath.filter { $0.source == .option || $0.source == .environment }.map(\.directory)
         if !given.isEmpty { command += ["--extensions-path", given.joined(separator: ":")] }
-        return command + ["desktop", "serve"]
+        return command
+    }
+
+    /// `reindexCommand`, then `desktop serve` (with the terminal, when one was given).
+    static func serveCommand(_ context: CommandContext, terminal: [String]? = nil) -> [String] {
+        reindexCommand(context) + ["desktop", "serve"] + (terminal.map { ["--terminal", $0.joined(separator: " ")] } ?? [])
     }
 
     static func executablePath() -> String {
