@@ -85,7 +85,7 @@ let package = Package(
         // The benchmark (`swift run -c release reindex-bench`) and its extension.
         .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer"),
-        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "CLibPQ", "BenchSupport", "PostgresHarness"], path: "Benchmarks/ReindexBench"),
+        .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "CLibPQ", "CSDBus", "BenchSupport", "PostgresHarness"], path: "Benchmarks/ReindexBench"),
 
         .plugin(
             name: "BundleExtension",

@@ -1,3 +1,4 @@
+import Foundation
 import ReindexProtocol
 
 /// Deterministic benchmark items, shared by the benchmark extension and the raw loader.
@@ -37,6 +38,9 @@ public enum BenchItems {
         }
         if extra {
             if n % 100 == 0 { attributes.rankingHint = Double(1 + (n / 100) % 5) }
+            // Modified within the 1,000 days before the run, a day apart per item mod 1000: a
+            // `$time.today(-30)` range selects 3%.
+            attributes.contentModificationDate = Date(timeIntervalSinceNow: -Double(n % 1000) * 86_400 - 3_600)
             attributes.custom["level"] = .integer(Int64(n % 1000))
         }
         return SearchableItem(uniqueIdentifier: "item.\(n)", domainIdentifier: "com.example.bench.\(department.lowercased())", attributes: attributes)

@@ -22,6 +22,8 @@ import ReindexProtocol
 ///   `serve --concurrency 2` with two extensions that pause mid-request, and searches during a
 ///   replacement (none may see two generations).
 /// - postgres, fleet: the PostgreSQL index (see `PostgresScenarios.swift`);
+/// - desktop: GNOME Shell's and KRunner's calls over a private session bus to `reindex desktop
+///   serve` on the search index, typed a letter at a time (`DesktopScenario.swift`; `--only desktop`);
 /// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
 ///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`).
 @main
@@ -47,7 +49,7 @@ struct ReindexBench {
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox,desktop]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -127,6 +129,7 @@ final class Bench {
         if options.only.contains("throughput") { try throughput() }
         if options.only.contains("ack") { try acknowledgementLatency() }
         if options.only.contains("search") { try searchLatency() }
+        if options.only.contains("desktop") { try desktopLatency() }
         if options.only.contains("discovery") { try discovery() }
         if options.only.contains("python") { try pythonThroughput() }
         if options.only.contains("concurrency") { try concurrency() }
@@ -454,18 +457,23 @@ final class Bench {
 
     // MARK: Search latency
 
+    /// The index the search scenarios read: the throughput scenario's largest, else one of the
+    /// largest item count whose items carry rankingHints (one in 100), a modification date and
+    /// the declared attribute `level`, made once.
+    func searchIndex() throws -> String {
+        if let largestIndex { return largestIndex }
+        let extensions = work + "/ext-search"
+        let count = options.items.max() ?? 100_000
+        _ = try makeBundle(in: extensions, items: count, large: false, environment: ["BENCH_EXTRA": "1"],
+                           declarations: .object([("level", .object([("type", .string("number"))]))]))
+        let path = work + "/search.sqlite"
+        _ = try runCommand(reindexBinary, ["--index", path, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
+        largestIndex = path
+        return path
+    }
+
     func searchLatency() throws {
-        var path = largestIndex
-        if path == nil {
-            let extensions = work + "/ext-search"
-            let count = options.items.max() ?? 100_000
-            // Its items carry rankingHints (one in 100) and the declared attribute `level`.
-            _ = try makeBundle(in: extensions, items: count, large: false, environment: ["BENCH_EXTRA": "1"],
-                               declarations: .object([("level", .object([("type", .string("number"))]))]))
-            path = work + "/search.sqlite"
-            _ = try runCommand(reindexBinary, ["--index", path!, "--extensions-path", extensions, "run", "com.example.bench.indexer"])
-        }
-        guard let path else { return }
+        let path = try searchIndex()
         let store = try IndexStore.open(path: path)
         let items = try store.itemCount(bundle: "com.example.bench.indexer")
         let one = ["engineering", "swift", "park", "hopper", "design", "kubernetes", "finance", "zoë", "legal", "rust"]
@@ -505,6 +513,11 @@ final class Bench {
             // A declared attribute, through item_attributes: 0.2% of the items, then 0.1% with words.
             languageQueries.append(("filter only, declared attribute", "level >= 998"))
             languageQueries.append(("filter + words, declared attribute", "park && level == 500"))
+        }
+        if try store.count("contentModificationDate == *") > 0 {
+            // Apple's grammar: a `$time` range (3% of the items) with a word.
+            languageQueries.append(("$time range + word", "park && contentModificationDate >= $time.today(-30)"))
+            languageQueries.append(("InRange with $time + word", "InRange(kMDItemContentModificationDate, $time.today(-30), $time.now) && swift"))
         }
         rows.append(["items with a rankingHint", declared ? "\(try store.count("rankingHint > 0"))" : "0", "-", "the plain-word rows above rank over them"])
         for (name, query) in languageQueries {

@@ -6,9 +6,10 @@ import ReindexSystem
 
 /// What both search providers ask of the index: `reindex search`'s engine (the same query
 /// language, ranking and expiry), item look-ups by result identifier, bundle names, and opening.
-/// A SQLite index is opened for each call, so a reset or recovered index is simply the next one
-/// read; a PostgreSQL connection (`keepsIndexOpen`) is kept between calls, each of which still
-/// reads a fresh snapshot, and made anew after any error of the index.
+/// The index is opened once and kept between calls, each of which still reads the latest
+/// committed state; it is opened anew after any error of the index and whenever `identity`
+/// changes (a SQLite index file reset or replaced: another file at the path), so a new index is
+/// simply the next one read.
 package final class DesktopCatalog {
     /// The most results one search returns (the desktops show fewer).
     package static let resultLimit = 20
@@ -21,8 +22,8 @@ package final class DesktopCatalog {
     package static let unknownItem = "org.reindexhost.SearchProvider.Error.UnknownItem"
 
     private let openIndex: () throws -> any IndexQueries
-    private let keepsIndexOpen: Bool
-    private var openedIndex: (any IndexQueries)?
+    private let identity: () -> String?
+    private var openedIndex: (index: any IndexQueries, identity: String?)?
     private let discover: () -> DiscoveryResult
     private let log: (String) -> Void
     private var bundles: (at: Double, result: DiscoveryResult)?
@@ -31,11 +32,13 @@ package final class DesktopCatalog {
     /// The terminal `LaunchSearch` runs it in (`--terminal`), else nil (see `Opening.launchSearchArguments`).
     private let terminal: [String]?
 
-    package init(openIndex: @escaping () throws -> any IndexQueries, keepsIndexOpen: Bool = false,
+    /// `identity` names the index now at its place (for a file, its device and inode); nil when
+    /// there is none.
+    package init(openIndex: @escaping () throws -> any IndexQueries, identity: @escaping () -> String? = { nil },
                  discover: @escaping () -> DiscoveryResult, log: @escaping (String) -> Void,
                  searchCommand: [String] = ["reindex"], terminal: [String]? = nil) {
         self.openIndex = openIndex
-        self.keepsIndexOpen = keepsIndexOpen
+        self.identity = identity
         self.discover = discover
         self.log = log
         self.searchCommand = searchCommand
@@ -102,12 +105,22 @@ package final class DesktopCatalog {
         return record.result
     }
 
-    /// The index to read: the kept connection, else a new one (kept when `keepsIndexOpen`).
+    /// The index to read: the kept connection while the index at its place is the same one,
+    /// else a new connection, kept.
     private func index() throws -> any IndexQueries {
-        if let openedIndex { return openedIndex }
+        let current = identity()
+        if let openedIndex, openedIndex.identity == current { return openedIndex.index }
+        openedIndex = nil
         let store = try openIndex()
-        if keepsIndexOpen { openedIndex = store }
+        openedIndex = (store, current)
         return store
+    }
+
+    /// A file's device and inode, or nil when nothing is at `path`.
+    package static func fileIdentity(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
     }
 
     /// The bundle's display name (from its manifest), or its identifier when it is not installed.

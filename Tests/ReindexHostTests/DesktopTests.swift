@@ -293,6 +293,18 @@ final class DesktopTests: XCTestCase {
         XCTAssertEqual(try results(["beta"]), [id("com.example.notes", "n2")])
     }
 
+    func testTheServiceReadsNewWritesAndANewIndexFileWithoutRestarting() throws {
+        XCTAssertEqual(try results(["zeta"]), [])
+        try put("com.example.plain", [#"{"uniqueIdentifier":"z1","attributes":{"title":"Zeta thing"}}"#])
+        XCTAssertEqual(try results(["zeta"]), [id("com.example.plain", "z1")])
+        // Another index file at the same path (as after a restore): the next call reads it.
+        try FileManager.default.removeItem(atPath: "\(scratch)/index.sqlite")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: "\(scratch)/index.sqlite\(suffix)") }
+        try put("com.example.plain", [#"{"uniqueIdentifier":"z2","attributes":{"title":"Zeta other"}}"#])
+        XCTAssertEqual(try results(["zeta"]), [id("com.example.plain", "z2")])
+        XCTAssertEqual(try results(["alpha"]), [])
+    }
+
     func testLaunchSearchShowsReindexSearchInATerminalWithTheTermsAsOneArgument() throws {
         _ = try call(gnomePath, gnome, "LaunchSearch", "asu", ["2", "note", "$(id); rm -rf", "0"])
         let argv = try XCTUnwrap(opened(count: 1).first)
