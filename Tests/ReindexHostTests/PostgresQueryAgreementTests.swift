@@ -195,6 +195,15 @@ final class PostgresQueryAgreementTests: XCTestCase {
                 }
             }
         }
+        // Core Spotlight's names sort as the index's own, on both backends.
+        for backend in [sqlite as any IndexQueries, postgres as any IndexQueries] {
+            for (alias, name) in [("kMDItemStarRating:desc", "rating:desc"), ("kMDItemTitle", "title"), ("kMDItemContentCreationDate", "contentCreationDate")] {
+                let byAlias = identifiers(try backend.query("", options: QueryOptions(limit: 1000, sort: [try QuerySort(parsing: alias)])))
+                XCTAssertEqual(byAlias, identifiers(try backend.query("", options: QueryOptions(limit: 1000, sort: [try QuerySort(parsing: name)]))), alias)
+            }
+            XCTAssertEqual(try backend.facet("", attribute: "kMDItemKeywords", top: 5, options: QueryOptions()).map(\.value),
+                           try backend.facet("", attribute: "keywords", top: 5, options: QueryOptions()).map(\.value))
+        }
         // The fixture's own expectation (QueryCommandTests): rating descending, ties by identifier.
         let sorted = try pages(postgres, #"rating >= 4 && contentType == "public.movie""#, limit: 5, sort: [QuerySort(attribute: "rating", descending: true)])
         XCTAssertEqual(sorted.first, "com.example.films/film.005")

@@ -14,8 +14,9 @@ public struct Snippet: Sendable, Equatable {
 public struct QuerySort: Sendable, Equatable {
     public var attribute: String
     public var descending: Bool
+    /// `attribute` may be a `kMDItem…` name (docs/QUERIES.md); it is kept as the index's own.
     public init(attribute: String, descending: Bool = false) {
-        self.attribute = attribute
+        self.attribute = QueryParser.attributeName(attribute)
         self.descending = descending
     }
 
@@ -25,7 +26,7 @@ public struct QuerySort: Sendable, Equatable {
         guard (1...2).contains(parts.count), QueryParser.isAttributeName(parts[0]) else {
             throw ReindexError(.usage, "--sort \(text): expected ATTR, ATTR:asc or ATTR:desc")
         }
-        attribute = parts[0]
+        attribute = QueryParser.attributeName(parts[0])
         switch parts.count == 2 ? parts[1] : "asc" {
         case "asc": descending = false
         case "desc": descending = true

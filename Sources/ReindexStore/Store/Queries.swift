@@ -38,6 +38,7 @@ extension IndexStore {
     /// The most common values of a string attribute (contentType, domainIdentifier,
     /// bundleIdentifier, keywords, …) among the query's matches, with their counts.
     public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
+        let attribute = QueryParser.attributeName(attribute)  // a kMDItem… name is the index's own
         let prepared = try prepare(text, options: options)
         let expression: String
         var list = false

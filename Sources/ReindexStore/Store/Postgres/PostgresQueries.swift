@@ -75,7 +75,8 @@ extension PostgresStore {
     /// The most common values of a string attribute among the query's matches, with their
     /// counts, most common first (ties by value).
     public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
-        try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
+        let attribute = QueryParser.attributeName(attribute)  // a kMDItem… name is the index's own
+        return try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
             let q = try prepare(text, options: options)
             var expression: String
             var from = PostgresQueryCompiler.from
