@@ -404,6 +404,15 @@ public struct ValidatedItem: Sendable, Equatable {
             mark(field, start)
         }
 
+        /// Follows the field just added with its `WordParts` line, when it has one.
+        mutating func addWordParts(_ field: Field) {
+            let start = Int(header[field.rawValue * 2]) - ValidatedItem.headerBytes
+            guard start >= 0, let split = body.withUnsafeBytes({ WordParts.splitLine(UnsafeRawBufferPointer(rebasing: $0[start...])) }) else { return }
+            body.append(0x0A)
+            body.append(contentsOf: split)
+            mark(field, start)
+        }
+
         mutating func mark(_ field: Field, _ start: Int) {
             header[field.rawValue * 2] = Int32(start + ValidatedItem.headerBytes)
             header[field.rawValue * 2 + 1] = Int32(body.count + ValidatedItem.headerBytes)
@@ -529,8 +538,9 @@ public enum ItemValidator {
                 switch value {
                 case .string(let text)?: builder.add(field, text)
                 case .array(let list)?: builder.add(field, joining: list)
-                default: break
+                default: continue
                 }
+                builder.addWordParts(field)
             }
             builder.addJSON(.attributes, attributes)
         } else {

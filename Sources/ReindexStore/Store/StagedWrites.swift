@@ -248,8 +248,8 @@ public final class StagedWrites {
         for (slot, name) in searchableNames.enumerated() {
             let text: String
             switch values[name] {
-            case .string(let s)?: text = s
-            case .array(let list)?: text = list.compactMap(\.stringValue).joined(separator: "\n")
+            case .string(let s)?: text = WordParts.expanded(s)
+            case .array(let list)?: text = WordParts.expanded(list.compactMap(\.stringValue).joined(separator: "\n"))
             default: continue
             }
             insert.reset()

@@ -326,7 +326,11 @@ extension IndexStore {
                  "item(s) have no full-text row"),
                 ("SELECT count(*) FROM items_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = d.id)",
                  "full-text row(s) belong to no item"),
-                ("SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id WHERE f.title IS NOT json_extract(i.attributes, '$.title')",
+                // The title, or the title followed by its `WordParts` line.
+                ("""
+                 SELECT count(*) FROM items i JOIN items_fts f ON f.rowid = i.id WHERE f.title IS NOT json_extract(i.attributes, '$.title')
+                 AND substr(f.title, 1, length(json_extract(i.attributes, '$.title')) + 1) IS NOT json_extract(i.attributes, '$.title') || char(10)
+                 """,
                  "full-text row(s) do not match their item's title"),
                 ("SELECT count(*) FROM item_attributes t WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = t.item)",
                  "declared attribute value(s) belong to no item"),

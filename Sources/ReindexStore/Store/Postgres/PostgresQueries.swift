@@ -199,7 +199,11 @@ extension PostgresStore {
         let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
         var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
-        if PostgresQueryCompiler.needsFolding(expression) {
+        // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
+        // text is rechecked (words restricted to attributes, or a bundle's unsearched text).
+        let rechecks = plan.units.contains { $0.columns != QueryPlan.allColumns }
+            || declared.values.contains { $0.searchable && !$0.searchableByDefault }
+        if PostgresQueryCompiler.needsFolding(expression) || rechecks {
             let r = try query("""
                 SELECT (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'),
                     EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')

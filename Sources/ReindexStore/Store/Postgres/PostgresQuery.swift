@@ -167,9 +167,21 @@ struct PostgresQueryCompiler {
         declared[name]?.attributeKind == .stringList ? Self.joined(name) : Self.string(name)
     }
 
-    /// `tsquery` (bound already) found in one of these texts.
-    static func anyText(_ texts: [String], _ query: String) -> String {
-        "(" + texts.map { "to_tsvector('reindex_search', coalesce(\($0), '')) @@ \(query)" }.joined(separator: " OR ") + ")"
+    /// `tsquery` (bound already) found in one of these texts. With `wordParts`, as the stored
+    /// document has them — each followed by its `WordParts` line (a space where a lowercase
+    /// letter meets an uppercase one), made only for a text that fails without it; letters are
+    /// ICU's when the server has ICU. Only the checks of attributes a query names ask for them:
+    /// the recheck of every searched attribute for plain words (`recheckWords`) and the scores'
+    /// attribute tests stay without, as the split text in every arm of those costs several
+    /// times the query (docs/QUERIES.md, "On PostgreSQL").
+    func anyText(_ texts: [String], _ query: String, wordParts: Bool = false) -> String {
+        "(" + texts.map { text in
+            let plain = "to_tsvector('reindex_search', coalesce(\(text), '')) @@ \(query)"
+            guard wordParts else { return plain }
+            let t = icu ? "(\(text) COLLATE \"und-x-icu\")" : text
+            return plain + " OR (\(t) ~ '[[:lower:]][[:upper:]]' "
+                + "AND to_tsvector('reindex_search', regexp_replace(\(t), '([[:lower:]])([[:upper:]])', '\\1 \\2', 'g')) @@ \(query))"
+        }.joined(separator: " OR ") + ")"
     }
 
     /// The items where `unit` matches: through the document's GIN index, then in the unit's
@@ -181,9 +193,9 @@ struct PostgresQueryCompiler {
         var test = "i.doc @@ \(query)"
         if unit.columns != QueryPlan.allColumns {
             let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
-            test += " AND " + Self.anyText(names.map(columnText), query)
+            test += " AND " + anyText(names.map(columnText), query, wordParts: true)
         } else if recheckWords {
-            test += " AND " + Self.anyText(AttributeSchema.searched.map(columnText), query)
+            test += " AND " + anyText(AttributeSchema.searched.map(columnText), query)
         }
         return "(" + test + ")"
     }
@@ -201,7 +213,7 @@ struct PostgresQueryCompiler {
         guard let plain = Self.phrase(unit, prefix: prefix), let a = Self.phrase(unit, prefix: prefix, weights: "A"),
               let b = Self.phrase(unit, prefix: prefix, weights: "B"), let c = Self.phrase(unit, prefix: prefix, weights: "C") else { return "0" }
         let query = tsquery(plain)
-        func found(_ name: String) -> String { Self.anyText([columnText(name)], query) }
+        func found(_ name: String) -> String { anyText([columnText(name)], query) }
         return """
             (CASE WHEN i.doc @@ \(tsquery(a)) THEN (CASE WHEN \(found("title")) THEN 10 ELSE 8 END) \
             WHEN i.doc @@ \(tsquery(b)) THEN 5 \
@@ -449,7 +461,7 @@ struct PostgresQueryCompiler {
             return c.op == .equal ? "false" : "true"
         }
         let query = tsquery(phrase)
-        let test = "(i.doc @@ \(query) AND \(Self.anyText([customText(c.attribute)], query)))"
+        let test = "(i.doc @@ \(query) AND \(anyText([customText(c.attribute)], query, wordParts: true)))"
         return c.op == .equal ? test : "NOT \(test)"
     }
 

@@ -150,7 +150,7 @@ public final class PostgresWrites {
             default: break
             }
         }
-        return parts.isEmpty ? nil : Self.clean(parts.joined(separator: "\n"))
+        return parts.isEmpty ? nil : Self.clean(WordParts.expanded(parts.joined(separator: "\n")))
     }
 
     /// Adds or replaces one item. A partial update is merged into the item of its identifier as

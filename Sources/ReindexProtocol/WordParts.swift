@@ -1,0 +1,44 @@
+/// Core Spotlight's words split also where a lowercase letter meets an uppercase one
+/// (`MyWindowController` holds `My`, `Window` and `Controller`). The full-text index splits only
+/// at what is not a letter or a digit, so the text each searched attribute gives it is followed,
+/// when it has such a change of case, by a line holding the same text with a space at each
+/// change: `MyWindowController` is indexed as `MyWindowController\nMy Window Controller`. Both
+/// backends index that text, and PostgreSQL's query-time checks of an attribute's own text make
+/// the same line (`PostgresQueryCompiler.anyText`).
+public enum WordParts {
+    /// `text`, followed by its split line when it has a change of case.
+    public static func expanded(_ text: String) -> String {
+        var text = text
+        let split = text.withUTF8 { splitLine(UnsafeRawBufferPointer($0)) }
+        guard let split else { return text }
+        return text + "\n" + String(decoding: split, as: UTF8.self)
+    }
+
+    /// The text with a space where a lowercase letter is followed by an uppercase one, or nil
+    /// when there is no such place. ASCII text without one is recognised without decoding.
+    public static func splitLine(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        var previousLower = false
+        var needsDecoding = false
+        for byte in bytes {
+            if byte >= 0x80 { needsDecoding = true; break }
+            let upper = byte >= 0x41 && byte <= 0x5A
+            if previousLower && upper { needsDecoding = true; break }
+            previousLower = byte >= 0x61 && byte <= 0x7A
+        }
+        guard needsDecoding else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 8)
+        var changed = false
+        var previous: Unicode.GeneralCategory? = nil
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            let category = scalar.properties.generalCategory
+            if previous == .lowercaseLetter && category == .uppercaseLetter {
+                output.append(0x20)
+                changed = true
+            }
+            previous = category
+            output.append(contentsOf: UTF8.encode(scalar)!)
+        }
+        return changed ? output : nil
+    }
+}
