@@ -24,17 +24,17 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .systemLibrary(
+        // libpq's headers, and its functions loaded on first use (dlopen): a program that never
+        // opens a PostgreSQL index never loads libpq (nor Kerberos, LDAP and GnuTLS with it).
+        // Debian: libpq-dev (headers) and libpq5; Homebrew: libpq.
+        .target(
             name: "CLibPQ",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+            cSettings: [.unsafeFlags(["-I/opt/homebrew/opt/libpq/include", "-I/usr/local/opt/libpq/include"], .when(platforms: [.macOS]))],
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
-        // sd-bus (libsystemd), for the desktop's search providers only.
-        .systemLibrary(
-            name: "CSDBus",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        // sd-bus's headers (libsystemd-dev), and its functions loaded on first use (dlopen), for
+        // the desktop's search providers only: no other command loads libsystemd.
+        .target(name: "CSDBus", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "CReindexSystem"),
 
         // System primitives, each written once (package access only): the C library import, the

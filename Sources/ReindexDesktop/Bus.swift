@@ -166,6 +166,10 @@ package final class BusConnection {
 
     /// Connects to the session bus that `DBUS_SESSION_BUS_ADDRESS` names (else the user's bus).
     package init() throws(ReindexError) {
+        // libsystemd is loaded here, not at start (CSDBus).
+        guard reindex_sdbus_load() != 0 else {
+            throw ReindexError(.cannotStart, "desktop search needs libsystemd's sd-bus, which cannot be loaded (\(String(cString: reindex_sdbus_error())))")
+        }
         var bus: OpaquePointer? = nil
         let r = sd_bus_open_user(&bus)
         guard r >= 0, let bus else {

@@ -210,6 +210,11 @@ public final class PGConnection {
 
     /// Connects; a failure names the host and port and says what libpq said.
     public init(_ connectionString: String) throws(PostgresError) {
+        // libpq is loaded here, at the first PostgreSQL connection, never at start (CLibPQ).
+        guard reindex_libpq_load() != 0 else {
+            throw PostgresError(sqlState: nil, message: "a PostgreSQL index needs libpq, which cannot be loaded (\(String(cString: reindex_libpq_error()))); install it: apt-get install libpq5, brew install libpq",
+                                context: PostgresLocation.masked(connectionString), connectionLost: false)
+        }
         guard let conn = PQconnectdb(connectionString) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", context: PostgresLocation.masked(connectionString), connectionLost: true)
         }
