@@ -94,6 +94,9 @@ public struct Manifest: Sendable, Equatable, Codable {
     /// How the desktop's search opens this bundle's items (`"open"`); nil: an item's
     /// `contentURL`, when it has one.
     public var open: OpenDeclaration? = nil
+    /// Whether the host records this bundle's sessions for `reindex runs` and replay
+    /// (`"record"`, default true). A bundle whose messages must not be kept on disk says false.
+    public var record = true
 
     public init(
         bundleIdentifier: String, executable: String, displayName: String? = nil, version: String = "0",
@@ -172,7 +175,7 @@ public struct Manifest: Sendable, Equatable, Codable {
     /// ignored (later versions may add keys); one close to a known key draws a warning.
     public static let knownKeys: [String: [String]] = [
         "": ["manifestVersion", "bundleIdentifier", "displayName", "version", "executable", "arguments", "environment",
-             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits", "sandbox", "priority", "attributes", "open", "$schema"],
+             "protocolVersions", "timeouts", "retry", "refreshBeforeExpirySeconds", "limits", "sandbox", "priority", "attributes", "open", "record", "$schema"],
         "timeouts": ["startupSeconds", "idleSeconds", "requestSeconds"],
         "sandbox": ["network", "read", "write"],
         "retry": ["maxAttempts"],
@@ -298,6 +301,7 @@ public struct Manifest: Sendable, Equatable, Codable {
         // Custom attributes (queries2).
         manifest.attributes = try AttributeDeclaration.parseAll(value["attributes"])
         if let open = value["open"], !open.isNull { manifest.open = try OpenDeclaration.parse(open) }
+        if let record = try r.bool("record") { manifest.record = record }
         return manifest
     }
 
@@ -357,6 +361,7 @@ public struct Manifest: Sendable, Equatable, Codable {
         // Custom attributes (queries2).
         if !attributes.isEmpty { members.append(("attributes", AttributeDeclaration.json(attributes))) }
         if let open { members.append(("open", open.json)) }
+        if !record { members.append(("record", .bool(false))) }
         return .object(members)
     }
 }

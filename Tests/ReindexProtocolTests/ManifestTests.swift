@@ -113,6 +113,17 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(Manifest(bundleIdentifier: "a.b", executable: "x", sandbox: .off).json["sandbox"], .bool(false))
     }
 
+    func testRecordDefaultsToTrueRoundTripsAndNamesItsKeyPath() throws {
+        XCTAssertEqual(try XCTUnwrap(manifest(minimal())).record, true)
+        XCTAssertEqual(try XCTUnwrap(manifest(minimal(#""record":null"#))).record, true)
+        let off = try XCTUnwrap(manifest(minimal(#""record":false"#)))
+        XCTAssertEqual(off.record, false)
+        XCTAssertEqual(try Manifest.parse(JSONWriter.bytes(off.json)), off)
+        XCTAssertEqual(manifestError(minimal(#""record":"no""#))?.description, #"record: expected true or false, got "no""#)
+        XCTAssertEqual(manifestError(minimal(#""record":0"#))?.description, "record: expected true or false, got 0")
+        XCTAssertEqual(Manifest.warnings(Array(minimal(#""recrod":false"#).utf8)), ["unknown key 'recrod' is ignored; did you mean 'record'?"])
+    }
+
     // MARK: Sandbox and priority
 
     func testSandboxDeclarations() throws {

@@ -8,7 +8,7 @@ import ReindexProtocol
 /// `Global`'s. Parsing, help, completions and the manual page are all derived from this table.
 package enum ReindexCommands {
     package static let table: [any ReindexCommand.Type] = [
-        ListCommand.self, PathsCommand.self, ValidateCommand.self, RunCommand.self, DebugCommand.self, ServeCommand.self, DesktopCommand.self,
+        ListCommand.self, PathsCommand.self, ValidateCommand.self, RunCommand.self, DebugCommand.self, RunsCommand.self, ServeCommand.self, DesktopCommand.self,
         SearchCommand.self, ShowCommand.self, ItemsCommand.self, StatusCommand.self, PutCommand.self, DeleteCommand.self,
         CheckCommand.self, ResetCommand.self, NewCommand.self, CompletionsCommand.self, HelpCommand.self,
     ]

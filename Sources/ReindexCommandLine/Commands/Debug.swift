@@ -19,6 +19,11 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
             The extension runs in its sandbox, as under 'reindex run' (a debugger attaches to it from
             outside all the same); the host prints what the sandbox grants.
             Ends with the same summary and exit codes as 'reindex run'. See docs/DEBUGGING.md.
+            With --replay REQUEST_ID (from 'reindex runs BUNDLE_ID') it replays a recorded session
+            instead: the recorded initialize, request, batch/commit replies and $/cancel, against a
+            scratch index (removed afterwards), and reports whether the extension sent what it sent
+            then, or its first divergence. Exit status 0 when the replay ran, matched or not; 66 when
+            there is no such recording; 65 when the recording is damaged.
             """
 
     package static let bundle = Argument<Self, String>("BUNDLE_ID", help: "the bundle to debug")
@@ -46,9 +51,12 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
     package static let scratchIndex = Flag<Self>("scratch-index", help: "run against a throwaway copy of the index file (a SQLite index)")
     package static let printAttach = Flag<Self>("print-attach", help: "print the process name and attach commands, then go on without waiting")
     package static let noSandbox = Flag<Self>("no-sandbox", help: "run the extension without its sandbox (to tell whether the sandbox is what stops it)")
+    package static let replay = Option<Self, Int>("replay", value: "REQUEST_ID",
+                                                  help: "replay the recorded session of this request (see 'reindex runs') against a scratch index and compare",
+                                                  as: .positiveInteger)
     package static let arguments: [any DeclaredArgument<Self>] = [bundle]
     package static var options: [any DeclaredOption<Self>] {
-        requestOptions + [reason, waitForDebugger, trace, scratchIndex, printAttach, noSandbox, requireSandbox]
+        requestOptions + [reason, waitForDebugger, trace, scratchIndex, printAttach, noSandbox, requireSandbox, replay]
     }
 
     package let bundle: String
@@ -61,6 +69,8 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
     package let printAttach: Bool
     package let noSandbox: Bool
     package let requireSandbox: Bool
+    /// The request whose recorded session is replayed, or nil for a new request.
+    package let replayRequest: Int?
 
     package init(_ arguments: Arguments<Self>) throws(ReindexError) {
         bundle = arguments[Self.bundle]
@@ -71,12 +81,16 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         printAttach = arguments[Self.printAttach]
         noSandbox = arguments[Self.noSandbox]
         requireSandbox = arguments[Self.requireSandbox]
+        replayRequest = try arguments.value(Self.replay)
+        if replayRequest != nil && (request.ids != nil || request.idsFrom != nil || request.resume) {
+            throw ReindexError(.usage, "--replay plays the recorded request as it was: it takes no --ids, --ids-from or --resume")
+        }
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
         let bundle = try context.findBundle(self.bundle)
+        if let replayRequest { return try ReplayRun.execute(self, requestID: Int64(replayRequest), bundle: bundle, context: context) }
         let selection = try RequestSelection(request)
-        let waitSeconds = self.waitSeconds, printAttach = self.printAttach
 
         // The index: the real one, or a throwaway copy of it.
         var indexPath = context.paths.index
@@ -103,13 +117,22 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         scratchContext.paths.index = indexPath
         if scratchDirectory != nil { scratchContext.paths.logs = FileSystem.join(scratchDirectory!, "logs") }
         let store = try scratchContext.openIndex()
+        var options = try sessionOptions(bundle: bundle, context: context, scratchContext: scratchDirectory != nil ? scratchContext : nil)
+        // A session against a scratch copy is not recorded: its request ids are the copy's.
+        if scratchDirectory == nil { options.recordsAs = "debug" }
+        return try ForcedRun.execute(context: scratchContext, bundle: bundle, selection: selection, options: options, store: store).status
+    }
 
+    /// The session options of debug mode (`scratchContext`: the paths of a scratch index the
+    /// session uses instead of the real one, which then stays out of the extension's reach too).
+    func sessionOptions(bundle: DiscoveredBundle, context: CommandContext, scratchContext: CommandContext?) throws(ReindexError) -> SessionOptions {
+        let waitSeconds = self.waitSeconds, printAttach = self.printAttach
         var options = SessionOptions()
         options.debug = true
         options.sandbox = try SandboxReport.options(required: requireSandbox, disabled: noSandbox, context: context)
-        options.sandbox.paths = scratchContext.paths
+        options.sandbox.paths = (scratchContext ?? context).paths
         // Against a scratch copy the real index, locks and logs stay out of reach too.
-        if scratchDirectory != nil { options.sandbox.alsoProtect = [context.paths] }
+        if scratchContext != nil { options.sandbox.alsoProtect = [context.paths] }
         // No timeouts at all: after the acknowledgement the extension may sit at a breakpoint
         // for as long as the developer likes; Ctrl-C moves the shutdown on.
         options.exitGraceSeconds = .infinity
@@ -174,6 +197,6 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
                 }
             }
         }
-        return try ForcedRun.execute(context: scratchContext, bundle: bundle, selection: selection, options: options, store: store).status
-        }
+        return options
+    }
 }

@@ -21,6 +21,7 @@ package struct PathsCommand: ReindexCommand {
                 ("index", .string(paths.indexDisplayName)),
                 ("indexSource", .string(paths.indexSource)),
                 ("logs", .string(paths.logs)),
+                ("recordings", .string(paths.recordings)),
                 ("data", .string(paths.data)),
                 ("sandbox", SandboxSupport.current.json),
             ]))
@@ -34,6 +35,7 @@ package struct PathsCommand: ReindexCommand {
         Console.out("Every subdirectory of these that holds a manifest.json is a bundle.")
         Console.out("Index: \(paths.indexDisplayName)  [\(paths.indexSource)]")
         Console.out("Logs:  \(paths.logs)")
+        Console.out("Recorded sessions: \(paths.recordings)  [each bundle's in <bundle> in it; 'reindex runs BUNDLE_ID']")
         Console.out("Data:  \(paths.data)  [each bundle's REINDEX_DATA_DIR is <bundle> in it]")
         Console.out("Sandbox: \(SandboxSupport.current)")
         return 0

@@ -57,6 +57,7 @@ package struct RunCommand: RequestCommand, SandboxedCommand {
         }
         var options = SessionOptions()
         options.sandbox = try SandboxReport.options(required: requireSandbox, context: context)
+        options.recordsAs = "run"
         return try ForcedRun.execute(context: context, bundle: bundle, selection: selection, options: options, store: store).status
     }
 }

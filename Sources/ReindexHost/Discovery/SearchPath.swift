@@ -22,7 +22,11 @@ public struct HostPaths: Sendable, Equatable {
     /// Where `--index` came from: the option, the environment or the default.
     public var indexSource: String
     /// The directory of per-bundle logs.
-    public var logs: String
+    public var logs: String {
+        didSet { recordings = FileSystem.join(FileSystem.directoryName(logs), "recordings") }
+    }
+    /// The directory of per-bundle recorded sessions (`reindex runs`), beside `logs`.
+    public private(set) var recordings: String
     /// The user's extensions directory (where `bundle-extension` installs by default).
     public var userExtensions: String
     /// Where each bundle's private, persistent data directory lives (`REINDEX_DATA_DIR` is
@@ -80,6 +84,7 @@ public struct HostPaths: Sendable, Equatable {
         } else {
             logs = FileSystem.join(FileSystem.directoryName(self.index), "logs")
         }
+        recordings = FileSystem.join(FileSystem.directoryName(logs), "recordings")
     }
 
     /// Whether the index is a PostgreSQL database (`index` is then a connection string).
@@ -93,6 +98,11 @@ public struct HostPaths: Sendable, Equatable {
     /// case-insensitively.
     public func logFile(for bundleIdentifier: String) -> String {
         FileSystem.join(logs, Self.safeName(bundleIdentifier) + ".log")
+    }
+
+    /// The directory of one bundle's recorded sessions, named like its log file.
+    public func recordingsDirectory(for bundleIdentifier: String) -> String {
+        FileSystem.join(recordings, Self.safeName(bundleIdentifier))
     }
 
     /// The private data directory of one bundle (`REINDEX_DATA_DIR`), named like its log file.

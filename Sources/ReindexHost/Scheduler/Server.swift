@@ -53,6 +53,7 @@ extension ServeOptions {
         session.cancelGraceSeconds = cancelGraceSeconds
         session.sandbox = sandbox
         session.sandbox.paths = paths
+        session.recordsAs = "serve"
         return session
     }
 }

@@ -55,12 +55,19 @@ public struct RequestRunner {
         var options = options
         if options.sandbox.paths == nil { options.sandbox.paths = paths }
         let session = ExtensionSession(bundle: bundle, store: store, logPath: logPath ?? paths.logFile(for: bundle.identifier), options: options)
-        defer { session.shutdown() }
+        defer {
+            session.shutdown()
+            // The session is over (its last output drained): the recording's ending says how.
+            let failure = results.first?.failure
+            session.recorder?.finish(outcome: results.first.map { $0.failure?.kind.rawValue ?? "acknowledged" } ?? "unfinished",
+                                     error: failure?.message)
+        }
         var started = false
         for queued in requests {
             let begin = Clock.now()
             guard let request = (try? store.markRunning(queued.id)) ?? nil else { continue }
             if !started {
+                session.recorder = recorder(bundle: bundle, request: request, options: options, log: session.log)
                 do {
                     try session.start()
                     started = true
@@ -96,6 +103,16 @@ public struct RequestRunner {
             results[results.count - 1].warnings.append("protocol violation: \(late); the request stands")
         }
         return results
+    }
+
+    /// The recorder of a session that starts with `request`, when the command records and the
+    /// manifest allows it (one recording per session: the requests after its first are not).
+    private func recorder(bundle: DiscoveredBundle, request: QueuedRequest, options: SessionOptions, log: ExtensionLog) -> SessionRecorder? {
+        guard let mode = options.recordsAs, bundle.manifest.record, options.replay == nil else { return nil }
+        let header = Recording.Header(bundleIdentifier: bundle.identifier, requestID: request.id, request: request.kind,
+                                      reason: request.reason.rawValue, started: Clock.now(), mode: mode)
+        return SessionRecorder(directory: paths.recordingsDirectory(for: bundle.identifier), header: header,
+                               maximumBytes: Recording.maximumBytes(options.environment), log: log)
     }
 
     /// The failure with the extension's latest stderr lines (after shutdown, they are complete).

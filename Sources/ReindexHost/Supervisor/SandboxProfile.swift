@@ -260,6 +260,7 @@ struct Protected: Equatable {
                 add(indexDirectory, "locks", "the index's locks")
             }
             add(FileSystem.directoryName(host.logs), FileSystem.baseName(host.logs), "the logs")
+            add(FileSystem.directoryName(host.recordings), FileSystem.baseName(host.recordings), "the recorded sessions")
             for entry in host.searchPath {
                 add(entry.directory, "", prefix: true, except: own(in: entry.directory, bundleDirectory), "another bundle's directory")
             }

@@ -43,6 +43,8 @@ public final class ExtensionSession {
     /// when tracing).
     var decoder: StdoutDecoder?
     var isShutDown = false
+    /// Where this session's messages are recorded, when they are (set before `start`).
+    public var recorder: SessionRecorder?
 
     final class RequestContext {
         let id: RequestID
@@ -110,7 +112,7 @@ public final class ExtensionSession {
             throw RequestFailure(.cannotStart, error.message)
         }
         process = spawned
-        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil)
+        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil || recorder != nil || options.replay != nil)
         options.onSpawn?(spawned)
         if let seconds = options.waitForTracerSeconds {
             let attached = try waitForTracer(spawned, seconds: seconds)
@@ -120,9 +122,15 @@ public final class ExtensionSession {
             do { try spawned.checkExec(bundle: bundle) } catch { throw RequestFailure(.cannotStart, error.message, stderrTail: log.lastLines) }
         }
         deadlines.processStarted(now: Clock.monotonic())
-        let params = InitializeParams(protocolVersions: rules.offered, hostVersion: ReindexVersion.string,
-                                      bundleIdentifier: bundle.identifier, debug: options.debug)
-        send(.request(id: .number(0), method: Method.initialize, params: params.json))
+        if let player = options.replay {
+            // The recorded initialize, byte for byte; items are validated as the manifest declares.
+            decoder?.validate(with: bundle.manifest.attributes)
+            for line in player.hostLinesDue() { sendRecorded(line) }
+        } else {
+            let params = InitializeParams(protocolVersions: rules.offered, hostVersion: ReindexVersion.string,
+                                          bundleIdentifier: bundle.identifier, debug: options.debug)
+            send(.request(id: .number(0), method: Method.initialize, params: params.json))
+        }
         try pump { self.rules.isInitialized }
         deadlines.initialized()
         options.onInitialized?(spawned)
@@ -171,7 +179,7 @@ public final class ExtensionSession {
         decoder?.validate(with: writes.declarations)
         current = context
         rules.requestSent(requestID)
-        defer { current = nil; rules.requestEnded(); deadlines.requestEnded() }
+        defer { current = nil; rules.requestEnded(); deadlines.requestEnded(); recorder?.event("requestEnded") }
         let method: String
         let params: JSONValue
         switch request.kind {
@@ -184,7 +192,8 @@ public final class ExtensionSession {
         }
         log.note("request \(requestID): \(method) (\(request.reason))")
         deadlines.requestStarted(now: Clock.monotonic())
-        send(.request(id: requestID, method: method, params: params))
+        // A replay sent the recorded request when the reply to initialize matched.
+        if options.replay == nil { send(.request(id: requestID, method: method, params: params)) }
         do {
             try pump { context.reply != nil }
         } catch {

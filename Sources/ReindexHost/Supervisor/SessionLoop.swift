@@ -12,6 +12,9 @@ extension ExtensionSession {
         while true {
             if let failure { throw failure }
             if done() { return }
+            if let player = options.replay, player.isComplete {
+                throw fail(.cancelled, "the replay is complete: the recording ends here, where the recorded session's request ended without a reply")
+            }
             guard let process else { throw fail(.crashed, "is not running") }
             let now = Clock.monotonic()
             var wait = 0.25
@@ -71,20 +74,57 @@ extension ExtensionSession {
             if failure != nil { return }
             switch event {
             case let .message(_, _, _, line):
-                if let line { trace(line) }
+                if let line {
+                    trace(line)
+                    record(.ext, line)
+                    try play(line)
+                }
                 deadlines.messageReceived(now: Clock.monotonic())
                 try carryOut(rules.receive(event))
                 deadlines.messageReceived(now: Clock.monotonic())
             case let .undecodable(line, _, _):
                 trace(line)
+                record(.ext, line)
+                try play(line)
                 try carryOut(rules.receive(event))
             case .framing:
+                recorder?.event("lineTooLong")
+                try play(nil, tooLong: true)
                 try carryOut(rules.receive(event))
             case .end:
                 stdoutClosed = true
+                recorder?.event("stdoutEnded")
+                try play(nil)
                 try carryOut(rules.receive(event))
             }
         }
+    }
+
+    func record(_ side: Recording.Side, _ line: [UInt8]) {
+        guard let recorder else { return }
+        line.withUnsafeBytes { recorder.message(side, $0) }
+    }
+
+    /// Replay: compares what the extension did (a line; nil: its stdout ended) with the
+    /// recording and sends the host's recorded lines that follow it; a divergence ends the
+    /// request, and nothing more of the recording is sent.
+    private func play(_ line: [UInt8]?, tooLong: Bool = false) throws(RequestFailure) {
+        guard let player = options.replay, !player.isOver else { return }
+        let matched: Bool
+        if tooLong {
+            matched = player.received(.lineTooLong)
+        } else if let line {
+            matched = line.withUnsafeBytes { player.received(.line($0)) }
+        } else {
+            matched = player.received(.end)
+        }
+        if matched {
+            for due in player.hostLinesDue() { sendRecorded(due) }
+            return
+        }
+        let failure = fail(.cancelled, "the replay diverged at the extension's message \(player.divergence?.message ?? 0)")
+        self.failure = failure
+        throw failure
     }
 
     private func trace(_ line: [UInt8]) {
@@ -118,11 +158,22 @@ extension ExtensionSession {
     }
 
     func send(_ message: Message) {
+        // A replay sends the recorded host lines only.
+        guard options.replay == nil else { return }
         let line = message.line
+        recorder.map { recorder in line.withUnsafeBytes { recorder.message(.host, UnsafeRawBufferPointer(rebasing: $0[0..<($0.count - 1)])) } }
         if let onTrace = options.onTrace {
             line.withUnsafeBytes { onTrace(.toExtension, UnsafeRawBufferPointer(rebasing: $0[0..<($0.count - 1)])) }
         }
         outgoing.append(contentsOf: line)
+        flushOutgoing()
+    }
+
+    /// Sends one recorded host line as it is (replay).
+    func sendRecorded(_ line: [UInt8]) {
+        if let onTrace = options.onTrace { line.withUnsafeBytes { onTrace(.toExtension, $0) } }
+        outgoing.append(contentsOf: line)
+        outgoing.append(0x0A)
         flushOutgoing()
     }
 
@@ -141,6 +192,11 @@ extension ExtensionSession {
         if let fd = options.cancelFD {
             var byte: UInt8 = 0
             _ = read(fd, &byte, 1)
+        }
+        if options.replay != nil {
+            // A replay sends nothing of its own: Ctrl-C ends it.
+            failure = fail(.cancelled, "the replay was stopped")
+            return
         }
         guard let context = current, context.cancelSentAt == nil else {
             failure = fail(.cancelled, "cancelled before a request was outstanding")

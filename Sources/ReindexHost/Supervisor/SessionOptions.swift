@@ -46,6 +46,12 @@ public struct SessionOptions {
     public var onSpawn: ((ExtensionProcess) -> Void)? = nil
     /// The sandbox: Landlock rules, private directories, `--require-sandbox`, `--no-sandbox`.
     public var sandbox = SandboxOptions()
+    /// Record the session (`Recording.swift`) as run by this command ("run", "serve", "debug"),
+    /// unless the manifest says `"record": false`; nil: not recorded.
+    public var recordsAs: String? = nil
+    /// Replay mode: the host's side comes from this recording, and the extension's messages are
+    /// compared with it (`Replay.swift`); nothing the host would send of its own is sent.
+    public var replay: ReplayPlayer? = nil
 
     public init() {}
 }

@@ -93,6 +93,11 @@ extension ExtensionSession {
                 drainStderr()
             } else if let decoder {
                 for event in decoder.take() {
+                    switch event {
+                    case .message(_, _, _, let line?), .undecodable(let line, _, _): record(.ext, line)
+                    case .end: recorder?.event("stdoutEnded")
+                    default: break
+                    }
                     if case .end = event { stdoutClosed = true }
                     // In lint mode, messages after the last request are problems worth naming.
                     if let report = options.onRecoverableViolation, let text = rules.afterLastRequest(event) { report(text) }
