@@ -78,7 +78,7 @@ extension ExtensionSession {
             case let .undecodable(line, _, _):
                 trace(line)
                 try carryOut(rules.receive(event))
-            case .framing:
+            case .framing, .warning:
                 try carryOut(rules.receive(event))
             case .end:
                 stdoutClosed = true
