@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "reindex", targets: ["reindex"]),
         .library(name: "ReindexProtocol", targets: ["ReindexProtocol"]),
         .library(name: "ReindexExtension", targets: ["ReindexExtension"]),
+        // For an extension's unit tests: run its handlers on a RecordingIndex, without the host.
+        .library(name: "ReindexExtensionTesting", targets: ["ReindexExtensionTesting"]),
         .library(name: "ReindexHost", targets: ["ReindexHost"]),
         // For applications that search an index: the query language over pages as an AsyncSequence.
         .library(name: "ReindexQuery", targets: ["ReindexQuery"]),
@@ -47,6 +49,9 @@ let package = Package(
 
         // The SDK extension authors import.
         .target(name: "ReindexExtension", dependencies: ["ReindexProtocol", "ReindexSystem", "CReindexSystem"]),
+
+        // The SDK's test entry point: `handler.reindexAll(on: RecordingIndex())` in an author's tests.
+        .target(name: "ReindexExtensionTesting", dependencies: ["ReindexExtension", "ReindexProtocol", "ReindexSystem"]),
 
         // The index: SQLite and PostgreSQL stores, staged writes, the request queue, the query language.
         .target(name: "ReindexStore", dependencies: ["ReindexProtocol", "ReindexSystem", "CSQLite", "CLibPQ"]),
@@ -106,6 +111,7 @@ let package = Package(
         ),
 
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
+        .testTarget(name: "ReindexExtensionTestingTests", dependencies: ["ReindexExtensionTesting", "ReindexExtension"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
         .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexDesktop", "ReindexSystem", "CSQLite", "CSDBus", "ReindexTestSupport"]),
     ]

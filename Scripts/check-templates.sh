@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes a project with each template of 'reindex new' (swift, python, typescript), builds the Swift
-# one and its bundle, and runs 'reindex validate DIR --run' on all three. Exits non-zero on the first
+# one and its bundle, runs the unit tests the Swift and Python ones ship (swift test, python3 -m
+# unittest), and runs 'reindex validate DIR --run' on all three. Exits non-zero on the first
 # failure. The Python template needs SDKs/python in this checkout or REINDEX_PYTHON_SDK; without it
 # that template is skipped and said so (set REQUIRE_ALL_TEMPLATES=1 to fail instead).
 set -euo pipefail
@@ -19,6 +20,7 @@ echo "== typescript"
 echo "== python"
 if [[ -d "$root/SDKs/python/reindex_extension" || -n "${REINDEX_PYTHON_SDK:-}" ]]; then
     "$reindex" new python TemplateCheckPy --output "$work/py"
+    (cd "$work/py" && python3 -m unittest)
     "$reindex" validate "$work/py" --run
 elif [[ -n "${REQUIRE_ALL_TEMPLATES:-}" ]]; then
     echo "error: the Python SDK is not in SDKs/python and REINDEX_PYTHON_SDK is not set" >&2; exit 1
@@ -30,6 +32,8 @@ echo "== swift"
 "$reindex" new swift TemplateCheckSwift --output "$work/swift"
 (cd "$work/swift" && swift build 2>&1 | tee "$work/swift-build.log")
 if grep -q "warning:" "$work/swift-build.log"; then echo "error: the Swift template builds with warnings" >&2; exit 1; fi
+(cd "$work/swift" && swift test 2>&1 | tee "$work/swift-test.log")
+if grep -q "warning:" "$work/swift-test.log"; then echo "error: the Swift template's tests build with warnings" >&2; exit 1; fi
 "$reindex" validate "$work/swift" --run
 (cd "$work/swift" && swift package bundle-extension --product TemplateCheckSwift --output "$work/bundles")
 "$reindex" validate "$work/bundles/com.example.templatecheckswift.indexer" --run

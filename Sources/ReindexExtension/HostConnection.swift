@@ -142,11 +142,11 @@ final class HostConnection: @unchecked Sendable {
             if method == Method.reindexAll {
                 let p = try ReindexAllParams(json: params)
                 let state = p.clientState.flatMap(Base64.decode)
-                index = SearchableIndex(reason: p.reason, clientState: state, requestID: id, connection: self)
+                index = SearchableIndex(reason: p.reason, clientState: state, requestID: id, channel: self)
                 identifiers = []
             } else {
                 let p = try ReindexItemsParams(json: params)
-                index = SearchableIndex(reason: p.reason, clientState: nil, requestID: id, connection: self)
+                index = SearchableIndex(reason: p.reason, clientState: nil, requestID: id, channel: self)
                 identifiers = p.identifiers
             }
         } catch {
@@ -155,39 +155,14 @@ final class HostConnection: @unchecked Sendable {
         }
         let isAll = method == Method.reindexAll
         let task = Task { [self] in
-            do {
+            let answer = await index.answer(isReindexAll: isAll) { index in
                 if isAll {
                     try await handler.reindexAll(index)
                 } else {
                     try await handler.reindexItems(identifiers: identifiers, index: index)
                 }
-                // Work the handler started and did not await (an unstructured Task) would be
-                // acknowledged half-done: give it a moment to show itself, and refuse if it does.
-                index.handlerReturned()
-                for _ in 0..<3 { await Task.yield() }
-                try? await Task.sleep(nanoseconds: 2_000_000)
-                let leftRunning = index.leftRunning
-                index.end()
-                if !leftRunning.isEmpty {
-                    let name = isAll ? "reindexAll" : "reindexItems"
-                    let message = "\(name) returned while work it started was still using the index (\(leftRunning.prefix(3).joined(separator: ", ")) after it returned): await it before returning (an unstructured Task, a detached one); the request is refused so that nothing half-done is published"
-                    FileHandle.standardError.write(Data("reindex-extension: \(message)\n".utf8))
-                    reply(id, .failure(RPCError(code: -32000, message: message)))
-                } else if Task.isCancelled {
-                    reply(id, .failure(RPCError(code: RPCError.requestCancelled, message: "Request cancelled")))
-                } else {
-                    reply(id, .success(isAll ? index.acknowledgementResult : .object([])))
-                }
-            } catch is CancellationError {
-                index.end()
-                reply(id, .failure(RPCError(code: RPCError.requestCancelled, message: "Request cancelled")))
-            } catch let error as IndexRequestError {
-                index.end()
-                reply(id, .failure(RPCError(code: error.code, message: error.message)))
-            } catch {
-                index.end()
-                reply(id, .failure(RPCError(code: -32000, message: String(describing: error))))
             }
+            reply(id, answer)
             lock.withLock { _ = tasks.removeValue(forKey: id) }
         }
         lock.withLock { tasks[id] = task }

@@ -14,18 +14,20 @@ public final class SearchableIndex: @unchecked Sendable {
     /// The state of the last committed batch of an interrupted `reindexAll`, to resume from.
     public let clientState: [UInt8]?
     let requestID: RequestID
-    let connection: HostConnection
+    let channel: any IndexChannel
     /// Whether the request was answered, and whether its data is empty on purpose.
     private let state = Locked((ended: false, allowsEmpty: false, returned: false, lateCalls: [String](), commitsInFlight: 0))
 
     /// Items per `index/put` message.
     static let itemsPerMessage = 500
 
-    init(reason: ReindexReason, clientState: [UInt8]?, requestID: RequestID, connection: HostConnection) {
+    /// An index whose writes go to `channel`: the host's connection, or a test's recording
+    /// (`ReindexExtensionTesting`).
+    package init(reason: ReindexReason, clientState: [UInt8]?, requestID: RequestID, channel: any IndexChannel) {
         self.reason = reason
         self.clientState = clientState
         self.requestID = requestID
-        self.connection = connection
+        self.channel = channel
     }
 
     /// Says that this `reindexAll`'s data really is empty: without it the host refuses to publish
@@ -71,14 +73,22 @@ public final class SearchableIndex: @unchecked Sendable {
         throw SearchableIndexError.requestEnded(requestID: "\(requestID)")
     }
 
-    /// Adds or replaces items.
+    /// Adds or replaces items. Throws `SearchableIndexError.invalidItem` before sending
+    /// anything when an item holds a number JSON cannot spell (`rating: .nan`, an infinity).
     public func put(_ items: [SearchableItem]) async throws {
         try checkOpen("put")
         try Task.checkCancellation()
+        for item in items {
+            if let (attribute, value) = item.attributes.firstNonFiniteNumber {
+                throw SearchableIndexError.invalidItem(
+                    uniqueIdentifier: item.uniqueIdentifier, attribute: attribute,
+                    reason: "\(value) is not a finite number, and JSON has no NaN or infinities")
+            }
+        }
         var start = 0
         while start < items.count {
             let end = min(items.count, start + Self.itemsPerMessage)
-            try await connection.sendPut(items[start..<end])
+            try await channel.sendPut(items[start..<end])
             start = end
         }
     }
@@ -90,21 +100,21 @@ public final class SearchableIndex: @unchecked Sendable {
     public func delete(identifiers: [String]) async throws {
         try checkOpen("delete")
         try Task.checkCancellation()
-        try connection.send(.notification(method: Method.delete, params: DeleteParams(identifiers: identifiers).json))
+        try channel.send(.notification(method: Method.delete, params: DeleteParams(identifiers: identifiers).json))
     }
 
     /// Removes every item in these domains and their subdomains.
     public func delete(domainIdentifiers: [String]) async throws {
         try checkOpen("delete")
         try Task.checkCancellation()
-        try connection.send(.notification(method: Method.deleteDomains, params: DeleteDomainsParams(domainIdentifiers: domainIdentifiers).json))
+        try channel.send(.notification(method: Method.deleteDomains, params: DeleteDomainsParams(domainIdentifiers: domainIdentifiers).json))
     }
 
     /// Removes every item of this extension.
     public func deleteAll() async throws {
         try checkOpen("deleteAll")
         try Task.checkCancellation()
-        try connection.send(.notification(method: Method.deleteAll, params: .object([])))
+        try channel.send(.notification(method: Method.deleteAll, params: .object([])))
     }
 
     /// Makes everything written so far durable, together with `clientState` (at most 250 bytes),
@@ -121,7 +131,7 @@ public final class SearchableIndex: @unchecked Sendable {
         let params = BatchCommitParams(requestID: requestID, clientState: Base64.encode(clientState))
         state.withLock { $0.commitsInFlight += 1 }
         defer { state.withLock { $0.commitsInFlight -= 1 } }
-        let result = try await connection.request(method: Method.batchCommit, params: params.json)
+        let result = try await channel.request(method: Method.batchCommit, params: params.json)
         return Int((try? BatchCommitResult(json: result))?.committed ?? 0)
     }
 
@@ -129,6 +139,6 @@ public final class SearchableIndex: @unchecked Sendable {
     public func progress(completed: Int, total: Int? = nil, message: String? = nil) {
         guard (try? checkOpen("progress")) != nil else { return }
         let params = ProgressParams(requestID: requestID, completed: Int64(completed), total: total.map(Int64.init), message: message)
-        try? connection.send(.notification(method: Method.progress, params: params.json))
+        try? channel.send(.notification(method: Method.progress, params: params.json))
     }
 }

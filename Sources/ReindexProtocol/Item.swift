@@ -140,6 +140,22 @@ public struct SearchableItemAttributes: Sendable, Equatable, Codable {
         }
     }
 
+    /// The first attribute that holds a number JSON cannot spell (NaN, an infinity), as a path
+    /// (`rating`, `scores[2]` of a custom attribute), with the number; nil when every number is
+    /// finite. Written to the wire, such a number would become `null`.
+    public var firstNonFiniteNumber: (attribute: String, value: Double)? {
+        var found: (attribute: String, value: Double)?
+        forEachMember { key, member in
+            guard found == nil else { return }
+            switch member {
+            case .number(let n) where !n.isFinite: found = (key, n)
+            case .other(let value): if let at = value.firstNonFiniteNumber(path: key) { found = (at.path, at.value) }
+            default: break
+            }
+        }
+        return found
+    }
+
     public var json: JSONValue {
         var members: [(String, JSONValue)] = []
         forEachMember { key, member in members.append((key, member.json)) }
@@ -436,8 +452,12 @@ public enum ItemValidator {
     /// Validates one item, or says exactly which field is wrong. `declarations` are the bundle's
     /// custom attributes: their values are type-checked too, and the text of those searchable
     /// by default joins the `textContent` full-text column (unknown keys stay unchecked).
+    ///
+    /// `undeclared` is told the name of every attribute that is neither built in nor declared
+    /// (such an attribute is kept as given, and not searched), for warnings about misspelt names.
     public static func validate(_ json: JSONValue, path: String = "item",
-                                declarations: [String: AttributeDeclaration] = [:]) throws(FieldError) -> ValidatedItem {
+                                declarations: [String: AttributeDeclaration] = [:],
+                                undeclared: (String) -> Void = { _ in }) throws(FieldError) -> ValidatedItem {
         // One pass over the members; key paths are built only when there is an error to report.
         guard case .object(let members) = json else {
             throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
@@ -503,6 +523,12 @@ public enum ItemValidator {
                     if !declarations.isEmpty, let declaration = declarations[key] {
                         try check(value, kind: declaration.attributeKind, path: { path + ".attributes." + key })
                         if declaration.searchableByDefault { byDefault.append((key, value)) }
+                    } else {
+                        undeclared(key)
+                        // Kept as given, so a number JSON cannot spell would be kept as null.
+                        if let (at, number) = value.firstNonFiniteNumber(path: path + ".attributes." + key) {
+                            throw FieldError(path: at, expected: "a finite number (JSON has no NaN or infinities)", got: JSONValue.spelling(ofNonFinite: number))
+                        }
                     }
                     continue
                 }
@@ -561,7 +587,10 @@ public enum ItemValidator {
                 guard case .string = element else { throw FieldError(path: "\(path)[\(n)]", expected: "a string", got: FieldReader.describe(element)) }
             }
         case .number:
-            guard value.doubleValue != nil else { throw FieldError(path: path, expected: "a number", got: FieldReader.describe(value)) }
+            guard let number = value.doubleValue else { throw FieldError(path: path, expected: "a number", got: FieldReader.describe(value)) }
+            guard number.isFinite else {
+                throw FieldError(path: path, expected: "a finite number (JSON has no NaN or infinities)", got: FieldReader.describe(value))
+            }
         case .boolean:
             guard case .bool = value else { throw FieldError(path: path, expected: "true or false", got: FieldReader.describe(value)) }
         case .date:

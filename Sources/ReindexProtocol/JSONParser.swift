@@ -20,8 +20,15 @@ public struct JSONParser {
     public static let defaultMaximumDepth = 256
 
     /// Parses `bytes` as one JSON value.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> JSONValue {
+    ///
+    /// `allowsNonFiniteNumbers` reads what JSON has no spelling for but some writers produce
+    /// anyway (Python's `json.dumps` writes `NaN`, `Infinity` and `-Infinity` by default) and
+    /// numbers too large for a double (`1e999`) as non-finite `.double`s, so that a validator can
+    /// reject the one value that holds them and say why; without it they are errors, named as such.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth,
+                             allowsNonFiniteNumbers: Bool = false) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: bytes.bindMemory(to: UInt8.self), maximumDepth: maximumDepth)
+        parser.allowsNonFiniteNumbers = allowsNonFiniteNumbers
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
@@ -50,6 +57,7 @@ public struct JSONParser {
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maximumDepth: Int
+    private var allowsNonFiniteNumbers = false
     private var index = 0
     private var scratch: [UInt8] = []
 
@@ -82,6 +90,7 @@ public struct JSONParser {
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        case UInt8(ascii: "N"), UInt8(ascii: "I"): return try parseNonFinite()
         default:
             throw fail("unexpected character \(describe(bytes[index]))")
         }
@@ -151,10 +160,33 @@ public struct JSONParser {
         }
     }
 
+    /// `NaN`, `Infinity`, `-Infinity`: not JSON; read only when `allowsNonFiniteNumbers`.
+    private mutating func parseNonFinite() throws(JSONParseError) -> JSONValue {
+        let start = index
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let value: Double
+        if index < bytes.count, bytes[index] == UInt8(ascii: "N"), !negative {
+            try expectLiteral("NaN")
+            value = .nan
+        } else {
+            try expectLiteral("Infinity")
+            value = negative ? -.infinity : .infinity
+        }
+        guard allowsNonFiniteNumbers else {
+            let text = value.isNaN ? "NaN" : negative ? "-Infinity" : "Infinity"
+            throw fail("\(text) is not a JSON number (JSON has no NaN or infinities)", at: start)
+        }
+        return .double(value)
+    }
+
     private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         var isInteger = true
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        if bytes[index] == UInt8(ascii: "-") {
+            if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "I") { return try parseNonFinite() }
+            index += 1
+        }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number", at: start) }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
@@ -177,7 +209,10 @@ public struct JSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .integer(value) }
-        guard let value = Double(text), value.isFinite else { throw fail("number out of range", at: start) }
+        guard let value = Double(text) else { throw fail("number out of range", at: start) }
+        guard value.isFinite || allowsNonFiniteNumbers else {
+            throw fail("number out of range (\(text.prefix(40)) is too large for a double)", at: start)
+        }
         return .double(value)
     }
 

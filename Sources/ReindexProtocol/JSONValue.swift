@@ -62,11 +62,49 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         }
     }
 
-    /// The value as compact JSON text, shortened to `limit` characters for messages.
+    /// The value as compact JSON text, shortened to `limit` characters for messages. A number
+    /// JSON cannot spell shows as `NaN`, `Infinity` or `-Infinity` (not as the `null` it is written as).
     public func preview(limit: Int = 40) -> String {
+        if case .double(let d) = self, !d.isFinite { return JSONValue.spelling(ofNonFinite: d) }
         let text = JSONWriter.string(self)
         if text.count <= limit { return text }
         return String(text.prefix(limit)) + "…"
+    }
+
+    /// Whether a number JSON cannot spell (NaN, an infinity) is anywhere in this value.
+    public var containsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let d): return !d.isFinite
+        case .array(let elements): return elements.contains { $0.containsNonFiniteNumber }
+        case .object(let members): return members.contains { $0.1.containsNonFiniteNumber }
+        default: return false
+        }
+    }
+
+    /// `NaN`, `Infinity` or `-Infinity`: how a number JSON has no spelling for is named in messages.
+    public static func spelling(ofNonFinite value: Double) -> String {
+        value.isNaN ? "NaN" : value > 0 ? "Infinity" : "-Infinity"
+    }
+
+    /// Where in this value the first number JSON cannot spell is (NaN, an infinity: JSONWriter
+    /// would write it as `null`), as a path below `path` (`path[2].score`), with the number; nil
+    /// when every number is finite.
+    public func firstNonFiniteNumber(path: String) -> (path: String, value: Double)? {
+        guard containsNonFiniteNumber else { return nil }
+        switch self {
+        case .double(let d) where !d.isFinite: return (path, d)
+        case .array(let elements):
+            for (n, element) in elements.enumerated() {
+                if let found = element.firstNonFiniteNumber(path: "\(path)[\(n)]") { return found }
+            }
+            return nil
+        case .object(let members):
+            for (key, member) in members {
+                if let found = member.firstNonFiniteNumber(path: "\(path).\(key)") { return found }
+            }
+            return nil
+        default: return nil
+        }
     }
 
     public var stringValue: String? { if case .string(let s) = self { return s }; return nil }

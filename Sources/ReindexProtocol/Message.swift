@@ -96,11 +96,13 @@ public enum Message: Sendable, Equatable {
     /// An error reply whose id is null (the peer could not read the request's id).
     case orphanError(RPCError)
 
-    /// Reads a message from one protocol line.
-    public static func decode(line: UnsafeRawBufferPointer) throws(MessageDecodingError) -> Message {
+    /// Reads a message from one protocol line. `allowsNonFiniteNumbers`: read `NaN`, `Infinity`,
+    /// `-Infinity` and numbers too large for a double as non-finite numbers instead of refusing
+    /// the line (see `JSONParser.parse`), so whoever validates the message can name them.
+    public static func decode(line: UnsafeRawBufferPointer, allowsNonFiniteNumbers: Bool = false) throws(MessageDecodingError) -> Message {
         let value: JSONValue
         do {
-            value = try JSONParser.parse(line)
+            value = try JSONParser.parse(line, allowsNonFiniteNumbers: allowsNonFiniteNumbers)
         } catch {
             throw MessageDecodingError(code: RPCError.parseError, reason: "not valid JSON: \(error)")
         }

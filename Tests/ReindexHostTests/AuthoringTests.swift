@@ -94,6 +94,11 @@ final class AuthoringTests: XCTestCase {
         let directory = try newThenValidate("python", name: "Books", scratch: scratch)
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "\(directory)/books.py"))
         try assertConformant(directory, name: "Books", scratch)
+        // The unit test it ships passes: the handlers on a RecordingIndex, without the host.
+        guard let python = Self.which("python3") else { throw XCTSkip("python3 is not on PATH") }
+        let (status, log) = try Self.run(python, ["-m", "unittest"], in: directory)
+        XCTAssertEqual(status, 0, log)
+        XCTAssertTrue(log.contains("Ran 3 tests") && log.contains("\nOK"), log)
     }
 
     /// The batch loop really resumes: a client state of 4 makes the next reindexAll put only record 5.
@@ -145,6 +150,11 @@ final class AuthoringTests: XCTestCase {
         XCTAssertEqual(status, 0, log)
         XCTAssertFalse(log.contains("warning:"), log)
         try assertConformant(directory, name: "Shelf", scratch)
+        // The unit test it ships passes: the handlers on a RecordingIndex, without the host.
+        let (tested, testLog) = try Self.run(swift, ["test"], in: directory)
+        XCTAssertEqual(tested, 0, testLog)
+        XCTAssertFalse(testLog.contains("warning:"), testLog)
+        XCTAssertTrue(testLog.contains("Executed 3 tests, with 0 failures"), testLog)
     }
 
     func testNewDefaultsAndRefusals() throws {

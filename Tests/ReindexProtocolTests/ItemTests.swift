@@ -501,4 +501,34 @@ final class ItemWriterTests: XCTestCase {
         XCTAssertEqual(manifest.attributes["pages"]?.kind, .number, "the manifest's JSON keeps its declarations")
         XCTAssertTrue(Manifest.warnings(["attribute": [:]]).contains { $0.contains("did you mean 'attributes'") })
     }
+
+    // MARK: Numbers JSON cannot spell, and undeclared names
+
+    func testNonFiniteNumbersAreRejectedWithTheirPath() {
+        let cases: [(JSONValue, String)] = [
+            (["uniqueIdentifier": "a", "attributes": ["rating": .double(.nan)]], "item.attributes.rating: expected a finite number (JSON has no NaN or infinities), got NaN"),
+            (["uniqueIdentifier": "a", "attributes": ["longitude": .double(-.infinity)]], "item.attributes.longitude: expected a finite number (JSON has no NaN or infinities), got -Infinity"),
+            (["uniqueIdentifier": "a", "attributes": ["extra": ["deep": [1, .double(.infinity)]]]], "item.attributes.extra.deep[1]: expected a finite number (JSON has no NaN or infinities), got Infinity"),
+        ]
+        for (item, reason) in cases {
+            XCTAssertThrowsError(try ItemValidator.validate(item)) { XCTAssertEqual("\($0)", reason) }
+        }
+        let declared = ["score": AttributeDeclaration(kind: .number)]
+        XCTAssertThrowsError(try ItemValidator.validate(["uniqueIdentifier": "a", "attributes": ["score": .double(.nan)]], declarations: declared)) {
+            XCTAssertEqual("\($0)", "item.attributes.score: expected a finite number (JSON has no NaN or infinities), got NaN")
+        }
+    }
+
+    func testUndeclaredAttributeNamesAreReported() throws {
+        var names: [String] = []
+        _ = try ItemValidator.validate(["uniqueIdentifier": "a", "attributes": ["title": "T", "keyword": "k", "score": 1, "shelf": "B"]],
+                                       declarations: ["score": AttributeDeclaration(kind: .number)]) { names.append($0) }
+        XCTAssertEqual(names, ["keyword", "shelf"])
+    }
+
+    func testAttributesNameTheirFirstNonFiniteNumber() {
+        XCTAssertNil(SearchableItemAttributes(rating: 4).firstNonFiniteNumber)
+        XCTAssertEqual(SearchableItemAttributes(title: "t", rating: .nan).firstNonFiniteNumber?.attribute, "rating")
+        XCTAssertEqual(SearchableItemAttributes(custom: ["m": ["x": .double(.infinity)]]).firstNonFiniteNumber?.attribute, "m.x")
+    }
 }

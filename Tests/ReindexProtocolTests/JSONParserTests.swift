@@ -395,4 +395,26 @@ final class JSONParserTests: XCTestCase {
     func testErrorDescription() {
         XCTAssertEqual(JSONParseError(offset: 7, reason: "oops").description, "oops at byte 7")
     }
+
+    // MARK: Numbers JSON cannot spell
+
+    func testNonFiniteNumbersAreRefusedByNameUnlessAllowed() throws {
+        XCTAssertEqual(parseError(Array(#"{"a":NaN}"#.utf8))?.reason, "NaN is not a JSON number (JSON has no NaN or infinities)")
+        XCTAssertEqual(parseError(Array(#"[Infinity]"#.utf8))?.reason, "Infinity is not a JSON number (JSON has no NaN or infinities)")
+        XCTAssertEqual(parseError(Array(#"[-Infinity]"#.utf8))?.offset, 1)
+        XCTAssertEqual(parseError(Array(#"[1e999]"#.utf8))?.reason, "number out of range (1e999 is too large for a double)")
+        XCTAssertEqual(parseError(Array(#"[Nope]"#.utf8))?.reason, "invalid literal")
+
+        func lenient(_ text: String) throws -> JSONValue {
+            try Array(text.utf8).withUnsafeBytes { try JSONParser.parse($0, allowsNonFiniteNumbers: true) }
+        }
+        let value = try lenient(#"{"a":NaN,"b":[Infinity,-Infinity,-1e999],"c":1}"#)
+        XCTAssertTrue(value["a"]?.doubleValue?.isNaN ?? false)
+        XCTAssertEqual(value["b"], [.double(.infinity), .double(-.infinity), .double(-.infinity)])
+        XCTAssertEqual(value.firstNonFiniteNumber(path: "v")?.path, "v.a")
+        XCTAssertEqual(value["b"]?.firstNonFiniteNumber(path: "b")?.path, "b[0]")
+        XCTAssertNil(value["c"]?.firstNonFiniteNumber(path: "c"))
+        XCTAssertEqual(JSONValue.double(-.infinity).preview(), "-Infinity")
+        XCTAssertThrowsError(try lenient("[-Inf]"))
+    }
 }

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from .connection import log
 from .errors import Cancelled, ClientStateTooLarge, RequestEnded
-from .items import Item, encode_json
+from .items import Item, encode_json, non_finite_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import Connection, _Pending
@@ -127,6 +127,9 @@ class SearchableIndex:
             identifier = item.get("uniqueIdentifier")
             if not isinstance(identifier, str):
                 raise TypeError("an item needs a string 'uniqueIdentifier', got %r" % (identifier,))
+            # json.dumps refuses NaN and infinities without saying where; say it.
+            for path, number in non_finite_numbers(item, "item %r" % identifier[:80]):
+                raise ValueError("%s must hold finite numbers only, got %r: JSON has no NaN or infinities" % (path, number))
             return encode_json(item)
         raise TypeError("an item must be an Item or a dict in the protocol's Item shape, got %s" % type(item).__name__)
 

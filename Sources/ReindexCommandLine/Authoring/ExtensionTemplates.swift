@@ -30,8 +30,50 @@ enum ExtensionTemplates {
                     name: "{{NAME}}",
                     dependencies: [.product(name: "ReindexExtension", package: "ReindexHost")]
                 ),
+                // `swift test`: the handlers run on a RecordingIndex, without the host.
+                .testTarget(
+                    name: "{{NAME}}Tests",
+                    dependencies: ["{{NAME}}", .product(name: "ReindexExtensionTesting", package: "ReindexHost")]
+                ),
             ]
         )
+
+        """#
+
+    static let swiftTests = #"""
+        import ReindexExtension
+        import ReindexExtensionTesting
+        import XCTest
+        @testable import {{NAME}}
+
+        /// {{NAME}}'s handlers without the host: each runs on a `RecordingIndex`, which records what
+        /// it puts, deletes, commits and reports, and reads every item back as the host would (an
+        /// item the host would reject is in `rejections`, a misspelt attribute name in `warnings`).
+        final class {{NAME}}Tests: XCTestCase {
+            func testReindexAllPutsEveryRecordInBatches() async throws {
+                let index = RecordingIndex()
+                try await {{NAME}}().reindexAll(on: index)
+                XCTAssertEqual(index.items.keys.sorted(), ["record.1", "record.2", "record.3", "record.4", "record.5"])
+                XCTAssertEqual(index.items["record.1"]?.attributes.title, "Getting started")
+                XCTAssertEqual(index.commits.map { String(decoding: $0, as: UTF8.self) }, ["2", "4"])
+                XCTAssertEqual(index.progress.last?.completed, 5)
+                XCTAssertEqual(index.rejections, [])
+                XCTAssertEqual(index.warnings, [])
+            }
+
+            func testReindexAllResumesAfterTheLastCommittedBatch() async throws {
+                let index = RecordingIndex(reason: .retry, clientState: Array("4".utf8))
+                try await {{NAME}}().reindexAll(on: index)
+                XCTAssertEqual(index.puts.map(\.uniqueIdentifier), ["record.5"])
+            }
+
+            func testReindexItemsPutsWhatExistsAndDeletesWhatIsGone() async throws {
+                let index = RecordingIndex()
+                try await {{NAME}}().reindexItems(identifiers: ["record.2", "record.9"], on: index)
+                XCTAssertEqual(index.puts.map(\.uniqueIdentifier), ["record.2"])
+                XCTAssertEqual(index.deletedIdentifiers, ["record.9"])
+            }
+        }
 
         """#
 
@@ -137,6 +179,13 @@ enum ExtensionTemplates {
         reindex search record
         reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # waits for gdb or lldb; see Debug below
         ```
+
+        ## Test
+
+        `swift test` runs `Tests/{{NAME}}Tests`: the handlers on a `RecordingIndex`
+        (`import ReindexExtensionTesting`), without the host. It records what a handler puts,
+        deletes, commits and reports, reads each item back as the host would (`rejections`,
+        `warnings` for misspelt attribute names), and throws what would refuse the request.
 
         ## Debug
 
@@ -255,6 +304,57 @@ enum ExtensionTemplates {
 
         if __name__ == "__main__":
             {{NAME}}.main()
+
+        """#
+
+    /// The Python project's unit test (`python3 -m unittest` in the project directory).
+    static let pythonTests = #"""
+        """Unit tests of {{NAME}}'s handlers without the host: `python3 -m unittest` in this directory.
+
+        run_reindex_all / run_reindex_items call a handler in this process on a RecordingIndex, which
+        records what it puts, deletes, commits and reports, and reads every item back as the host
+        would (an item the host would reject is in `rejections`, a misspelt attribute name in
+        `warnings`).
+        """
+        import importlib
+        import json
+        import os
+        import sys
+        import unittest
+
+        HERE = os.path.dirname(os.path.abspath(__file__))
+        # Find the SDK where the host does (manifest.json's environment), unless it is set already.
+        with open(os.path.join(HERE, "manifest.json"), encoding="utf-8") as manifest:
+            for key, value in json.load(manifest).get("environment", {}).items():
+                os.environ.setdefault(key, value)
+        sys.path.insert(0, HERE)
+        {{NAME}} = getattr(importlib.import_module("{{LOWER}}"), "{{NAME}}")  # {{LOWER}}.py finds the SDK
+
+        from reindex_extension.testing import run_reindex_all, run_reindex_items  # noqa: E402
+
+
+        class {{NAME}}Tests(unittest.TestCase):
+            def test_reindex_all_puts_every_record_in_batches(self):
+                index = run_reindex_all({{NAME}}())
+                self.assertEqual(sorted(index.items), ["record.1", "record.2", "record.3", "record.4", "record.5"])
+                self.assertEqual(index.items["record.1"]["attributes"]["title"], "Getting started")
+                self.assertEqual(index.commits, [b"2", b"4"])
+                self.assertEqual(index.progress[-1][0], 5)
+                self.assertEqual(index.rejections, [])
+                self.assertEqual(index.warnings, [])
+
+            def test_reindex_all_resumes_after_the_last_committed_batch(self):
+                index = run_reindex_all({{NAME}}(), reason="retry", client_state=b"4")
+                self.assertEqual([item["uniqueIdentifier"] for item in index.puts], ["record.5"])
+
+            def test_reindex_items_puts_what_exists_and_deletes_what_is_gone(self):
+                index = run_reindex_items({{NAME}}(), ["record.2", "record.9"])
+                self.assertEqual([item["uniqueIdentifier"] for item in index.puts], ["record.2"])
+                self.assertEqual(index.deleted, ["record.9"])
+
+
+        if __name__ == "__main__":
+            unittest.main()
 
         """#
 

@@ -118,11 +118,12 @@ package enum NewExtension {
             return ([
                 ("Package.swift", fill(ExtensionTemplates.swiftPackage), 0o644),
                 ("Sources/\(name)/\(name).swift", fill(ExtensionTemplates.swiftSource), 0o644),
+                ("Tests/\(name)Tests/\(name)Tests.swift", fill(ExtensionTemplates.swiftTests), 0o644),
                 ("manifest.json", fill(ExtensionTemplates.swiftManifest), 0o644),
                 (".gitignore", ExtensionTemplates.swiftGitignore, 0o644),
                 ("README.md", fill(ExtensionTemplates.swiftReadme), 0o644),
             ], notes, [
-                "cd \(dir)", "swift build", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)",
+                "cd \(dir)", "swift build", "swift test", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)",
             ])
         case .python, .typescript:
             let python = options.language == .python
@@ -153,13 +154,18 @@ package enum NewExtension {
                 notes.append("the \(python ? "Python" : "TypeScript") SDK was not found (set \(variable) to \(tree) of a ReindexHost checkout and run 'reindex new' again, or vendor it; see README.md)")
             }
             let source = python ? ExtensionTemplates.pythonSource : ExtensionTemplates.typescriptSource
-            return ([
+            var files: [File] = [
                 ("manifest.json", fill(ExtensionTemplates.scriptManifest), 0o644),
                 (executable, fill(source), 0o755),
                 ("README.md", fill(ExtensionTemplates.scriptReadme), 0o644),
-            ], notes, [
-                "cd \(dir)", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)",
-            ])
+            ]
+            var steps = ["cd \(dir)", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)"]
+            if python {
+                // The handlers' unit test, without the host.
+                files.append(("test_\(name.lowercased()).py", fill(ExtensionTemplates.pythonTests), 0o644))
+                steps.insert("python3 -m unittest", at: 1)
+            }
+            return (files, notes, steps)
         }
     }
 }

@@ -29,6 +29,7 @@ package enum BundleLint {
         ("early-acknowledgement", "sends nothing for a request after acknowledging it: the work is done before the handler returns"),
         ("empty-reindexAll", "a reindexAll puts items, or says its data is empty on purpose with allowEmpty"),
         ("all-rejected", "not every item of the reindexAll is rejected"),
+        ("attribute-names", "names every attribute as built in or declared in the manifest, or unlike them all (no 'keyword' for 'keywords')"),
         ("reindexAll-resume", "acknowledges a reindexAll that carries the client state it committed"),
         ("reindexItems", "acknowledges a reindexItems of present and missing identifiers"),
         ("unknown-request", "answers a request it does not know with -32601"),
@@ -216,6 +217,11 @@ package enum BundleLint {
                     record("early-acknowledgement", .fail, "\(late.count) message(s) came after the reindexAll was acknowledged, so the handler returned before its work was done "
                            + "(a thread not joined, an await forgotten, an unstructured Task): " + late.prefix(3).joined(separator: "; "))
                 }
+                // An undeclared attribute is kept as a custom one: near a known name, it is a typo.
+                let misspelt = session.takeWarnings().filter(MisspeltAttributes.isWarning)
+                record("attribute-names", misspelt.isEmpty ? .pass : .fail,
+                       misspelt.isEmpty ? "no attribute of the \(outcome.counts.put + outcome.counts.rejected) item(s) looks like a misspelt built-in or declared one"
+                                        : misspelt.prefix(3).joined(separator: "; ") + (misspelt.count > 3 ? " (and \(misspelt.count - 3) more)" : ""))
                 if outcome.counts.rejected > 0 && outcome.counts.put == 0 {
                     record("all-rejected", .fail, "all \(outcome.counts.rejected) item(s) of the reindexAll were rejected, so the host publishes nothing (exit 65): " + rejected)
                 } else {

@@ -128,6 +128,8 @@ struct ProtocolRules {
             return line.withUnsafeBytes { undecodable($0, offset: offset, error: error) }
         case .framing(let error):
             return violation("stdout: \(error)", fatal: true)
+        case .warning(let text):
+            return [.warn(text)]
         case .end(let tail):
             guard let tail else { return [] }
             return violation("the last line on stdout (byte \(tail.offset)) has no newline at its end")
@@ -140,7 +142,7 @@ struct ProtocolRules {
         switch event {
         case let .message(message, offset, _, _): what = "\(Self.describe(message)) (stdout byte \(offset))"
         case let .undecodable(_, offset, _): what = "a line (stdout byte \(offset))"
-        case .framing, .end: return nil
+        case .framing, .end, .warning: return nil
         }
         return "protocol violation: \(what) arrived after the last request ended"
     }

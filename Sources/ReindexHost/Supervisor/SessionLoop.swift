@@ -91,6 +91,8 @@ extension ExtensionSession {
                 recorder?.event("lineTooLong")
                 try play(nil, tooLong: true)
                 try carryOut(rules.receive(event))
+            case .warning:
+                try carryOut(rules.receive(event))
             case .end:
                 stdoutClosed = true
                 recorder?.event("stdoutEnded")

@@ -28,6 +28,8 @@ final class StdoutDecoder: @unchecked Sendable {
         case undecodable(line: [UInt8], offset: Int, error: MessageDecodingError)
         /// A line over the limit.
         case framing(LineFramingError)
+        /// A problem that does not stop anything: an attribute name that looks misspelt.
+        case warning(String)
         /// stdout reached its end; `tail` is an unterminated last line, if any.
         case end(tail: (bytes: [UInt8], offset: Int)?)
     }
@@ -115,6 +117,7 @@ final class StdoutDecoder: @unchecked Sendable {
         // After a line over the limit nothing more is decoded, but stdout is still read (and
         // dropped) until its end, so an extension blocked on a full pipe can exit.
         var discarding = false
+        var names = MisspeltAttributes()
         while true {
             var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe.readFD, events: Int16(POLLIN), revents: 0)]
             let rc = poll(&fds, 2, -1)
@@ -136,7 +139,9 @@ final class StdoutDecoder: @unchecked Sendable {
             do {
                 try buffer.withUnsafeBytes { raw in
                     try reader.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n])) { line, offset in
-                        events.append(Self.decode(line, offset: offset, declarations: declared, keepingLine: keepsLines))
+                        let event = Self.decode(line, offset: offset, declarations: declared, keepingLine: keepsLines, names: &names)
+                        events.append(contentsOf: names.take().map(Event.warning))
+                        events.append(event)
                     }
                 }
             } catch let error as LineFramingError {
@@ -159,9 +164,18 @@ final class StdoutDecoder: @unchecked Sendable {
 
     static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration] = [:],
                        keepingLine: Bool = false) -> Event {
+        var names = MisspeltAttributes()
+        return decode(line, offset: offset, declarations: declarations, keepingLine: keepingLine, names: &names)
+    }
+
+    /// Decodes one line; attribute names that look misspelt are noted in `names`. Numbers JSON
+    /// cannot spell (`NaN`, `Infinity`, `1e999`) are read, so that the item holding one is
+    /// rejected with its path rather than the whole line refused as not JSON.
+    static func decode(_ line: UnsafeRawBufferPointer, offset: Int, declarations: [String: AttributeDeclaration],
+                       keepingLine: Bool, names: inout MisspeltAttributes) -> Event {
         let message: Message
         do {
-            message = try Message.decode(line: line)
+            message = try Message.decode(line: line, allowsNonFiniteNumbers: true)
         } catch {
             return .undecodable(line: Array(line), offset: offset, error: error)
         }
@@ -170,16 +184,20 @@ final class StdoutDecoder: @unchecked Sendable {
             return .message(message, offset: offset, items: nil, line: raw)
         }
         // The items live on only as validated rows; drop the tree before it crosses threads.
-        return .message(.notification(method: Method.put, params: nil), offset: offset, items: validate(items, declarations: declarations), line: raw)
+        return .message(.notification(method: Method.put, params: nil), offset: offset,
+                        items: validate(items, declarations: declarations, names: &names), line: raw)
     }
 
     /// Validates the items of one `index/put`, each on its own.
-    static func validate(_ items: [JSONValue], declarations: [String: AttributeDeclaration] = [:]) -> [ItemOutcome] {
+    static func validate(_ items: [JSONValue], declarations: [String: AttributeDeclaration], names: inout MisspeltAttributes) -> [ItemOutcome] {
         var outcomes: [ItemOutcome] = []
         outcomes.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
             do {
-                outcomes.append(.valid(try ItemValidator.validate(item, path: "items[\(n)]", declarations: declarations)))
+                let valid = try ItemValidator.validate(item, path: "items[\(n)]", declarations: declarations) { name in
+                    names.note(name, item: item["uniqueIdentifier"]?.stringValue, declarations: declarations)
+                }
+                outcomes.append(.valid(valid))
             } catch {
                 outcomes.append(.invalid(uniqueIdentifier: item["uniqueIdentifier"]?.stringValue, reason: error.description))
             }
