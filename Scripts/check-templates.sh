@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes a project with each template of 'reindex new' (swift, python, typescript), builds the Swift
-# one and its bundle, runs the unit tests the Swift and Python ones ship (swift test, python3 -m
-# unittest), and runs 'reindex validate DIR --run' on all three. Exits non-zero on the first
+# one and its bundle, builds the TypeScript one with tsc, runs the unit test each template ships
+# (swift test, python3 -m unittest, node --test), and runs 'reindex validate DIR --run' on all
+# three. Exits non-zero on the first
 # failure. The Python template needs SDKs/python in this checkout or REINDEX_PYTHON_SDK; without it
 # that template is skipped and said so (set REQUIRE_ALL_TEMPLATES=1 to fail instead).
 set -euo pipefail
@@ -14,7 +15,14 @@ trap 'rm -rf "$work"' EXIT
 export XDG_DATA_HOME="$work/xdg-data" XDG_STATE_HOME="$work/xdg-state" XDG_DATA_DIRS="$work/xdg-system"
 
 echo "== typescript"
+# Built as its README says (npm run build: link the SDK, then tsc), its unit test run, then checked.
 "$reindex" new typescript TemplateCheckTS --output "$work/ts"
+if ! command -v tsc >/dev/null 2>&1; then echo "error: tsc is not installed (apt-get install node-typescript)" >&2; exit 1; fi
+if command -v npm >/dev/null 2>&1; then
+    (cd "$work/ts" && npm run --silent build && npm test --silent)
+else
+    (cd "$work/ts" && node scripts/link-sdk.mjs && tsc -p . && node --test)
+fi
 "$reindex" validate "$work/ts" --run
 
 echo "== python"

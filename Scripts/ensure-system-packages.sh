@@ -2,7 +2,8 @@
 # Installs the system packages the build and tests need, only those missing: SQLite's headers
 # (found via pkg-config), libpq's headers (the PostgreSQL store), and the PostgreSQL server with
 # its contrib modules (`unaccent`), which the PostgreSQL tests start themselves; libsystemd's
-# headers (sd-bus, desktop search) with dbus-daemon and gdbus for its tests.
+# headers (sd-bus, desktop search) with dbus-daemon and gdbus for its tests; the TypeScript compiler
+# (node-typescript), which builds SDKs/typescript and checks its types and the template's build.
 # Debian/Ubuntu: apt-get; macOS: the SDK ships SQLite, and Homebrew's libpq/postgresql are used.
 set -euo pipefail
 if [ "$(uname)" = "Darwin" ]; then exit 0; fi
@@ -17,8 +18,10 @@ if ! [ -f /usr/include/systemd/sd-bus.h ]; then missing+=(libsystemd-dev); fi
 if ! command -v dbus-daemon >/dev/null 2>&1; then missing+=(dbus-daemon); fi
 if ! command -v gdbus >/dev/null 2>&1; then missing+=(libglib2.0-bin); fi
 if ! command -v busctl >/dev/null 2>&1; then missing+=(systemd); fi
+# The TypeScript SDK and template: tsc (Debian's is 4.8; the SDK uses nothing newer).
+if ! command -v tsc >/dev/null 2>&1; then missing+=(node-typescript); fi
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
-echo "installing ${missing[*]} (needed to build and to run the SQLite, PostgreSQL and desktop tests)…" >&2
+echo "installing ${missing[*]} (needed to build and to run the SQLite, PostgreSQL, desktop and TypeScript tests)…" >&2
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq

@@ -74,16 +74,39 @@ final class AuthoringTests: XCTestCase {
         XCTAssertTrue(validated.stdout.contains("every check passed"), "\(validated)", file: file, line: line)
     }
 
-    func testNewTypeScriptProjectPassesValidateRun() throws {
-        guard Self.which("node") != nil else { throw XCTSkip("node is not installed") }
+    /// Builds a `reindex new typescript` project as its package.json's build script does (links
+    /// the SDK, then tsc), without npm. Skips without node or tsc.
+    func buildTypeScriptProject(_ directory: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        guard let node = Self.which("node") else { throw XCTSkip("node is not installed") }
+        guard let tsc = Self.which("tsc") else { throw XCTSkip("tsc is not installed (apt-get install node-typescript)") }
+        let (linked, linkLog) = try Self.run(node, ["scripts/link-sdk.mjs"], in: directory)
+        XCTAssertEqual(linked, 0, linkLog, file: file, line: line)
+        let (built, buildLog) = try Self.run(tsc, ["-p", "."], in: directory)
+        XCTAssertEqual(built, 0, buildLog, file: file, line: line)
+    }
+
+    func testNewTypeScriptProjectBuildsPassesItsTestAndValidateRun() throws {
+        guard let node = Self.which("node") else { throw XCTSkip("node is not installed") }
         let scratch = try TestSupport.makeScratchDirectory(for: self)
         let directory = try newThenValidate("typescript", name: "Notes", scratch: scratch)
         let manifest = try JSONParser.parse(text: TestSupport.read("\(directory)/manifest.json") ?? "")
         XCTAssertEqual(manifest["bundleIdentifier"]?.stringValue, "com.example.notes.indexer")
         XCTAssertEqual(manifest["executable"]?.stringValue, "notes.mjs")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "\(directory)/notes.mjs"), "the launcher is executable as written")
         XCTAssertNotNil(manifest["environment"]?["REINDEX_TS_SDK"]?.stringValue, "the TypeScript SDK of this checkout is recorded")
+        for file in ["src/Notes.ts", "src/main.ts", "test/Notes.test.mjs", "tsconfig.json", "package.json", "README.md"] {
+            XCTAssertNotNil(TestSupport.read("\(directory)/\(file)"), file)
+        }
+        // Unbuilt, the launcher says what to do.
+        let (unbuilt, unbuiltLog) = try Self.run("\(directory)/notes.mjs", [], in: directory)
+        XCTAssertEqual(unbuilt, 1, unbuiltLog)
+        XCTAssertTrue(unbuiltLog.contains("build/main.js is missing: run `npm run build`"), unbuiltLog)
+
+        try buildTypeScriptProject(directory)
+        let (tested, testLog) = try Self.run(node, ["--test"], in: directory)
+        XCTAssertEqual(tested, 0, testLog)
+        XCTAssertTrue(testLog.contains("# pass 4"), testLog)
         try assertConformant(directory, name: "Notes", scratch)
-        XCTAssertNotNil(TestSupport.read("\(directory)/README.md"))
     }
 
     func testNewPythonProjectPassesValidateRun() throws {
@@ -106,6 +129,7 @@ final class AuthoringTests: XCTestCase {
         guard Self.which("node") != nil else { throw XCTSkip("node is not installed") }
         let scratch = try TestSupport.makeScratchDirectory(for: self)
         let directory = try newThenValidate("typescript", name: "Resumer", scratch: scratch)
+        try buildTypeScriptProject(directory)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(directory)/resumer.mjs")
         process.currentDirectoryURL = URL(fileURLWithPath: directory)

@@ -4,10 +4,10 @@
 // identifier is "note.<id>" and its domain "com.example.notes.folder.<folder>".
 //
 // Where the SDK comes from, first match wins:
-//   1. $REINDEX_TS_SDK — the SDK directory (or its src/index.js); a relative path is taken from
+//   1. $REINDEX_TS_SDK — the SDK directory (or its dist/index.js); a relative path is taken from
 //      this bundle's directory. Set it in the manifest's "environment" when the bundle lives
 //      outside this repository: the host passes nothing else of your environment through.
-//   2. ../../../SDKs/typescript/src/index.js — the SDK in this repository, for the bundle as it
+//   2. ../../../SDKs/typescript/dist/index.js — the SDK in this repository, for the bundle as it
 //      is checked out here.
 //   3. the package "reindex-extension" — a copy of SDKs/typescript vendored into
 //      node_modules/reindex-extension beside this file (no npm needed: cp -R).
@@ -43,12 +43,12 @@ async function loadSDK() {
   const configured = process.env.REINDEX_TS_SDK;
   if (configured) {
     let entry = path.resolve(here, configured);
-    if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) entry = path.join(entry, 'src', 'index.js');
+    if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) entry = path.join(entry, 'dist', 'index.js');
     if (!fs.existsSync(entry)) throw new Error(`REINDEX_TS_SDK is ${configured}, but ${entry} does not exist`);
     checkReadable(entry);
     return import(pathToFileURL(entry).href);
   }
-  const inRepository = path.join(here, '../../../SDKs/typescript/src/index.js');
+  const inRepository = path.join(here, '../../../SDKs/typescript/dist/index.js');
   if (fs.existsSync(inRepository)) {
     checkReadable(inRepository);
     return import(pathToFileURL(inRepository).href);

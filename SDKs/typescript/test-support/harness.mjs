@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const SUPPORT_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const SDK_DIR = path.resolve(SUPPORT_DIR, '..');
-export const SDK_ENTRY = path.join(SDK_DIR, 'src', 'index.js');
+export const SDK_ENTRY = path.join(SDK_DIR, 'dist', 'index.js');
 export const FIXTURES_DIR = path.join(SUPPORT_DIR, 'fixtures');
 export const REPO_ROOT = path.resolve(SDK_DIR, '..', '..');
 
@@ -337,4 +337,18 @@ export async function connectWebSocket(url) {
     },
     close() { socket.destroy(); },
   };
+}
+
+/**
+ * A refusal as a test compares it: asserts that `error.data.stack` is the thrown error's stack
+ * (its first line names the message, the next is a frame) and returns the reply without it.
+ * @param {any} reply
+ */
+export function withCheckedStack(reply) {
+  const { data, ...error } = reply.error;
+  const lines = String(data?.stack ?? '').split('\n');
+  if (!lines[0].endsWith(`: ${error.message}`) || !/^\s+at /.test(lines[1] ?? '')) {
+    throw new Error(`the refusal's data.stack is not the error's stack: ${JSON.stringify(data)}`);
+  }
+  return { ...reply, error };
 }

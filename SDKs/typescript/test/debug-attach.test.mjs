@@ -95,7 +95,7 @@ describe('reindex debug --wait-for-debugger with Node\'s inspector', { skip }, (
     // The SDK pauses once, before the first handler (as --inspect-brk does before the first line).
     const scriptURL = (frame) => events().find((m) => m.method === 'Debugger.scriptParsed' && m.params.scriptId === frame.location.scriptId)?.params.url;
     const first = await paused(0);
-    assert.match(scriptURL(first.params.callFrames[0]), /src\/connection\.js$/);
+    assert.match(scriptURL(first.params.callFrames[0]), /dist\/connection\.js$/);
     call('Debugger.resume');
 
     const hit = await paused(1);

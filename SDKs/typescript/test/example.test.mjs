@@ -82,8 +82,8 @@ describe('Examples/typescript/notes', { skip }, () => {
     const dir = copyExample(world);
     const vendored = path.join(dir, 'node_modules', 'reindex-extension');
     fs.mkdirSync(vendored, { recursive: true });
-    fs.cpSync(path.join(SDK_DIR, 'src'), path.join(vendored, 'src'), { recursive: true });
-    for (const name of ['package.json', 'index.d.ts']) fs.copyFileSync(path.join(SDK_DIR, name), path.join(vendored, name));
+    fs.cpSync(path.join(SDK_DIR, 'dist'), path.join(vendored, 'dist'), { recursive: true });
+    fs.copyFileSync(path.join(SDK_DIR, 'package.json'), path.join(vendored, 'package.json'));
     const run = await world.reindex(['run', ID, '--json']);
     assert.equal(run.status, 0, JSON.stringify(run));
     assert.deepEqual(await world.search('tokenizer'), ['note.design-tokenizer']);

@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 import {
   CancellationError, ErrorCode, IndexRequestError, MAX_CLIENT_STATE_BYTES, PROTOCOL_VERSIONS, Reason,
   SearchableIndex, SearchableIndexError, debuggerWaitSeconds, isStdoutProtected, run,
-} from '../src/index.js';
+} from '../dist/index.js';
+import { withCheckedStack } from '../test-support/harness.mjs';
 
 /**
  * Runs `extension` on in-memory streams; returns helpers to talk to it.
@@ -91,7 +92,7 @@ describe('run()', () => {
   test('a put of something that is not an item rejects with a TypeError (and refuses, unhandled)', async () => {
     const s = session({ async reindexAll(index) { await index.put(['not an item']); } });
     s.send(reindexAll(1));
-    assert.deepEqual(await s.next(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'put: item 0 is not an object' } });
+    assert.deepEqual(withCheckedStack(await s.next()), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'put: item 0 is not an object' } });
     await s.end();
   });
 

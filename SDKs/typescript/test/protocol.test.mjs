@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ExtensionUnderTest, eventually, fixture, scratchDirectory, sleep } from '../test-support/harness.mjs';
+import { ExtensionUnderTest, eventually, fixture, scratchDirectory, sleep, withCheckedStack } from '../test-support/harness.mjs';
 
 const scripted = fixture('scripted.mjs');
 const running = [];
@@ -332,7 +332,7 @@ describe('refusals', () => {
     const ext = start();
     await ext.initialize();
     ext.send(reindexAll(1, 'throw-plain'));
-    assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'plain failure' } });
+    assert.deepEqual(withCheckedStack(await ext.next()), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'plain failure' } });
     ext.send(reindexAll(2, 'throw-string'));
     assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'a thrown string' } });
   });
@@ -344,7 +344,7 @@ describe('refusals', () => {
     await ext.next();
     const commit = await ext.next();
     ext.send({ jsonrpc: '2.0', id: commit.id, error: { code: -32602, message: 'clientState is too large' } });
-    assert.deepEqual(await ext.next(), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'the host refused the batch commit: clientState is too large' } });
+    assert.deepEqual(withCheckedStack(await ext.next()), { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'the host refused the batch commit: clientState is too large' } });
   });
 });
 

@@ -401,11 +401,13 @@ enum ExtensionTemplates {
         ```sh
         reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # 1. the extension waits for a debugger
         node inspect 127.0.0.1:9229                                     # 2. in a second terminal: attach
-        debug> sb('{{EXECUTABLE}}', LINE); cont                         # 3. break on a line of your handler and run to it
+        debug> sb('build/{{NAME}}.js', LINE); cont                      # 3. break on a line of the compiled handler and run to it
         ```
 
         The SDK opens Node's inspector on 127.0.0.1:9229 and waits until a debugger attaches, then
-        pauses once before your handler so you can set breakpoints. When the request is over, leave
+        pauses once before your handler so you can set breakpoints. node inspect works on the lines
+        of the compiled `build/{{NAME}}.js`; VS Code and Chrome map breakpoints set in
+        `src/{{NAME}}.ts` through the source maps tsc writes beside it. When the request is over, leave
         node inspect with `.exit` and the extension exits. VS Code: attach with
         `{"type":"node","request":"attach","address":"127.0.0.1","port":9229}` and press Continue once
         at the SDK's pause. Chrome: chrome://inspect, then "inspect". Another port:
@@ -450,57 +452,42 @@ enum ExtensionTemplates {
         """#
 
     // MARK: TypeScript
+    //
+    // A TypeScript project: `src/{{NAME}}.ts` (the handler, exported so the unit test can call it),
+    // `src/main.ts` (runs it), compiled by `tsc` into `build/`. The manifest's executable is
+    // `{{EXECUTABLE}}`, a small committed launcher that imports `build/main.js`: its mode is set
+    // once by `reindex new` and survives every build (tsc writes files 0644), and it says what
+    // to do when the build is missing. `npm run build` first links `node_modules/reindex-extension`
+    // to the SDK (`scripts/link-sdk.mjs`), so tsc finds its types and node finds it at run time.
 
     static let typescriptSource = #"""
-        #!/usr/bin/env node
-        // {{NAME}}: a reindexing extension for the `reindex` host, written with the
-        // JavaScript/TypeScript SDK (plain ES modules; no npm install, no build step).
+        // {{NAME}}: a reindexing extension for the `reindex` host, written with the TypeScript SDK.
         //
-        // The host starts it in the bundle directory and asks for reindexAll (index everything) or
-        // reindexItems (re-index these identifiers). Resolving acknowledges a request; throwing
-        // refuses it and the host retries later. console.log goes to stderr, the bundle's log.
-        //
-        // Where the SDK comes from: $REINDEX_TS_SDK (set in manifest.json's "environment" -- the host
-        // passes no other variables of yours), else the package "reindex-extension" (a copy of
-        // SDKs/typescript in node_modules/reindex-extension beside this file).
+        // The host starts it (`{{EXECUTABLE}}` → build/main.js) in the bundle directory and asks for
+        // reindexAll (index everything) or reindexItems (re-index these identifiers). Resolving
+        // acknowledges a request; throwing refuses it (its message and stack go to the host) and the
+        // host retries later. console.log goes to stderr, the bundle's log.
 
-        import fs from 'node:fs';
-        import path from 'node:path';
-        import { fileURLToPath, pathToFileURL } from 'node:url';
-
-        const here = path.dirname(fileURLToPath(import.meta.url));
-
-        async function loadSDK() {
-          const configured = process.env.REINDEX_TS_SDK;
-          if (configured) {
-            let entry = path.resolve(here, configured);
-            if (fs.existsSync(entry) && fs.statSync(entry).isDirectory()) entry = path.join(entry, 'src', 'index.js');
-            if (!fs.existsSync(entry)) throw new Error(`REINDEX_TS_SDK is ${configured}, but ${entry} does not exist`);
-            return import(pathToFileURL(entry).href);
-          }
-          try {
-            return await import('reindex-extension');
-          } catch (error) {
-            if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-            throw new Error('cannot find the reindex TypeScript SDK: set REINDEX_TS_SDK in manifest.json\'s "environment" ' +
-              'to the SDK directory, or copy SDKs/typescript to node_modules/reindex-extension beside this file');
-          }
-        }
-
-        let sdk;
-        try {
-          sdk = await loadSDK();
-        } catch (error) {
-          process.stderr.write(`{{LOWER}}: ${error.message}\n`);
-          process.exit(1);
-        }
-        const { run } = sdk;
+        import type { IndexExtension, SearchableIndex, SearchableItem } from 'reindex-extension';
 
         const BATCH_SIZE = 2; // records per batch; each batch is committed with a client state
         const DOMAIN = '{{ID}}.records';
 
+        export interface SourceRecord {
+          id: string;
+          title: string;
+          text: string;
+          /** A custom attribute: declare it in manifest.json's "attributes" to filter and sort by it. */
+          words?: number;
+        }
+
+        /** The custom attributes of an item (see SourceRecord.words). */
+        export interface RecordAttributes {
+          words?: number;
+        }
+
         /** Replace with your data source: files, a database, a web service... */
-        function loadRecords() {
+        export function loadRecords(): SourceRecord[] {
           return [
             { id: '1', title: 'Getting started', text: 'The first record of {{NAME}}' },
             { id: '2', title: 'Batches', text: 'Each batch is committed with a client state' },
@@ -510,13 +497,20 @@ enum ExtensionTemplates {
           ];
         }
 
-        function toItem(record) {
-          return { uniqueIdentifier: `record.${record.id}`, domainIdentifier: DOMAIN, attributes: { title: record.title, textContent: record.text } };
+        export function toItem(record: SourceRecord): SearchableItem<RecordAttributes> {
+          return {
+            uniqueIdentifier: `record.${record.id}`,
+            domainIdentifier: DOMAIN,
+            attributes: { title: record.title, textContent: record.text, custom: { words: record.text.split(' ').length } },
+          };
         }
 
-        class {{NAME}} {
-          async reindexAll(index) {
-            const records = loadRecords();
+        export class {{NAME}} implements IndexExtension {
+          constructor(private readonly load: () => SourceRecord[] = loadRecords) {}
+
+          async reindexAll(index: SearchableIndex): Promise<void> {
+            const records = this.load();
+            if (records.length === 0) index.allowEmpty(); // empty on purpose: publish that
             let start = 0;
             if (index.clientState) {
               const saved = Number.parseInt(index.clientState.toString('utf8'), 10);
@@ -536,15 +530,205 @@ enum ExtensionTemplates {
             }
           }
 
-          async reindexItems(identifiers, index) {
-            const records = new Map(loadRecords().map((record) => [`record.${record.id}`, record]));
-            await index.put(identifiers.filter((id) => records.has(id)).map((id) => toItem(records.get(id))));
+          async reindexItems(identifiers: string[], index: SearchableIndex): Promise<void> {
+            const records = new Map(this.load().map((record) => [`record.${record.id}`, record]));
+            const found = identifiers.flatMap((id) => records.get(id) ?? []);
+            await index.put(found.map(toItem));
             const gone = identifiers.filter((id) => !records.has(id));
             if (gone.length > 0) await index.delete(gone);
           }
         }
 
+        """#
+
+    static let typescriptMain = #"""
+        // The extension's entry point: serves the host's requests with {{NAME}} until the host
+        // closes stdin. Kept apart from {{NAME}}.ts so that tests import the handler without running it.
+        import { run } from 'reindex-extension';
+        import { {{NAME}} } from './{{NAME}}.js';
+
         run({{NAME}});
+
+        """#
+
+    static let typescriptLauncher = #"""
+        #!/usr/bin/env node
+        // The bundle's executable (manifest.json names it): runs the compiled extension,
+        // build/main.js. `npm run build` writes build/ from src/; this file stays as it is, so it
+        // keeps its executable mode through every build.
+        import { existsSync } from 'node:fs';
+
+        const main = new URL('./build/main.js', import.meta.url);
+        if (!existsSync(main)) {
+          process.stderr.write('{{LOWER}}: build/main.js is missing: run `npm run build` in this directory first\n');
+          process.exit(1);
+        }
+        await import(main.href);
+
+        """#
+
+    static let typescriptTest = #"""
+        // Unit test of the handler, in process, without the host: `npm test` (after `npm run build`).
+        // reindex-extension/testing calls reindexAll/reindexItems on a recording index.
+        import assert from 'node:assert/strict';
+        import { test } from 'node:test';
+        import { reindexAll, reindexItems } from 'reindex-extension/testing';
+        import { {{NAME}} } from '../build/{{NAME}}.js';
+
+        test('reindexAll puts every record in batches, committing after each but the last', async () => {
+          const index = await reindexAll({{NAME}});
+          assert.deepEqual(index.puts.map((item) => item.uniqueIdentifier), ['record.1', 'record.2', 'record.3', 'record.4', 'record.5']);
+          assert.deepEqual(index.commits.map((commit) => commit.clientState), ['2', '4']);
+          assert.deepEqual(index.progress.at(-1), { completed: 5, total: 5, message: '5 of 5 records' });
+          assert.equal(index.puts[0].attributes.words, 5, 'the custom attribute is sent beside the others');
+        });
+
+        test('a retry resumes after the last committed batch', async () => {
+          const index = await reindexAll({{NAME}}, { reason: 'retry', clientState: '4' });
+          assert.deepEqual(index.puts.map((item) => item.uniqueIdentifier), ['record.5']);
+        });
+
+        test('reindexItems puts what exists and deletes what is gone', async () => {
+          const index = await reindexItems({{NAME}}, ['record.2', 'record.99']);
+          assert.deepEqual(index.puts.map((item) => item.uniqueIdentifier), ['record.2']);
+          assert.deepEqual(index.deletes, ['record.99']);
+        });
+
+        test('an empty source is published on purpose', async () => {
+          const index = await reindexAll(new {{NAME}}(() => []));
+          assert.equal(index.allowEmpty, true);
+          assert.deepEqual(index.puts, []);
+        });
+
+        """#
+
+    static let typescriptPackage = #"""
+        {
+          "name": "{{LOWER}}",
+          "version": "1.0.0",
+          "private": true,
+          "type": "module",
+          "scripts": {
+            "build": "node scripts/link-sdk.mjs && tsc -p .",
+            "test": "node --test"
+          }
+        }
+
+        """#
+
+    static let typescriptConfig = #"""
+        {
+          // TypeScript 4.8 or later. "types": [] because the extension needs no @types package;
+          // to use Node's APIs with types, install @types/node and list "node" here.
+          "compilerOptions": {
+            "target": "es2022",
+            "module": "nodenext",
+            "moduleResolution": "nodenext",
+            "lib": ["es2022", "dom"],
+            "types": [],
+            "strict": true,
+            "rootDir": "src",
+            "outDir": "build",
+            "sourceMap": true,
+            "newLine": "lf"
+          },
+          "include": ["src/**/*.ts"]
+        }
+
+        """#
+
+    static let typescriptLinkSDK = #"""
+        // Makes node_modules/reindex-extension the TypeScript SDK, for tsc (its types) and for node
+        // (at run time): a link to $REINDEX_TS_SDK, else to manifest.json's environment.REINDEX_TS_SDK.
+        // A real directory there (a vendored copy of the SDK) is left alone.
+        import fs from 'node:fs';
+        import path from 'node:path';
+        import { fileURLToPath } from 'node:url';
+
+        const project = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+        const target = path.join(project, 'node_modules', 'reindex-extension');
+        const fail = (message) => { process.stderr.write(`link-sdk: ${message}\n`); process.exit(1); };
+
+        const existing = fs.lstatSync(target, { throwIfNoEntry: false });
+        if (existing && !existing.isSymbolicLink()) process.exit(0); // vendored
+
+        let sdk = process.env.REINDEX_TS_SDK;
+        if (!sdk) {
+          const manifest = JSON.parse(fs.readFileSync(path.join(project, 'manifest.json'), 'utf8'));
+          sdk = manifest.environment?.REINDEX_TS_SDK;
+        }
+        if (!sdk) {
+          fail('no SDK: set REINDEX_TS_SDK in manifest.json\'s "environment" to SDKs/typescript of a ReindexHost ' +
+            'checkout, or copy that directory to node_modules/reindex-extension');
+        }
+        sdk = path.resolve(project, sdk);
+        if (!fs.existsSync(path.join(sdk, 'dist', 'index.js'))) fail(`REINDEX_TS_SDK is ${sdk}, but ${path.join(sdk, 'dist', 'index.js')} does not exist`);
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        if (existing) fs.unlinkSync(target);
+        fs.symlinkSync(sdk, target, 'dir');
+
+        """#
+
+    static let typescriptGitignore = #"""
+        build/
+        node_modules/
+
+        """#
+
+    static let typescriptReadme = #"""
+        # {{NAME}}
+
+        A reindexing extension for the `reindex` host, in TypeScript, made by
+        `reindex new typescript {{NAME}}`. Its bundle identifier is `{{ID}}`. `src/{{NAME}}.ts`
+        indexes five sample records in batches of two, committing each batch with a client state and
+        resuming from it; replace `loadRecords()` with your data.
+
+        | file | |
+        | --- | --- |
+        | `src/{{NAME}}.ts` | the handler: `reindexAll`, `reindexItems` |
+        | `src/main.ts` | runs it: `run({{NAME}})` |
+        | `test/{{NAME}}.test.mjs` | its unit test, without the host (`reindex-extension/testing`) |
+        | `{{EXECUTABLE}}` | the executable `manifest.json` names: it runs `build/main.js` |
+        | `scripts/link-sdk.mjs` | links `node_modules/reindex-extension` to the SDK (part of the build) |
+
+        ## Develop
+
+        Needs Node 18 or later and `tsc` (TypeScript 4.8 or later; Debian: `apt-get install
+        node-typescript`). No package is installed from npm.
+
+        ```sh
+        npm run build                                         # links the SDK, then tsc: src/ → build/
+        npm test                                              # the unit test, in process
+        reindex validate . --run                              # checks the manifest and the protocol
+        reindex --extensions-path .. run {{ID}}               # index into your index (.. holds this bundle)
+        reindex search record
+        reindex --extensions-path .. debug {{ID}} --trace     # every protocol message
+        reindex --extensions-path .. debug {{ID}} --wait-for-debugger   # {{DEBUGGER}}; see Debug below
+        ```
+
+        Without npm: `node scripts/link-sdk.mjs && tsc -p .`, then `node --test test/`. Rebuild after
+        every change to `src/`: the host runs `build/`.
+
+        Attributes are typed: a misspelt one (`keyword:` for `keywords:`) does not compile. Your own
+        go in `custom`, typed by `RecordAttributes`; declare them in `manifest.json`'s
+        `"attributes"` (`{"words": {"type": "number"}}`) to filter and sort by them. A number that is
+        not finite (`Number('n/a')`) refuses the request, naming the item and the attribute.
+
+        ## Debug
+
+        {{DEBUG_SECTION}}
+
+        ## Install
+
+        ```sh
+        npm run build
+        cp -R . ~/.local/share/reindex/extensions/{{ID}}
+        reindex list
+        ```
+
+        ## The SDK
+
+        {{SDK_NOTE}}
 
         """#
 }

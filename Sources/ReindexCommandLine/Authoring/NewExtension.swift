@@ -132,7 +132,7 @@ package enum NewExtension {
             let sdk = python ? SourceTree.pythonSDK(environment: env) : SourceTree.typescriptSDK(environment: env)
             let tree = python ? "SDKs/python" : "SDKs/typescript"
             values["EXECUTABLE"] = executable
-            values["LANGUAGE"] = python ? "Python (3.9 or later, standard library only)" : "JavaScript for Node 18 or later"
+            values["LANGUAGE"] = python ? "Python (3.9 or later, standard library only)" : "TypeScript for Node 18 or later"
             values["COMMAND"] = options.language.rawValue
             values["LOADER"] = python ? "load_records()" : "loadRecords()"
             values["DEBUGGER"] = python ? "waits for debugpy" : "waits for Node's inspector"
@@ -153,19 +153,35 @@ package enum NewExtension {
                     : "copy `\(tree)` to `node_modules/reindex-extension` beside `\(executable)`.")
                 notes.append("the \(python ? "Python" : "TypeScript") SDK was not found (set \(variable) to \(tree) of a ReindexHost checkout and run 'reindex new' again, or vendor it; see README.md)")
             }
-            let source = python ? ExtensionTemplates.pythonSource : ExtensionTemplates.typescriptSource
-            var files: [File] = [
-                ("manifest.json", fill(ExtensionTemplates.scriptManifest), 0o644),
-                (executable, fill(source), 0o755),
-                ("README.md", fill(ExtensionTemplates.scriptReadme), 0o644),
-            ]
-            var steps = ["cd \(dir)", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)"]
-            if python {
-                // The handlers' unit test, without the host.
-                files.append(("test_\(name.lowercased()).py", fill(ExtensionTemplates.pythonTests), 0o644))
-                steps.insert("python3 -m unittest", at: 1)
+            if !python {
+                return (typescriptFiles(name: name, executable: executable, fill: fill), notes, [
+                    "cd \(dir)", "npm run build", "npm test", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)",
+                ])
             }
-            return (files, notes, steps)
+            return ([
+                ("manifest.json", fill(ExtensionTemplates.scriptManifest), 0o644),
+                (executable, fill(ExtensionTemplates.pythonSource), 0o755),
+                ("README.md", fill(ExtensionTemplates.scriptReadme), 0o644),
+                // The handlers' unit test, without the host.
+                ("test_\(name.lowercased()).py", fill(ExtensionTemplates.pythonTests), 0o644),
+            ], notes, ["cd \(dir)", "python3 -m unittest", "reindex validate . --run", "reindex --extensions-path .. run \(options.bundleIdentifier)"])
         }
+    }
+
+    /// The TypeScript project: sources compiled by `tsc` into `build/`, and a launcher the
+    /// manifest names, written once with its executable mode (see `ExtensionTemplates`).
+    static func typescriptFiles(name: String, executable: String, fill: (String) -> String) -> [File] {
+        [
+            ("manifest.json", fill(ExtensionTemplates.scriptManifest), 0o644),
+            (executable, fill(ExtensionTemplates.typescriptLauncher), 0o755),
+            ("src/\(name).ts", fill(ExtensionTemplates.typescriptSource), 0o644),
+            ("src/main.ts", fill(ExtensionTemplates.typescriptMain), 0o644),
+            ("test/\(name).test.mjs", fill(ExtensionTemplates.typescriptTest), 0o644),
+            ("package.json", fill(ExtensionTemplates.typescriptPackage), 0o644),
+            ("tsconfig.json", ExtensionTemplates.typescriptConfig, 0o644),
+            ("scripts/link-sdk.mjs", ExtensionTemplates.typescriptLinkSDK, 0o644),
+            (".gitignore", ExtensionTemplates.typescriptGitignore, 0o644),
+            ("README.md", fill(ExtensionTemplates.typescriptReadme), 0o644),
+        ]
     }
 }

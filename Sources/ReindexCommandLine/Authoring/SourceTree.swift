@@ -23,10 +23,10 @@ package enum SourceTree {
         sdk(environment["REINDEX_PYTHON_SDK"], inTree: "SDKs/python", marker: "reindex_extension/__init__.py", environment: environment)
     }
 
-    /// The TypeScript SDK (the directory holding `src/index.js`): `$REINDEX_TS_SDK`, else
+    /// The TypeScript SDK (the directory holding `dist/index.js`): `$REINDEX_TS_SDK`, else
     /// `SDKs/typescript` of the checkout.
     package static func typescriptSDK(environment: [String: String]) -> String? {
-        sdk(environment["REINDEX_TS_SDK"], inTree: "SDKs/typescript", marker: "src/index.js", environment: environment)
+        sdk(environment["REINDEX_TS_SDK"], inTree: "SDKs/typescript", marker: "dist/index.js", environment: environment)
     }
 
     static func sdk(_ configured: String?, inTree relative: String, marker: String, environment: [String: String]) -> String? {

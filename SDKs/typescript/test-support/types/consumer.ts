@@ -5,8 +5,8 @@ import {
   SearchableIndex, SearchableIndexError, debuggerWaitSeconds, isStdoutProtected, protectStdout,
   readManifest, run, waitForDebuggerIfRequested,
   type IndexExtension, type ItemAttributes, type RunOptions, type SearchableItem,
-} from '../../index.js';
-import * as direct from '../../src/index.js';
+} from '../../dist/index.js';
+import * as direct from '../../dist/index.js';
 
 class Notes implements IndexExtension {
   readonly extensionName = 'Notes';

@@ -3,17 +3,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** A bundle's manifest as read: the SDK looks only at `displayName`, `version` and
+ * `bundleIdentifier`. */
+export type ManifestObject = Record<string, unknown>;
+
 /**
  * The bundle's manifest, read from `manifest.json` in `directory` (by default the working
  * directory, which the host sets to the bundle directory), else beside the main script.
  * Returns `null` when there is none or it cannot be read; only `displayName`, `version` and
  * `bundleIdentifier` are looked at by the SDK.
- *
- * @param {string} [directory]
- * @returns {Record<string, unknown> | null}
  */
-export function readManifest(directory) {
-  const candidates = [];
+export function readManifest(directory?: string): ManifestObject | null {
+  const candidates: string[] = [];
   if (directory !== undefined) {
     candidates.push(path.resolve(directory, 'manifest.json'));
   } else {
@@ -31,7 +32,7 @@ export function readManifest(directory) {
       const value = JSON.parse(text);
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value;
     } catch (error) {
-      process.stderr.write(`reindex-extension: ignoring ${file}: ${/** @type {Error} */ (error).message}\n`);
+      process.stderr.write(`reindex-extension: ignoring ${file}: ${(error as Error).message}\n`);
     }
   }
   return null;
@@ -41,14 +42,12 @@ export function readManifest(directory) {
  * The name and version the extension reports in `initialize`: the extension's own
  * `extensionName` / `extensionVersion` when it has them, else the manifest's `displayName`
  * (then `bundleIdentifier`) and `version`, else the executable's file name and `"0"`.
- *
- * @param {{ extensionName?: unknown, extensionVersion?: unknown }} extension
- * @param {Record<string, unknown> | null} manifest
- * @returns {{ name: string, version: string }}
  */
-export function extensionIdentity(extension, manifest) {
-  /** @param {unknown} value */
-  const text = (value) => (typeof value === 'string' && value !== '' ? value : undefined);
+export function extensionIdentity(
+  extension: { extensionName?: unknown; extensionVersion?: unknown },
+  manifest: ManifestObject | null,
+): { name: string; version: string } {
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   const name = text(extension.extensionName)
     ?? text(manifest?.displayName)
     ?? text(manifest?.bundleIdentifier)

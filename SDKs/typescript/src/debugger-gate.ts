@@ -21,21 +21,16 @@ if (Atomics.compareExchange(flags, 0, 0, 2) === 0) {
 }
 `;
 
-/**
- * @param {string} text
- */
-function defaultLog(text) {
+function defaultLog(text: string): void {
   process.stderr.write(`reindex-extension: ${text}\n`);
 }
 
 /**
  * The seconds that `REINDEX_WAIT_FOR_DEBUGGER` asks for, read the way the Swift SDK reads it:
  * a number of seconds, 0 (or less) meaning forever; anything that is not a number means no gate.
- *
- * @param {string | undefined} value
- * @returns {number | null} seconds (0 = forever), or null when there is no gate
+ * Returns the seconds (0 = forever), or null when there is no gate.
  */
-export function debuggerWaitSeconds(value) {
+export function debuggerWaitSeconds(value: string | undefined): number | null {
   if (value === undefined) return null;
   const text = value.trim();
   if (text === '') return null;
@@ -54,16 +49,15 @@ let breakPending = false;
 let attached = false;
 
 /** Whether a debugger attached through the gate in this process. */
-export function debuggerAttachedInGate() {
+export function debuggerAttachedInGate(): boolean {
   return attached;
 }
 
 /**
  * Whether a debugger attached through the gate and the SDK has not paused for it yet; reading it
  * clears it. The connection calls it just before it calls the first request's handler.
- * @returns {boolean}
  */
-export function takeDebuggerBreak() {
+export function takeDebuggerBreak(): boolean {
   const pending = breakPending;
   breakPending = false;
   return pending;
@@ -72,10 +66,8 @@ export function takeDebuggerBreak() {
 /**
  * The port asked for: `REINDEX_INSPECTOR_PORT` (`REINDEX_INSPECT_PORT`, its older name, too),
  * else the one `node --inspect-port` set, else 9229. `0` means any free port.
- * @param {Record<string, string | undefined>} env
- * @returns {number}
  */
-function requestedPort(env) {
+function requestedPort(env: Record<string, string | undefined>): number {
   for (const name of ['REINDEX_INSPECTOR_PORT', 'REINDEX_INSPECT_PORT']) {
     const value = env[name];
     if (value === undefined || value.trim() === '') continue;
@@ -105,16 +97,17 @@ function requestedPort(env) {
  * handler, as `node --inspect-brk` pauses before the first line: set breakpoints, then continue,
  * or step into the handler.
  *
- * @param {{ env?: Record<string, string | undefined>, log?: (text: string) => void }} [options]
- * @returns {boolean} whether a debugger attached
+ * Returns whether a debugger attached.
  */
-export function waitForDebuggerIfRequested(options = {}) {
+export function waitForDebuggerIfRequested(options: {
+  env?: Record<string, string | undefined>;
+  log?: (text: string) => void;
+} = {}): boolean {
   const env = options.env ?? process.env;
   const log = options.log ?? defaultLog;
   const seconds = debuggerWaitSeconds(env.REINDEX_WAIT_FOR_DEBUGGER);
   if (seconds === null) return false;
-  /** @type {typeof import('node:inspector')} */
-  let inspector;
+  let inspector: typeof import('node:inspector');
   try {
     inspector = require('node:inspector');
   } catch {
@@ -150,15 +143,14 @@ export function waitForDebuggerIfRequested(options = {}) {
   log('  once attached it pauses before the first handler: set breakpoints, then continue (or step in)');
 
   const flags = new Int32Array(new SharedArrayBuffer(8));
-  /** @type {import('node:worker_threads').Worker | null} */
-  let watchdog = null;
+  let watchdog: import('node:worker_threads').Worker | null = null;
   if (seconds > 0) {
     try {
-      const { Worker } = require('node:worker_threads');
+      const { Worker } = require('node:worker_threads') as typeof import('node:worker_threads');
       watchdog = new Worker(WATCHDOG, { eval: true, workerData: { flags, ms: Math.round(seconds * 1000) } });
       watchdog.unref();
     } catch (error) {
-      log(`cannot time the wait (${/** @type {Error} */ (error).message}); waiting without a limit`);
+      log(`cannot time the wait (${(error as Error).message}); waiting without a limit`);
     }
   }
   inspector.waitForDebugger();

@@ -1,21 +1,15 @@
 // Stdout protection: the protocol owns descriptor 1; everything JavaScript prints goes to stderr.
-
 import fs from 'node:fs';
 import { Console } from 'node:console';
 import { createRequire } from 'node:module';
-
 const require = createRequire(import.meta.url);
-
 /** The console methods that print (including those that only print to stderr, so that
  * `console.group` indentation stays shared between all of them). */
 const CONSOLE_METHODS = [
-  'log', 'info', 'debug', 'dir', 'dirxml', 'table', 'trace', 'warn', 'error', 'assert',
-  'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog',
+    'log', 'info', 'debug', 'dir', 'dirxml', 'table', 'trace', 'warn', 'error', 'assert',
+    'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog',
 ];
-
-/** @type {import('node:fs').WriteStream | null} */
 let protocolStream = null;
-
 /**
  * Protects the protocol stream from stray output. Node cannot move descriptor 1 the way the
  * Swift SDK does (`dup2`), so this works at the JavaScript level:
@@ -29,45 +23,45 @@ let protocolStream = null;
  * stream. It does not cover native code or child processes that inherit descriptor 1: start
  * children with `stdio: ['ignore', 2, 2]` (or `'pipe'`), never `'inherit'`.
  *
- * @returns {import('node:fs').WriteStream} the private stream on descriptor 1
+ * Returns the private stream on descriptor 1.
  */
 export function protectStdout() {
-  if (protocolStream) return protocolStream;
-  // Created before anything touches `process.stdout`, so Node never opens its own handle on fd 1.
-  protocolStream = fs.createWriteStream('', { fd: 1, autoClose: false, highWaterMark: 64 * 1024 });
-  const stderr = process.stderr;
-  Object.defineProperty(process, 'stdout', {
-    configurable: true,
-    enumerable: true,
-    get: () => stderr,
-  });
-  const logConsole = new Console({ stdout: stderr, stderr });
-  /** @type {Record<string, Function> | null} */
-  let inspectorConsole = null;
-  try {
-    inspectorConsole = require('node:inspector').console;
-  } catch {
-    // A Node built without the inspector: nothing to mirror to.
-  }
-  const target = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (globalThis.console));
-  const source = /** @type {Record<string, Function>} */ (/** @type {unknown} */ (logConsole));
-  for (const name of CONSOLE_METHODS) {
-    if (typeof source[name] !== 'function') continue;
-    const print = source[name].bind(logConsole);
-    const mirror = inspectorConsole && typeof inspectorConsole[name] === 'function'
-      ? inspectorConsole[name].bind(inspectorConsole)
-      : null;
-    target[name] = mirror
-      ? (/** @type {unknown[]} */ ...args) => { mirror(...args); return print(...args); }
-      : print;
-  }
-  return protocolStream;
+    if (protocolStream)
+        return protocolStream;
+    // Created before anything touches `process.stdout`, so Node never opens its own handle on fd 1.
+    protocolStream = fs.createWriteStream('', { fd: 1, autoClose: false, highWaterMark: 64 * 1024 });
+    const stderr = process.stderr;
+    Object.defineProperty(process, 'stdout', {
+        configurable: true,
+        enumerable: true,
+        get: () => stderr,
+    });
+    const logConsole = new Console({ stdout: stderr, stderr });
+    let inspectorConsole = null;
+    try {
+        inspectorConsole = require('node:inspector').console;
+    }
+    catch {
+        // A Node built without the inspector: nothing to mirror to.
+    }
+    const target = globalThis.console;
+    const source = logConsole;
+    for (const name of CONSOLE_METHODS) {
+        if (typeof source[name] !== 'function')
+            continue;
+        const print = source[name].bind(logConsole);
+        const mirror = inspectorConsole && typeof inspectorConsole[name] === 'function'
+            ? inspectorConsole[name].bind(inspectorConsole)
+            : null;
+        target[name] = mirror
+            ? (...args) => { mirror(...args); return print(...args); }
+            : print;
+    }
+    return protocolStream;
 }
-
 /** Set by the protecting process, for the processes it starts: a Node program that an extension
  * runs, and that imports the SDK too, inherits the host's variables but owns its stdout. */
 const PROTECTED_PID = 'REINDEX_EXTENSION_STDOUT_PID';
-
 /**
  * Protects stdout when this process is an extension started by the host, which always sets
  * `REINDEX_BUNDLE_IDENTIFIER`, and not a process an extension started (those inherit the
@@ -76,20 +70,21 @@ const PROTECTED_PID = 'REINDEX_EXTENSION_STDOUT_PID';
  * Elsewhere (in-process tests, scripts that import the SDK for its types or helpers) stdout
  * stays as it is.
  *
- * @param {Record<string, string | undefined>} [env]
- * @returns {boolean} whether stdout is protected now
+ * Returns whether stdout is protected now.
  */
 export function protectStdoutIfExtension(env = process.env) {
-  if (protocolStream) return true;
-  if (!env.REINDEX_BUNDLE_IDENTIFIER) return false;
-  const marked = env[PROTECTED_PID];
-  if (marked !== undefined && marked !== '' && marked !== String(process.pid)) return false;
-  protectStdout();
-  env[PROTECTED_PID] = String(process.pid);
-  return true;
+    if (protocolStream)
+        return true;
+    if (!env.REINDEX_BUNDLE_IDENTIFIER)
+        return false;
+    const marked = env[PROTECTED_PID];
+    if (marked !== undefined && marked !== '' && marked !== String(process.pid))
+        return false;
+    protectStdout();
+    env[PROTECTED_PID] = String(process.pid);
+    return true;
 }
-
 /** Whether `protectStdout()` has run in this process. */
 export function isStdoutProtected() {
-  return protocolStream !== null;
+    return protocolStream !== null;
 }

@@ -2,6 +2,7 @@
 
 import { Buffer } from 'node:buffer';
 import { SearchableIndexError } from './errors.js';
+import type { ClientState, CustomAttributes, CustomAttributesOf, ReindexReason, RequestId, SearchableItem } from './types.js';
 
 /** The most client state a batch may carry, in bytes (before base64). */
 export const MAX_CLIENT_STATE_BYTES = 250;
@@ -15,35 +16,117 @@ const CHARACTERS_PER_MESSAGE = 4 * 1024 * 1024;
 /** Guards the constructor: only the SDK makes indexes. */
 export const INTERNAL = Symbol('reindex-extension.internal');
 
-/**
- * @typedef {object} RequestLink
- * What a `SearchableIndex` needs from the connection for its request.
- * @property {(operation: string) => void} check throws unless the request may still send operations
- * @property {() => boolean} settled whether the handler has answered the request
- * @property {() => void} allowEmpty makes the acknowledgement carry `{"allowEmpty": true}`
- * @property {(line: string) => void} write writes one protocol line (already ended by "\n")
- * @property {() => Promise<void>} drained resolves when the protocol stream has room again
- * @property {(params: Record<string, unknown>) => Promise<any>} commit sends `batch/commit`, resolves with its result
- * @property {() => boolean} isOpen whether operations may still be sent
- * @property {AbortSignal} signal aborted by `$/cancel` (and when the host goes away)
- */
+/** What a `SearchableIndex` needs from the connection for its request. */
+export interface RequestLink {
+  /** Throws unless the request may still send operations. */
+  check(operation: string): void;
+  /** Whether the handler has answered the request. */
+  settled(): boolean;
+  /** Makes the acknowledgement carry `{"allowEmpty": true}`. */
+  allowEmpty(): void;
+  /** Writes one protocol line (already ended by "\n"). */
+  write(line: string): void;
+  /** Resolves when the protocol stream has room again. */
+  drained(): Promise<void>;
+  /** Sends `batch/commit`, resolves with its result. */
+  commit(params: Record<string, unknown>): Promise<unknown>;
+  /** Whether operations may still be sent. */
+  isOpen(): boolean;
+  /** Aborted by `$/cancel` (and when the host goes away). */
+  readonly signal: AbortSignal;
+}
+
+/** What a request tells its index. */
+export interface IndexDetails {
+  reason: ReindexReason;
+  clientState: ClientState | null;
+  requestId: RequestId;
+  method: 'reindexAll' | 'reindexItems';
+}
+
+/** The built-in attributes of protocol version 1. */
+const BUILT_IN_ATTRIBUTES = new Set([
+  'title', 'displayName', 'contentDescription', 'textContent', 'contentType', 'contentURL', 'thumbnailURL',
+  'relatedUniqueIdentifier', 'keywords', 'alternateNames', 'authors', 'emailAddresses', 'phoneNumbers',
+  'rating', 'rankingHint', 'latitude', 'longitude', 'supportsPhoneCall', 'supportsNavigation', 'startDate', 'endDate',
+  'contentCreationDate', 'contentModificationDate', 'thumbnailData',
+]);
 
 /**
- * @param {unknown} item
- * @param {number} position
+ * The first value under `value` that JSON cannot carry and that `JSON.stringify` would turn into
+ * `null` without a word — a number that is not finite, an invalid `Date` — with its path and why;
+ * `null` when there is none. (In a partial update `null` removes an attribute: such a value would
+ * even delete data.)
  */
-function serializeItem(item, position) {
+function unsendable(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return null;
+    return `${path} is ${value}; a number must be finite (NaN and ±Infinity are not JSON: they would be sent as null)`;
+  }
+  if (value === null || typeof value !== 'object' || depth > 64) return null;
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime()) ? `${path} is an invalid Date (it would be sent as null)` : null;
+  }
+  if (ArrayBuffer.isView(value)) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const problem = unsendable(value[i], `${path}[${i}]`, depth + 1);
+      if (problem) return problem;
+    }
+    return null;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return null;
+  for (const key of Object.keys(value)) {
+    const problem = unsendable((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** The attributes as the protocol carries them: the `custom` ones as members beside the built-in
+ * ones, and bytes of `thumbnailData` as base64. Returns `attributes` itself when nothing changes. */
+function wireAttributes(attributes: Record<string, unknown>, item: () => string): Record<string, unknown> {
+  const data = attributes.thumbnailData;
+  const custom = attributes.custom;
+  if (!(data instanceof Uint8Array) && custom === undefined) return attributes;
+  const result: Record<string, unknown> = {};
+  for (const key of Object.keys(attributes)) {
+    if (key !== 'custom') result[key] = attributes[key];
+  }
+  if (data instanceof Uint8Array) {
+    result.thumbnailData = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  }
+  if (custom === null || custom === undefined) return result;
+  if (typeof custom !== 'object' || Array.isArray(custom)) {
+    throw new TypeError(`put: ${item()}: attributes.custom must be an object of attributes by name, not ${Array.isArray(custom) ? 'an array' : typeof custom}`);
+  }
+  for (const key of Object.keys(custom)) {
+    const value = (custom as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if ((BUILT_IN_ATTRIBUTES.has(key) || key === 'custom') && value !== null) {
+      throw new TypeError(`put: ${item()}: attributes.custom.${key}: '${key}' is a built-in attribute; set attributes.${key} instead`);
+    }
+    if (Object.hasOwn(result, key)) {
+      throw new TypeError(`put: ${item()}: attributes.custom.${key}: '${key}' is set outside custom too; set it once`);
+    }
+    result[key] = value;
+  }
+  return result;
+}
+
+/** One item's JSON, checked: what would not arrive as it was written is refused. */
+function serializeItem(item: unknown, position: number): string {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) {
     throw new TypeError(`put: item ${position} is not an object`);
   }
-  let value = /** @type {Record<string, any>} */ (item);
+  let value = item as Record<string, unknown>;
+  const describe = () => `item ${position} (${JSON.stringify(String(value.uniqueIdentifier)).slice(0, 80)})`;
+  const problem = unsendable(value.attributes, 'attributes') ?? unsendable(value.expirationDate, 'expirationDate');
+  if (problem) throw new TypeError(`put: ${describe()}: ${problem}; nothing of this put was sent`);
   const attributes = value.attributes;
-  if (attributes && typeof attributes === 'object' && attributes.thumbnailData instanceof Uint8Array) {
-    const data = attributes.thumbnailData;
-    value = {
-      ...value,
-      attributes: { ...attributes, thumbnailData: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') },
-    };
+  if (attributes !== null && typeof attributes === 'object' && !Array.isArray(attributes)) {
+    const wire = wireAttributes(attributes as Record<string, unknown>, describe);
+    if (wire !== attributes) value = { ...value, attributes: wire };
   }
   const json = JSON.stringify(value);
   if (json.length * 3 > MAX_LINE_BYTES - 256 && Buffer.byteLength(json) > MAX_LINE_BYTES - 256) {
@@ -53,14 +136,9 @@ function serializeItem(item, position) {
   return json;
 }
 
-/**
- * Splits JSON fragments into lines of bounded size.
- * @param {string[]} fragments
- * @param {number} maxCount
- * @param {(body: string) => string} frame
- */
-function frameLines(fragments, maxCount, frame) {
-  const lines = [];
+/** Splits JSON fragments into lines of bounded size. */
+function frameLines(fragments: string[], maxCount: number, frame: (body: string) => string): string[] {
+  const lines: string[] = [];
   let start = 0;
   while (start < fragments.length) {
     let end = start;
@@ -75,12 +153,7 @@ function frameLines(fragments, maxCount, frame) {
   return lines;
 }
 
-/**
- * @param {string} what
- * @param {unknown} list
- * @returns {string[]}
- */
-function stringList(what, list) {
+function stringList(what: string, list: unknown): string[] {
   if (typeof list === 'string') return [list];
   if (!Array.isArray(list)) throw new TypeError(`${what}: expected an array of strings`);
   for (let i = 0; i < list.length; i += 1) {
@@ -97,23 +170,14 @@ function stringList(what, list) {
  * protocol stream has room again (backpressure): `await` them.
  */
 export class SearchableIndex {
-  /** @type {RequestLink} */
-  #link;
-  /** @type {string} */
-  #reason;
-  /** @type {Buffer | null} */
-  #clientState;
-  /** @type {number | string} */
-  #requestId;
-  /** @type {'reindexAll' | 'reindexItems'} */
-  #method;
+  #link: RequestLink;
+  #reason: ReindexReason;
+  #clientState: ClientState | null;
+  #requestId: RequestId;
+  #method: 'reindexAll' | 'reindexItems';
 
-  /**
-   * @param {symbol} token
-   * @param {RequestLink} link
-   * @param {{ reason: string, clientState: Buffer | null, requestId: number | string, method: 'reindexAll' | 'reindexItems' }} details
-   */
-  constructor(token, link, details) {
+  /** Only the SDK makes indexes (`makeSearchableIndex`); one is passed to each handler. */
+  private constructor(token: symbol, link: RequestLink, details: IndexDetails) {
     if (token !== INTERNAL) throw new TypeError('SearchableIndex is made by the SDK; it is passed to reindexAll and reindexItems');
     this.#link = link;
     this.#reason = details.reason;
@@ -124,40 +188,42 @@ export class SearchableIndex {
 
   /** Why the host asked: `forced`, `indexLost`, `bundleChanged`, `expiring`, `retry`, or a reason
    * this SDK does not know yet (treat those like any other). */
-  get reason() { return this.#reason; }
+  get reason(): ReindexReason { return this.#reason; }
 
   /** For `reindexAll`: the client state of the last committed batch of an earlier, unfinished
    * attempt, to resume from; `null` for a fresh start (and always for `reindexItems`). */
-  get clientState() { return this.#clientState; }
+  get clientState(): ClientState | null { return this.#clientState; }
 
   /** The id of the host's request this index belongs to. */
-  get requestId() { return this.#requestId; }
+  get requestId(): RequestId { return this.#requestId; }
 
   /** `reindexAll` or `reindexItems`. */
-  get method() { return this.#method; }
+  get method(): 'reindexAll' | 'reindexItems' { return this.#method; }
 
   /** Aborted when the host cancels the request (`$/cancel`) or goes away. Pass it to `fetch`,
    * streams, timers …; its `reason` is a `CancellationError`. */
-  get signal() { return this.#link.signal; }
+  get signal(): AbortSignal { return this.#link.signal; }
 
   /** Whether the host cancelled the request (or went away). */
-  get cancelled() { return this.#link.signal.aborted; }
+  get cancelled(): boolean { return this.#link.signal.aborted; }
 
   /** Throws the `CancellationError` once the request is cancelled. */
-  throwIfCancelled() {
+  throwIfCancelled(): void {
     if (this.#link.signal.aborted) throw this.#link.signal.reason;
   }
 
   /**
-   * Adds or replaces items (`index/put`). Accepts one item or an array. `Date` values are sent
-   * as RFC 3339 strings and a `Uint8Array` `thumbnailData` as base64.
-   * @param {object | Iterable<object>} items
-   * @returns {Promise<void>}
+   * Adds or replaces items (`index/put`), split into messages of bounded size. Accepts one item
+   * or an iterable of items. `Date` values are sent as RFC 3339 strings, a `Uint8Array`
+   * `thumbnailData` as base64, and `custom` attributes as members of the attributes object.
+   * Throws a `TypeError` that names the item and the attribute, and sends nothing of the call,
+   * when a value would not arrive as written: a number that is not finite (`NaN`, ±`Infinity`)
+   * or an invalid `Date` (JSON would carry either as `null`).
    */
-  async put(items) {
+  async put<Custom extends CustomAttributesOf<Custom> = CustomAttributes>(items: SearchableItem<Custom> | Iterable<SearchableItem<Custom>>): Promise<void> {
     this.#link.check('index.put');
     const list = Array.isArray(items) ? items
-      : (items !== null && typeof items === 'object' && Symbol.iterator in items) ? Array.from(/** @type {Iterable<object>} */ (items))
+      : (items !== null && typeof items === 'object' && Symbol.iterator in items) ? Array.from(items as Iterable<unknown>)
         : [items];
     if (list.length === 0) return;
     const fragments = list.map(serializeItem);
@@ -170,10 +236,8 @@ export class SearchableIndex {
 
   /**
    * Removes items by identifier (`index/delete`).
-   * @param {string[]} identifiers
-   * @returns {Promise<void>}
    */
-  async delete(identifiers) {
+  async delete(identifiers: readonly string[]): Promise<void> {
     this.#link.check('index.delete');
     const list = stringList('delete', identifiers);
     if (list.length === 0) return;
@@ -187,10 +251,8 @@ export class SearchableIndex {
   /**
    * Removes every item in these domains and their subdomains (`index/deleteDomains`; `a.b` also
    * removes `a.b.c`, never `a.bc`).
-   * @param {string[]} domainIdentifiers
-   * @returns {Promise<void>}
    */
-  async deleteDomains(domainIdentifiers) {
+  async deleteDomains(domainIdentifiers: readonly string[]): Promise<void> {
     this.#link.check('index.deleteDomains');
     const list = stringList('deleteDomains', domainIdentifiers);
     if (list.length === 0) return;
@@ -203,9 +265,8 @@ export class SearchableIndex {
 
   /**
    * Removes every item of this extension (`index/deleteAll`), and only this extension's.
-   * @returns {Promise<void>}
    */
-  async deleteAll() {
+  async deleteAll(): Promise<void> {
     this.#link.check('index.deleteAll');
     this.#link.write('{"jsonrpc":"2.0","method":"index/deleteAll","params":{}}\n');
     await this.#link.drained();
@@ -219,12 +280,9 @@ export class SearchableIndex {
    *
    * Rejects with `SearchableIndexError` (`clientStateTooLarge` before sending anything,
    * `commitRefused`, `disconnected`) or `CancellationError`.
-   *
-   * @param {Uint8Array | ArrayBuffer | string} clientState
-   * @returns {Promise<number>}
    */
-  async commitBatch(clientState) {
-    let bytes;
+  async commitBatch(clientState: Uint8Array | ArrayBuffer | string): Promise<number> {
+    let bytes: Buffer;
     if (typeof clientState === 'string') bytes = Buffer.from(clientState, 'utf8');
     else if (clientState instanceof Uint8Array) bytes = Buffer.from(clientState.buffer, clientState.byteOffset, clientState.byteLength);
     else if (clientState instanceof ArrayBuffer) bytes = Buffer.from(clientState);
@@ -235,7 +293,7 @@ export class SearchableIndex {
     }
     this.#link.check('index.commitBatch');
     const result = await this.#link.commit({ requestId: this.#requestId, clientState: bytes.toString('base64') });
-    const committed = result !== null && typeof result === 'object' ? result.committed : undefined;
+    const committed = result !== null && typeof result === 'object' ? (result as { committed?: unknown }).committed : undefined;
     return typeof committed === 'number' ? committed : 0;
   }
 
@@ -244,18 +302,14 @@ export class SearchableIndex {
    * the host's idle timer, so call it well within every `idleSeconds` during long work. Does
    * nothing once the request is cancelled or the host is gone; throws `SearchableIndexError`
    * (`requestFinished`) once the handler has answered the request, as the other operations do.
-   * @param {number} completed
-   * @param {number} [total]
-   * @param {string} [message]
    */
-  progress(completed, total, message) {
+  progress(completed: number, total?: number, message?: string): void {
     if (!this.#link.isOpen()) {
       if (this.#link.settled()) this.#link.check('index.progress'); // throws: the handler has answered
       return;
     }
     if (!Number.isFinite(completed)) throw new TypeError('progress: completed must be a finite number');
-    /** @type {Record<string, unknown>} */
-    const params = { requestId: this.#requestId, completed: Math.max(0, Math.trunc(completed)) };
+    const params: Record<string, unknown> = { requestId: this.#requestId, completed: Math.max(0, Math.trunc(completed)) };
     if (total !== undefined && total !== null) {
       if (!Number.isFinite(total)) throw new TypeError('progress: total must be a finite number');
       params.total = Math.max(0, Math.trunc(total));
@@ -270,13 +324,21 @@ export class SearchableIndex {
    * accepted item while the bundle had items: it keeps the old items and fails the request, so
    * that a data source that came back empty by mistake (an unmounted disk, an expired token)
    * does not wipe the index. Call it before the handler returns, typically when the source
-   * really is empty. It does not put or delete anything by itself.
+   * really is empty. It does not put or delete anything by itself. Throws a `TypeError` in
+   * `reindexItems`.
    */
-  allowEmpty() {
+  allowEmpty(): void {
     if (this.#method !== 'reindexAll') {
       throw new TypeError('allowEmpty: only a reindexAll acknowledgement can allow an empty result');
     }
     this.#link.check('index.allowEmpty');
     this.#link.allowEmpty();
   }
+}
+
+type IndexConstructor = new (token: symbol, link: RequestLink, details: IndexDetails) => SearchableIndex;
+
+/** Makes the index of one request (the connection and the testing helpers do). */
+export function makeSearchableIndex(link: RequestLink, details: IndexDetails): SearchableIndex {
+  return new (SearchableIndex as unknown as IndexConstructor)(INTERNAL, link, details);
 }

@@ -1,14 +1,16 @@
 // reindex-extension: write reindexing extensions for the `reindex` host in JavaScript or
 // TypeScript. Protocol version 1 (JSON-RPC 2.0, one message per line on stdin/stdout).
 //
-// The debug gate honours REINDEX_WAIT_FOR_DEBUGGER (see debugger-gate.js).
+// The debug gate honours REINDEX_WAIT_FOR_DEBUGGER (see debugger-gate.ts).
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { HostConnection, PROTOCOL_VERSIONS } from './connection.js';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { HostConnection, PROTOCOL_VERSIONS, handlerOf } from './connection.js';
 import { debuggerAttachedInGate, waitForDebuggerIfRequested } from './debugger-gate.js';
 import { extensionIdentity, readManifest } from './manifest.js';
 import { protectStdout, protectStdoutIfExtension } from './stdout-protection.js';
+import type { ExtensionLike, ProtocolOutput, RunOptions } from './types.js';
 
 // Started by the host (REINDEX_BUNDLE_IDENTIFIER is set): protect stdout now, while this module
 // is evaluated. ES modules are evaluated before the body of the module that imports them, so a
@@ -22,6 +24,11 @@ export { debuggerWaitSeconds, waitForDebuggerIfRequested } from './debugger-gate
 export { isStdoutProtected, protectStdout } from './stdout-protection.js';
 export { readManifest } from './manifest.js';
 export { PROTOCOL_VERSIONS };
+export type { RpcError, SearchableIndexErrorKind } from './errors.js';
+export type {
+  ClientState, CustomAttributeValue, CustomAttributes, CustomAttributesOf, ExtensionLike, IndexExtension, ItemAttributes,
+  ProtocolOutput, ReindexReason, RequestId, RunOptions, SearchableItem, Timestamp,
+} from './types.js';
 
 /** The reasons protocol version 1 names. Extensions must accept others too. */
 export const Reason = Object.freeze({
@@ -30,7 +37,7 @@ export const Reason = Object.freeze({
   bundleChanged: 'bundleChanged',
   expiring: 'expiring',
   retry: 'retry',
-});
+} as const);
 
 const require = createRequire(import.meta.url);
 
@@ -39,9 +46,9 @@ const FLUSH_MILLISECONDS = 2000;
 
 /** Disconnects an attached debugger, which would otherwise hold the exit ("Waiting for the
  * debugger to disconnect…") after the host has closed stdin. */
-function closeInspector() {
+function closeInspector(): void {
   try {
-    const inspector = require('node:inspector');
+    const inspector = require('node:inspector') as typeof import('node:inspector');
     if (!inspector.url()) return;
     if (debuggerAttachedInGate()) {
       // Chrome DevTools and VS Code disconnect when the inspector closes; `node inspect` stays
@@ -54,34 +61,12 @@ function closeInspector() {
   }
 }
 
-/** @param {string} text */
-function defaultLog(text) {
+function defaultLog(text: string): void {
   process.stderr.write(`reindex-extension: ${text}\n`);
 }
 
-/**
- * @param {unknown} extension
- * @returns {import('./connection.js').Handler}
- */
-function handlerOf(extension) {
-  let handler = extension;
-  if (typeof handler === 'function' && handler.prototype && typeof handler.prototype.reindexAll === 'function') {
-    handler = new /** @type {new () => unknown} */ (handler)();
-  }
-  if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function')
-      || typeof (/** @type {any} */ (handler)).reindexAll !== 'function') {
-    throw new TypeError('run(extension): the extension must be an object (or a class) with a reindexAll(index) method');
-  }
-  return /** @type {import('./connection.js').Handler} */ (handler);
-}
-
-/**
- * Waits until `stream` has written everything, at most `ms` milliseconds.
- * @param {any} stream
- * @param {number} ms
- * @returns {Promise<void>}
- */
-function flush(stream, ms) {
+/** Waits until `stream` has written everything, at most `ms` milliseconds. */
+function flush(stream: any, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     timer.unref();
@@ -104,17 +89,13 @@ function flush(stream, ms) {
  * `options` are for tests and embedding: with `input` the SDK reads that stream instead of
  * stdin, and by default neither protects stdout, opens the debugger gate nor exits at the end:
  * the returned promise resolves when the input ends.
- *
- * @param {object | (new () => object)} extension
- * @param {import('../index.js').RunOptions} [options]
- * @returns {Promise<void>}
  */
-export function run(extension, options = {}) {
+export function run(extension: ExtensionLike, options: RunOptions = {}): Promise<void> {
   const handler = handlerOf(extension);
   const embedded = options.input !== undefined;
   const exit = options.exit ?? !embedded;
   const log = options.log ?? defaultLog;
-  let output = options.output;
+  let output: ProtocolOutput | undefined = options.output;
   if (output === undefined) {
     output = (options.protectStdout ?? true)
       ? protectStdout()
@@ -124,7 +105,7 @@ export function run(extension, options = {}) {
   }
   if (options.debuggerGate ?? !embedded) waitForDebuggerIfRequested({ log });
   const identity = extensionIdentity(
-    /** @type {any} */ (handler),
+    handler as { extensionName?: unknown; extensionVersion?: unknown },
     options.manifest !== undefined ? options.manifest : readManifest(options.manifestDirectory),
   );
   const protocolOutput = output;
@@ -148,11 +129,11 @@ export function run(extension, options = {}) {
 
   return (async () => {
     try {
-      for await (const chunk of /** @type {AsyncIterable<Uint8Array | string>} */ (input)) {
+      for await (const chunk of input as AsyncIterable<Uint8Array | string>) {
         connection.feed(chunk);
       }
     } catch (error) {
-      log(`reading from the host failed: ${/** @type {Error} */ (error).message}`);
+      log(`reading from the host failed: ${(error as Error).message}`);
     }
     await finish();
   })();

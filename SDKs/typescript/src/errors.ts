@@ -10,7 +10,14 @@ export const ErrorCode = Object.freeze({
   /** The code of a refusal that carries no code of its own (the Swift SDK uses the same). */
   refused: -32000,
   requestCancelled: -32800,
-});
+} as const);
+
+/** A JSON-RPC error object: what a refusal sends, and what the host answers a refused commit with. */
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 
 /**
  * Thrown (or rejected) by `reindexAll` / `reindexItems` to refuse the request with a specific
@@ -18,16 +25,18 @@ export const ErrorCode = Object.freeze({
  * error's message.
  */
 export class IndexRequestError extends Error {
+  /** The JSON-RPC error code of the refusal. */
+  declare readonly code: number;
+  /** The refusal's `data`, sent as given. */
+  declare readonly data: unknown;
+
   /**
-   * @param {string} message what the user sees in `reindex status` and the log
-   * @param {{ code?: number, data?: unknown, cause?: unknown }} [options]
+   * @param message what the user sees in `reindex status` and the log
    */
-  constructor(message, options = {}) {
+  constructor(message: string, options: { code?: number; data?: unknown; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'IndexRequestError';
-    /** @type {number} */
-    this.code = Number.isInteger(options.code) ? /** @type {number} */ (options.code) : ErrorCode.refused;
-    /** @type {unknown} */
+    this.code = Number.isInteger(options.code) ? options.code as number : ErrorCode.refused;
     this.data = options.data;
   }
 }
@@ -38,7 +47,8 @@ export class IndexRequestError extends Error {
  * ("Request cancelled") by itself.
  */
 export class CancellationError extends Error {
-  /** @param {string} [message] */
+  declare readonly code: -32800;
+
   constructor(message = 'Request cancelled') {
     super(message);
     this.name = 'CancellationError';
@@ -46,21 +56,24 @@ export class CancellationError extends Error {
   }
 }
 
+/** What went wrong in a `SearchableIndex` operation; see `SearchableIndexError`. */
+export type SearchableIndexErrorKind = 'clientStateTooLarge' | 'commitRefused' | 'disconnected' | 'requestFinished' | 'itemTooLarge';
+
 /**
  * Errors the SDK itself raises from `SearchableIndex` operations. `kind` says which:
  * - `clientStateTooLarge`: the client state of `commitBatch` is over 250 bytes; nothing was sent.
  * - `commitRefused`: the host answered `batch/commit` with an error (`rpcError` holds it).
  * - `disconnected`: the connection to the host is gone (stdin closed or stdout broken).
- * - `requestFinished`: the request was already answered; operations after that are not allowed.
+ * - `requestFinished`: the request was already answered; operations after that are not allowed
+ *   (a forgotten `await`); nothing was sent.
  * - `itemTooLarge`: a single item does not fit in one protocol line (16 MiB); nothing was sent.
  */
 export class SearchableIndexError extends Error {
-  /**
-   * @param {'clientStateTooLarge' | 'commitRefused' | 'disconnected' | 'requestFinished' | 'itemTooLarge'} kind
-   * @param {string} message
-   * @param {{ code: number, message: string, data?: unknown }} [rpcError]
-   */
-  constructor(kind, message, rpcError) {
+  declare readonly kind: SearchableIndexErrorKind;
+  /** For `commitRefused`: the host's error. */
+  declare readonly rpcError?: RpcError;
+
+  constructor(kind: SearchableIndexErrorKind, message: string, rpcError?: RpcError) {
     super(message);
     this.name = 'SearchableIndexError';
     this.kind = kind;

@@ -2,103 +2,114 @@
 // SDK's own requests (batch/commit) and cancellation.
 
 import { Buffer } from 'node:buffer';
-import { CancellationError, ErrorCode, IndexRequestError, SearchableIndexError } from './errors.js';
+import { CancellationError, ErrorCode, IndexRequestError, SearchableIndexError, type RpcError } from './errors.js';
 import { takeDebuggerBreak } from './debugger-gate.js';
-import { INTERNAL, SearchableIndex } from './searchable-index.js';
+import { makeSearchableIndex, type RequestLink, type SearchableIndex } from './searchable-index.js';
+import type { ProtocolOutput, RequestId } from './types.js';
 
 /** The protocol versions this SDK speaks. */
-export const PROTOCOL_VERSIONS = Object.freeze([1]);
+export const PROTOCOL_VERSIONS: readonly number[] = Object.freeze([1]);
 
 /** Lines from the host longer than this are skipped (the host never sends such lines). */
 const MAX_INPUT_LINE_BYTES = 64 * 1024 * 1024;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]*={0,2}|[A-Za-z0-9_-]*={0,2})$/;
 
-/**
- * @typedef {object} Handler
- * @property {(index: SearchableIndex) => unknown} reindexAll
- * @property {((identifiers: string[], index: SearchableIndex) => unknown)=} reindexItems
- */
+/** What the connection calls: the extension's handlers. */
+export interface Handler {
+  reindexAll(index: SearchableIndex): unknown;
+  reindexItems?(identifiers: string[], index: SearchableIndex): unknown;
+}
+
+/** One request of the host, from its start until it is answered. */
+interface RequestState {
+  id: RequestId;
+  key: string;
+  method: 'reindexAll' | 'reindexItems';
+  controller: AbortController;
+  /** The reply is written (or the connection is gone). */
+  answered: boolean;
+  /** How the handler answered it (null: not yet, or cancelled). */
+  settledBy: 'acknowledged' | 'refused' | null;
+  /** The acknowledgement carries `{"allowEmpty": true}`. */
+  allowEmpty: boolean;
+  /** The handler's promise has resolved; the SDK is waiting one turn before acknowledging. */
+  returned: boolean;
+  /** Operations made after the handler resolved and before the acknowledgement. */
+  lateCalls: string[];
+}
+
+interface PendingCommit {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  request: RequestState;
+}
+
+const keyOf = (id: unknown) => JSON.stringify(id);
+
+/** The extension as the connection calls it: a class is instantiated with no arguments. */
+export function handlerOf(extension: unknown, caller = 'run(extension)'): Handler {
+  let handler = extension;
+  if (typeof handler === 'function' && handler.prototype && typeof handler.prototype.reindexAll === 'function') {
+    handler = new (handler as new () => unknown)();
+  }
+  if (handler === null || (typeof handler !== 'object' && typeof handler !== 'function')
+      || typeof (handler as Record<string, unknown>).reindexAll !== 'function') {
+    throw new TypeError(`${caller}: the extension must be an object (or a class) with a reindexAll(index) method`);
+  }
+  return handler as Handler;
+}
 
 /**
- * @typedef {object} RequestState
- * @property {number | string} id
- * @property {string} key
- * @property {AbortController} controller
- * @property {boolean} answered the reply is written (or the connection is gone)
- * @property {'acknowledged' | 'refused' | null} settledBy how the handler answered it (null: not
- *   yet, or cancelled)
- * @property {boolean} allowEmpty the acknowledgement carries `{"allowEmpty": true}`
+ * The error reply of a refused request. An `IndexRequestError` is sent as its author made it. Any
+ * other error refuses with -32000 and its message, and its stack goes with it in `data.stack`
+ * (the host records it with the reply; `reindex debug --trace` shows it), so that where the
+ * handler failed reaches the host and not only what.
  */
-
-/**
- * @typedef {object} PendingCommit
- * @property {(value: unknown) => void} resolve
- * @property {(error: Error) => void} reject
- * @property {RequestState} request
- */
-
-/** @param {unknown} id */
-const keyOf = (id) => JSON.stringify(id);
-
-/**
- * @param {unknown} error
- * @returns {{ code: number, message: string, data?: unknown }}
- */
-function refusal(error) {
+export function refusal(error: unknown): RpcError {
   if (error instanceof IndexRequestError) {
-    /** @type {{ code: number, message: string, data?: unknown }} */
-    const result = { code: error.code, message: error.message };
+    const result: RpcError = { code: error.code, message: error.message };
     if (error.data !== undefined) result.data = error.data;
     return result;
   }
-  if (error instanceof Error) return { code: ErrorCode.refused, message: error.message || error.name };
+  if (error instanceof Error) {
+    const result: RpcError = { code: ErrorCode.refused, message: error.message || error.name };
+    if (typeof error.stack === 'string' && error.stack !== '') result.data = { stack: error.stack };
+    return result;
+  }
   return { code: ErrorCode.refused, message: String(error) };
 }
 
 export class HostConnection {
-  /** @type {{ write(chunk: string): boolean, on(event: string, listener: (...args: any[]) => void): unknown }} */
-  #output;
-  /** @type {Handler} */
-  #handler;
-  /** @type {{ name: string, version: string }} */
-  #identity;
-  /** @type {(text: string) => void} */
-  #log;
+  #output: ProtocolOutput;
+  #handler: Handler;
+  #identity: { name: string; version: string };
+  #log: (text: string) => void;
   #nextOwnId = 1;
-  /** @type {Map<string, PendingCommit>} */
-  #waiting = new Map();
-  /** @type {Map<string, RequestState>} */
-  #requests = new Map();
+  #waiting = new Map<string, PendingCommit>();
+  #requests = new Map<string, RequestState>();
   #closed = false;
   #stopped = false;
-  /** @type {Error | null} */
-  #broken = null;
-  /** @type {Promise<void> | null} */
-  #drain = null;
-  /** @type {(() => void) | null} */
-  #releaseDrain = null;
-  /** @type {Buffer[]} */
-  #partial = [];
+  #broken: Error | null = null;
+  #drain: Promise<void> | null = null;
+  #releaseDrain: (() => void) | null = null;
+  #partial: Buffer[] = [];
   #partialLength = 0;
   #skippingLine = false;
   #decoder = new TextDecoder('utf-8', { fatal: true });
 
-  /**
-   * @param {{
-   *   output: { write(chunk: string): boolean, on(event: string, listener: (...args: any[]) => void): unknown },
-   *   handler: Handler,
-   *   identity: { name: string, version: string },
-   *   log: (text: string) => void,
-   * }} options
-   */
-  constructor(options) {
+  constructor(options: {
+    output: ProtocolOutput;
+    handler: Handler;
+    identity: { name: string; version: string };
+    log: (text: string) => void;
+  }) {
     this.#output = options.output;
     this.#handler = options.handler;
     this.#identity = options.identity;
     this.#log = options.log;
     this.#output.on('drain', () => this.#released());
-    this.#output.on('error', (/** @type {Error} */ error) => {
+    this.#output.on('error', (error: Error) => {
       if (!this.#broken) this.#log(`cannot write to the host: ${error.message}`);
       this.#broken = error;
       this.#released();
@@ -108,12 +119,11 @@ export class HostConnection {
   }
 
   /** Whether stdin has ended (or stdout broke). */
-  get closed() { return this.#closed; }
+  get closed(): boolean { return this.#closed; }
 
   // MARK: Writing
 
-  /** @param {string} line */
-  #write(line) {
+  #write(line: string): void {
     if (this.#broken || this.#stopped) throw new SearchableIndexError('disconnected', 'the connection to the host is closed');
     if (!this.#output.write(line) && !this.#drain) {
       this.#drain = new Promise((resolve) => { this.#releaseDrain = resolve; });
@@ -129,33 +139,24 @@ export class HostConnection {
 
   /** Resolves when the output has room again; never rejects (a broken output is reported by the
    * next operation). */
-  drained() {
+  drained(): Promise<void> {
     return this.#drain ?? Promise.resolve();
   }
 
-  /** @param {Record<string, unknown>} message */
-  #send(message) {
+  #send(message: Record<string, unknown>): void {
     if (this.#stopped) return; // exiting: the output is being flushed and closed
     try {
       this.#write(`${JSON.stringify(message)}\n`);
     } catch (error) {
-      this.#log(`could not send a message to the host: ${/** @type {Error} */ (error).message}`);
+      this.#log(`could not send a message to the host: ${(error as Error).message}`);
     }
   }
 
-  /**
-   * @param {number | string | null} id
-   * @param {unknown} result
-   */
-  #reply(id, result) {
+  #reply(id: RequestId | null, result: unknown): void {
     this.#send({ jsonrpc: '2.0', id, result });
   }
 
-  /**
-   * @param {number | string | null} id
-   * @param {{ code: number, message: string, data?: unknown }} error
-   */
-  #replyError(id, error) {
+  #replyError(id: RequestId | null, error: RpcError): void {
     this.#send({ jsonrpc: '2.0', id, error });
   }
 
@@ -163,9 +164,8 @@ export class HostConnection {
 
   /**
    * Feeds bytes read from the host; every complete line is handled at once.
-   * @param {Uint8Array | string} chunk
    */
-  feed(chunk) {
+  feed(chunk: Uint8Array | string): void {
     let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let newline = data.indexOf(10);
     while (newline !== -1) {
@@ -197,7 +197,7 @@ export class HostConnection {
   }
 
   /** The end of the input: a last line without "\n" is still read. */
-  finish() {
+  finish(): void {
     if (this.#partial.length > 0 && !this.#skippingLine) {
       const line = Buffer.concat(this.#partial);
       this.#partial = [];
@@ -206,8 +206,7 @@ export class HostConnection {
     }
   }
 
-  /** @param {Buffer} bytes */
-  #handleLine(bytes) {
+  #handleLine(bytes: Buffer): void {
     let text;
     try {
       text = this.#decoder.decode(bytes);
@@ -221,7 +220,7 @@ export class HostConnection {
     try {
       message = JSON.parse(text);
     } catch (error) {
-      this.#log(`ignored an unreadable line from the host (${/** @type {Error} */ (error).message}): ${text.slice(0, 120)}`);
+      this.#log(`ignored an unreadable line from the host (${(error as Error).message}): ${text.slice(0, 120)}`);
       return;
     }
     if (message === null || typeof message !== 'object' || Array.isArray(message)) {
@@ -233,9 +232,8 @@ export class HostConnection {
 
   /**
    * Handles one message from the host.
-   * @param {Record<string, any>} message
    */
-  handleMessage(message) {
+  handleMessage(message: Record<string, any>): void {
     const hasId = Object.hasOwn(message, 'id') && message.id !== undefined;
     if (typeof message.method === 'string') {
       const params = message.params;
@@ -278,12 +276,8 @@ export class HostConnection {
     this.#log(`ignored a message from the host that is neither a request, a notification nor a reply: ${JSON.stringify(message).slice(0, 120)}`);
   }
 
-  /**
-   * @param {number | string} id
-   * @param {unknown} params
-   */
-  #initialize(id, params) {
-    const requested = params !== null && typeof params === 'object' ? /** @type {any} */ (params).protocolVersions : undefined;
+  #initialize(id: RequestId, params: unknown): void {
+    const requested: unknown = params !== null && typeof params === 'object' ? (params as Record<string, unknown>).protocolVersions : undefined;
     if (!Array.isArray(requested)) {
       this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params.protocolVersions: is required (an array of numbers)' });
       return;
@@ -293,7 +287,7 @@ export class HostConnection {
       this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.protocolVersions[${bad}]: expected a whole number, got ${JSON.stringify(requested[bad])}` });
       return;
     }
-    const common = requested.filter((v) => PROTOCOL_VERSIONS.includes(v));
+    const common = (requested as number[]).filter((v) => PROTOCOL_VERSIONS.includes(v));
     if (common.length === 0) {
       this.#replyError(id, {
         code: ErrorCode.invalidParams,
@@ -309,12 +303,7 @@ export class HostConnection {
     });
   }
 
-  /**
-   * @param {number | string} id
-   * @param {'reindexAll' | 'reindexItems'} method
-   * @param {unknown} rawParams
-   */
-  #start(id, method, rawParams) {
+  #start(id: RequestId, method: 'reindexAll' | 'reindexItems', rawParams: unknown): void {
     const key = keyOf(id);
     if (this.#requests.has(key)) {
       this.#log(`ignored ${method} with id ${key}: a request with that id is still running`);
@@ -324,18 +313,16 @@ export class HostConnection {
       this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params: expected an object' });
       return;
     }
-    const params = /** @type {Record<string, unknown>} */ (rawParams ?? {});
+    const params = (rawParams ?? {}) as Record<string, unknown>;
     const reason = params.reason ?? 'forced';
     if (typeof reason !== 'string') {
       this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.reason: expected a string, got ${JSON.stringify(reason)}` });
       return;
     }
-    /** @type {Buffer | null} */
-    let clientState = null;
-    /** @type {string[]} */
-    let identifiers = [];
+    let clientState: Buffer | null = null;
+    let identifiers: string[] = [];
     if (method === 'reindexAll') {
-      const state = params.clientState ?? null;
+      const state: unknown = params.clientState ?? null;
       if (state !== null && typeof state !== 'string') {
         this.#replyError(id, { code: ErrorCode.invalidParams, message: `params.clientState: expected a string or null, got ${JSON.stringify(state)}` });
         return;
@@ -349,7 +336,7 @@ export class HostConnection {
       }
     } else {
       const ids = params.identifiers;
-      if (!Array.isArray(ids) || ids.some((v) => typeof v !== 'string')) {
+      if (!Array.isArray(ids) || ids.some((v: unknown) => typeof v !== 'string')) {
         this.#replyError(id, { code: ErrorCode.invalidParams, message: 'params.identifiers: is required (an array of strings)' });
         return;
       }
@@ -360,21 +347,20 @@ export class HostConnection {
       }
     }
 
-    /** @type {RequestState} */
-    const state = { id, key, controller: new AbortController(), answered: false, settledBy: null, allowEmpty: false,
-      returned: false, /** @type {string[]} */ lateCalls: [] };
+    const state: RequestState = { id, key, method, controller: new AbortController(), answered: false, settledBy: null, allowEmpty: false,
+      returned: false, lateCalls: [] };
     this.#requests.set(key, state);
-    const link = {
-      check: (/** @type {string} */ operation) => this.#check(state, operation),
+    const link: RequestLink = {
+      check: (operation) => this.#check(state, operation),
       settled: () => state.settledBy !== null,
       allowEmpty: () => { state.allowEmpty = true; },
-      write: (/** @type {string} */ line) => this.#write(line),
+      write: (line) => this.#write(line),
       drained: () => this.drained(),
-      commit: (/** @type {Record<string, unknown>} */ commitParams) => this.#commit(state, commitParams),
+      commit: (commitParams) => this.#commit(state, commitParams),
       isOpen: () => !state.answered && !this.#closed && !this.#broken && !this.#stopped,
       signal: state.controller.signal,
     };
-    const index = new SearchableIndex(INTERNAL, link, { reason, clientState, requestId: id, method });
+    const index = makeSearchableIndex(link, { reason, clientState, requestId: id, method });
     const handler = this.#handler;
     const work = (async () => {
       if (takeDebuggerBreak()) {
@@ -384,7 +370,7 @@ export class HostConnection {
         debugger; // eslint-disable-line no-debugger
       }
       if (method === 'reindexAll') await handler.reindexAll(index);
-      else await /** @type {NonNullable<Handler['reindexItems']>} */ (handler.reindexItems)(identifiers, index);
+      else await (handler.reindexItems as NonNullable<Handler['reindexItems']>)(identifiers, index);
       // A handler that resolved while work it started goes on (a missing `await`, a promise
       // left running) would be acknowledged half-done. Let pending continuations run for one
       // turn of the event loop: if one of them uses the index, refuse instead of acknowledging.
@@ -400,18 +386,17 @@ export class HostConnection {
           'an await is missing; the request is refused so that nothing half-done is published');
       }
     })();
-    work.then(() => this.#end(state, null, false), (error) => this.#end(state, error, true));
+    work.then(() => this.#end(state, null, false), (error: unknown) => this.#end(state, error, true));
   }
 
   /**
    * Throws unless the request may still send operations. An operation after the handler has
    * answered the request is the author's mistake (a missing `await`, work left running in a
    * timer): the host would take it as a protocol violation, so it is never sent, and it is
-   * reported on stderr as well as thrown, since nothing may be awaiting it.
-   * @param {RequestState} state
-   * @param {string} operation what was called, for the message
+   * reported on stderr as well as thrown, since nothing may be awaiting it. `operation` is what
+   * was called, for the message.
    */
-  #check(state, operation) {
+  #check(state: RequestState, operation: string): void {
     if (state.returned && state.settledBy === null) state.lateCalls.push(`${operation}()`);
     if (state.settledBy !== null) {
       const error = new SearchableIndexError('requestFinished',
@@ -428,11 +413,8 @@ export class HostConnection {
 
   /**
    * Sends `batch/commit` for a request and waits for the host's reply.
-   * @param {RequestState} state
-   * @param {Record<string, unknown>} params
-   * @returns {Promise<unknown>}
    */
-  #commit(state, params) {
+  #commit(state: RequestState, params: Record<string, unknown>): Promise<unknown> {
     const id = this.#nextOwnId;
     this.#nextOwnId += 1;
     return new Promise((resolve, reject) => {
@@ -441,18 +423,17 @@ export class HostConnection {
         this.#write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'batch/commit', params })}\n`);
       } catch (error) {
         this.#waiting.delete(keyOf(id));
-        reject(error);
+        reject(error as Error);
       }
     });
   }
 
   /**
-   * The handler of a request settled.
-   * @param {RequestState} state
-   * @param {unknown} error
-   * @param {boolean} failed
+   * The handler of a request settled. A refusal by an error that is not an `IndexRequestError`
+   * is logged with its stack: the log is the bundle's log file, `reindex debug` streams it, and
+   * `reindex run` shows its last lines with the failure.
    */
-  #end(state, error, failed) {
+  #end(state: RequestState, error: unknown, failed: boolean): void {
     if (this.#requests.get(state.key) === state) this.#requests.delete(state.key);
     if (state.answered) {
       if (failed && !(error instanceof CancellationError) && !state.controller.signal.aborted) {
@@ -463,16 +444,18 @@ export class HostConnection {
     state.answered = true;
     state.settledBy = failed ? 'refused' : 'acknowledged';
     if (failed) {
+      if (error instanceof Error && !(error instanceof IndexRequestError) && error.stack) {
+        this.#log(`refusing ${state.method} (request ${state.key}): ${error.stack}`);
+      }
       this.#replyError(state.id, refusal(error));
     } else {
       this.#reply(state.id, state.allowEmpty ? { allowEmpty: true } : {});
     }
   }
 
-  /** @param {unknown} params */
-  #cancel(params) {
+  #cancel(params: unknown): void {
     if (params === null || typeof params !== 'object') return;
-    const id = /** @type {any} */ (params).id;
+    const id = (params as Record<string, unknown>).id;
     if (typeof id !== 'number' && typeof id !== 'string') return;
     const state = this.#requests.get(keyOf(id));
     if (!state || state.answered) return; // already answered: ignore the cancel
@@ -484,11 +467,8 @@ export class HostConnection {
     state.controller.abort(reason);
   }
 
-  /**
-   * @param {RequestState | null} state the request whose commits to fail, or null for all
-   * @param {Error} error
-   */
-  #rejectCommits(state, error) {
+  /** Fails the commits of `state` that wait for the host's reply (of every request with null). */
+  #rejectCommits(state: RequestState | null, error: Error): void {
     for (const [key, pending] of this.#waiting) {
       if (state === null || pending.request === state) {
         this.#waiting.delete(key);
@@ -497,7 +477,7 @@ export class HostConnection {
     }
   }
 
-  #disconnect() {
+  #disconnect(): void {
     const wasClosed = this.#closed;
     this.#closed = true;
     if (wasClosed) return;
@@ -508,7 +488,7 @@ export class HostConnection {
   }
 
   /** The host closed stdin: fail what waits for the host and cancel what runs. */
-  close() {
+  close(): void {
     this.finish();
     this.#disconnect();
   }
@@ -516,7 +496,7 @@ export class HostConnection {
   /** Nothing more may be written (the process is about to flush stdout and exit): later
    * operations reject with `disconnected` and replies are dropped, instead of failing the stream
    * and losing what is still buffered in it. */
-  stopWriting() {
+  stopWriting(): void {
     this.#stopped = true;
   }
 }

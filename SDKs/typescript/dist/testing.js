@@ -1,0 +1,269 @@
+// reindex-extension/testing: call an extension's handlers in process, without the host, and see
+// what they sent: a recording index for unit tests (`node --test`).
+//
+// The handlers run on the SDK's real connection (the same code as under the host), driven by a
+// small in-memory host that answers `initialize` and `batch/commit` and records every operation.
+// So what a test sees is what the host would receive: the SDK's checks apply (a NaN attribute
+// refuses the request, an operation after the handler returned is caught), and items are recorded
+// as JSON, as they go over the wire.
+import { Buffer } from 'node:buffer';
+import { IndexRequestError } from './errors.js';
+import { handlerOf } from './connection.js';
+import { run } from './index.js';
+/**
+ * What a handler sent for one request, in order: puts, deletes, commits, progress, and how the
+ * request ended. `reindexAll()` and `reindexItems()` below fill one; pass your own in their
+ * options to look at what a refused request sent before it failed.
+ */
+export class RecordingIndex {
+    /** Every operation, in the order the handler made it. */
+    operations = [];
+    /** The SDK's own diagnostics (what it would print to stderr, the bundle's log). */
+    log = [];
+    /** How the SDK answered the request; `undefined` while it runs. */
+    outcome = undefined;
+    /** The acknowledgement allowed an empty result (`index.allowEmpty()`). */
+    allowEmpty = false;
+    /** The refusal the host would receive (code, message, and `data.stack` for an error). */
+    refusal = undefined;
+    /** Every item put, in order (one entry per put, also when an identifier comes again). */
+    get puts() {
+        return this.operations.flatMap((op) => (op.kind === 'put' ? op.items : []));
+    }
+    /** Every identifier deleted with `index.delete`, in order. */
+    get deletes() {
+        return this.operations.flatMap((op) => (op.kind === 'delete' ? op.identifiers : []));
+    }
+    /** Every domain deleted with `index.deleteDomains`, in order. */
+    get deletedDomains() {
+        return this.operations.flatMap((op) => (op.kind === 'deleteDomains' ? op.domainIdentifiers : []));
+    }
+    /** Whether the handler called `index.deleteAll()`. */
+    get deletedAll() {
+        return this.operations.some((op) => op.kind === 'deleteAll');
+    }
+    /** Every committed batch, in order. */
+    get commits() {
+        return this.operations.flatMap((op) => (op.kind === 'commit' ? [op.commit] : []));
+    }
+    /** Every progress report, in order. */
+    get progress() {
+        return this.operations.flatMap((op) => (op.kind === 'progress' ? [op.progress] : []));
+    }
+    /**
+     * The items an index that was empty before the request would hold after it, by identifier:
+     * the puts, deletes and partial updates applied in order (an update of an item that is not
+     * there is ignored, as the host ignores it).
+     */
+    items() {
+        const items = new Map();
+        for (const op of this.operations) {
+            if (op.kind === 'put') {
+                for (const item of op.items) {
+                    if (!item.isUpdate) {
+                        items.set(item.uniqueIdentifier, item);
+                        continue;
+                    }
+                    const existing = items.get(item.uniqueIdentifier);
+                    if (!existing)
+                        continue;
+                    const attributes = { ...existing.attributes };
+                    for (const [key, value] of Object.entries(item.attributes ?? {})) {
+                        if (value === null)
+                            delete attributes[key];
+                        else
+                            attributes[key] = value;
+                    }
+                    const merged = { ...existing, attributes };
+                    if (item.domainIdentifier != null)
+                        merged.domainIdentifier = item.domainIdentifier;
+                    if (item.expirationDate != null)
+                        merged.expirationDate = item.expirationDate;
+                    items.set(item.uniqueIdentifier, merged);
+                }
+            }
+            else if (op.kind === 'delete') {
+                for (const id of op.identifiers)
+                    items.delete(id);
+            }
+            else if (op.kind === 'deleteDomains') {
+                for (const [id, item] of items) {
+                    const domain = item.domainIdentifier;
+                    if (domain !== undefined && op.domainIdentifiers.some((d) => domain === d || domain.startsWith(`${d}.`)))
+                        items.delete(id);
+                }
+            }
+            else if (op.kind === 'deleteAll') {
+                items.clear();
+            }
+        }
+        return items;
+    }
+}
+/** The host's messages to the extension, as the async iterable `run()` reads. */
+class Inbox {
+    #lines = [];
+    #ended = false;
+    #waiting = null;
+    send(message) {
+        const line = `${JSON.stringify(message)}\n`;
+        const waiting = this.#waiting;
+        this.#waiting = null;
+        if (waiting)
+            waiting({ value: line, done: false });
+        else
+            this.#lines.push(line);
+    }
+    end() {
+        this.#ended = true;
+        const waiting = this.#waiting;
+        this.#waiting = null;
+        if (waiting)
+            waiting({ value: undefined, done: true });
+    }
+    [Symbol.asyncIterator]() {
+        return {
+            next: () => {
+                const line = this.#lines.shift();
+                if (line !== undefined)
+                    return Promise.resolve({ value: line, done: false });
+                if (this.#ended)
+                    return Promise.resolve({ value: undefined, done: true });
+                return new Promise((resolve) => { this.#waiting = resolve; });
+            },
+        };
+    }
+}
+const REQUEST_ID = 1;
+/** Runs one request on the SDK's connection, with an in-memory host that records. */
+async function request(extension, method, params, options) {
+    const handler = handlerOf(extension, `testing.${method}(extension)`);
+    if (method === 'reindexItems' && typeof handler.reindexItems !== 'function') {
+        throw new TypeError('testing.reindexItems(extension): the extension has no reindexItems(identifiers, index) method');
+    }
+    // The handler's own error, to reject with it rather than with its JSON-RPC form.
+    let thrown = null;
+    const capture = (error) => { thrown = { error }; throw error; };
+    const wrapped = {
+        extensionName: 'test',
+        extensionVersion: '0',
+        reindexAll: async (index) => { try {
+            await handler.reindexAll(index);
+        }
+        catch (error) {
+            capture(error);
+        } },
+        reindexItems: async (identifiers, index) => {
+            try {
+                await handler.reindexItems?.(identifiers, index);
+            }
+            catch (error) {
+                capture(error);
+            }
+        },
+    };
+    const recording = options.recording ?? new RecordingIndex();
+    const inbox = new Inbox();
+    let operationsSinceCommit = 0;
+    let answered = () => { };
+    const answer = new Promise((resolve) => { answered = resolve; });
+    const receive = (message) => {
+        const p = message.params ?? {};
+        switch (message.method) {
+            case 'index/put':
+                recording.operations.push({ kind: 'put', items: p.items });
+                operationsSinceCommit += 1;
+                return;
+            case 'index/delete':
+                recording.operations.push({ kind: 'delete', identifiers: p.identifiers });
+                operationsSinceCommit += 1;
+                return;
+            case 'index/deleteDomains':
+                recording.operations.push({ kind: 'deleteDomains', domainIdentifiers: p.domainIdentifiers });
+                operationsSinceCommit += 1;
+                return;
+            case 'index/deleteAll':
+                recording.operations.push({ kind: 'deleteAll' });
+                operationsSinceCommit += 1;
+                return;
+            case '$/progress': {
+                const progress = { completed: p.completed };
+                if (p.total !== undefined)
+                    progress.total = p.total;
+                if (p.message !== undefined)
+                    progress.message = p.message;
+                recording.operations.push({ kind: 'progress', progress });
+                return;
+            }
+            case 'batch/commit': {
+                const bytes = Buffer.from(String(p.clientState ?? ''), 'base64');
+                const commit = { bytes: new Uint8Array(bytes), clientState: bytes.toString('utf8'), operations: operationsSinceCommit };
+                operationsSinceCommit = 0;
+                recording.operations.push({ kind: 'commit', commit });
+                inbox.send({ jsonrpc: '2.0', id: message.id, result: { committed: commit.operations } });
+                return;
+            }
+            default: break;
+        }
+        if (message.id === 0 && message.result) {
+            inbox.send({ jsonrpc: '2.0', id: REQUEST_ID, method, params });
+        }
+        else if (message.id === 0) {
+            recording.outcome = 'refused';
+            recording.refusal = message.error;
+            answered();
+        }
+        else if (message.id === REQUEST_ID) {
+            if (message.error) {
+                recording.outcome = 'refused';
+                recording.refusal = message.error;
+            }
+            else {
+                recording.outcome = 'acknowledged';
+                recording.allowEmpty = message.result?.allowEmpty === true;
+            }
+            answered();
+        }
+    };
+    const output = {
+        write(chunk) {
+            for (const line of chunk.split('\n'))
+                if (line.trim() !== '')
+                    receive(JSON.parse(line));
+            return true;
+        },
+        on() { return output; },
+    };
+    inbox.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersions: [1] } });
+    const running = run(wrapped, {
+        input: inbox, output, exit: false, protectStdout: false, debuggerGate: false,
+        manifest: options.manifest ?? null, log: (text) => { recording.log.push(text); },
+    });
+    await answer;
+    inbox.end();
+    await running;
+    if (recording.outcome === 'refused') {
+        if (thrown)
+            throw thrown.error;
+        const refusal = recording.refusal;
+        throw new IndexRequestError(refusal.message, { code: refusal.code, data: refusal.data });
+    }
+    return recording;
+}
+/**
+ * Calls the extension's `reindexAll` in process, as the host would ask for it, and resolves with
+ * what it sent. Rejects with the handler's error when it refuses (or with an
+ * `IndexRequestError` when the SDK refuses for it: an operation after it returned), after
+ * recording what it sent before into `options.recording`. Accepts an object or a class, as
+ * `run()` does.
+ */
+export function reindexAll(extension, options = {}) {
+    const state = options.clientState;
+    const clientState = state === undefined || state === null ? null
+        : (typeof state === 'string' ? Buffer.from(state, 'utf8') : Buffer.from(state.buffer, state.byteOffset, state.byteLength)).toString('base64');
+    return request(extension, 'reindexAll', { reason: options.reason ?? 'forced', clientState }, options);
+}
+/** Calls the extension's `reindexItems(identifiers, index)` in process; as `reindexAll()`. */
+export function reindexItems(extension, identifiers, options = {}) {
+    return request(extension, 'reindexItems', { reason: options.reason ?? 'forced', identifiers: [...identifiers] }, options);
+}
