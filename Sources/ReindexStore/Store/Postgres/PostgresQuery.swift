@@ -170,10 +170,9 @@ struct PostgresQueryCompiler {
     /// `tsquery` (bound already) found in one of these texts. With `wordParts`, as the stored
     /// document has them — each followed by its `WordParts` line (a space where a lowercase
     /// letter meets an uppercase one), made only for a text that fails without it; letters are
-    /// ICU's when the server has ICU. Only the checks of attributes a query names ask for them:
-    /// the recheck of every searched attribute for plain words (`recheckWords`) and the scores'
-    /// attribute tests stay without, as the split text in every arm of those costs several
-    /// times the query (docs/QUERIES.md, "On PostgreSQL").
+    /// ICU's when the server has ICU. Only the checks of attributes a query names ask for them (the
+    /// scores' attribute tests stay without: a camel-case part alone found in `title` scores as
+    /// `displayName`, 8 rather than 10).
     func anyText(_ texts: [String], _ query: String, wordParts: Bool = false) -> String {
         "(" + texts.map { text in
             let plain = "to_tsvector('reindex_search', coalesce(\(text), '')) @@ \(query)"
@@ -195,7 +194,9 @@ struct PostgresQueryCompiler {
             let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
             test += " AND " + anyText(names.map(columnText), query, wordParts: true)
         } else if recheckWords {
-            test += " AND " + anyText(AttributeSchema.searched.map(columnText), query)
+            // Found in any searched attribute: their texts as one, so one text-search vector per
+            // unit rather than seven (a phrase could join the end of one to the start of the next).
+            test += " AND " + anyText(["concat_ws(E'\\n', \(AttributeSchema.searched.map(columnText).joined(separator: ", ")))"], query, wordParts: true)
         }
         return "(" + test + ")"
     }
