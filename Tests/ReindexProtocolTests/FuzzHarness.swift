@@ -450,12 +450,13 @@ enum FuzzHarness {
         try check(validated.domainIdentifier == item.domainIdentifier, "domainIdentifier differs")
         try check(sameInstant(validated.expiration, item.expirationDate?.timeIntervalSince1970), "expiration differs")
 
-        // The searched text is the attributes' text (lists one entry a line).
+        // The searched text is the attributes' text (lists one entry a line), each followed by
+        // its camel-case parts when it has some (`WordParts`).
         let a = item.attributes
         let expectedText: [String?] = [
             a.title, a.displayName, a.alternateNames?.joined(separator: "\n"), a.contentDescription,
             a.textContent, a.keywords?.joined(separator: "\n"), a.authors?.joined(separator: "\n"),
-        ]
+        ].map { $0.map(WordParts.expanded) }
         try check(validated.searchText == expectedText, "searched text differs from the SDK's attributes")
 
         // The stored attributes are the given attributes object, as compact JSON.
