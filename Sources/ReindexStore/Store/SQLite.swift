@@ -155,6 +155,13 @@ package final class SQLiteStatement {
 
     package func bind(_ index: Int32, _ value: Int?) { bind(index, value.map(Int64.init)) }
 
+    /// Binds bytes as a blob.
+    package func bind(_ index: Int32, blob: [UInt8]) {
+        blob.withUnsafeBytes { raw in
+            _ = sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transient)
+        }
+    }
+
     package func bind(_ index: Int32, _ value: Double?) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         sqlite3_bind_double(handle, index, value)
