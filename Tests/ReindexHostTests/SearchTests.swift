@@ -228,12 +228,18 @@ final class RankingHintTests: XCTestCase {
         for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
         items.append(item("other", title: "unrelated", hint: 50))
         try index.put(items)
-        let plain = (0..<300).filter { hints[$0] == nil }.map { "i\($0)" }.sorted()
+        // Another bundle's ties (its key sorts first), one of them expired, written after.
+        let another = LocalIndex(store: store, bundleIdentifier: "com.example.another")
+        try another.put((0..<30).map { item("a\($0)", description: "lantern \($0)") } + [
+            SearchableItem(uniqueIdentifier: "a-gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(contentDescription: "lantern gone")),
+        ])
+        let plain = (0..<30).map { "a\($0)" }.sorted() + (0..<300).filter { hints[$0] == nil }.map { "i\($0)" }.sorted()
         let expected = ["i100", "i260", "i5"] + plain + ["i250"]
         XCTAssertEqual(try store.search("lantern", limit: 400).map(\.uniqueIdentifier), expected)
         for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
         XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i5"])
         XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i5", "i250"])
+        XCTAssertEqual(try store.search("lantern", bundle: "com.example.hints", limit: 4).map(\.uniqueIdentifier), ["i100", "i260", "i5", "i0"])
     }
 
     func testAPartialUpdateOfTheHintReordersTheResults() throws {

@@ -18,8 +18,9 @@ extension IndexStore {
         func precedes(_ other: Ranked) -> Bool {
             if score != other.score { return score > other.score }
             if hint != other.hint { return hint > other.hint }
-            if bundle != other.bundle { return bundle < other.bundle }
-            return uid < other.uid
+            // In SQLite's order of text (bytes), which the unique index of identifiers keeps.
+            if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+            return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
         }
     }
 
@@ -69,29 +70,46 @@ extension IndexStore {
             stream.reset()
             stream.bind(1, "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion)
             stream.bind(2, blob: Ranking.frequencies(counts))
+            // Matches that tie with the worst kept score once the page is full: not looked up
+            // yet (row ids only); resolved at the end if that score is still the page's last.
+            var tied: [Int64] = []
+            func lookUp(_ row: Int64, _ score: Double) throws(SQLiteError) -> Ranked? {
+                check.rewind()
+                check.bind(1, row)
+                guard try check.step() else { return nil }
+                let entry = Ranked(row: row, score: score, hint: check.double(0), bundle: check.text(1) ?? "", uid: check.text(2) ?? "")
+                if let after, !after.precedes(entry) { return nil }
+                return entry
+            }
             while try stream.step() {
                 guard !stream.isNull(1) else { continue }
                 let score = stream.double(1)
                 if let after, score > after.score { continue }
-                if best.count == capacity, let worst = best.last, score < worst.score { continue }
-                check.rewind()
-                check.bind(1, stream.int64(0))
-                guard try check.step() else { continue }
-                let entry = Ranked(row: stream.int64(0), score: score, hint: check.double(0), bundle: check.text(1) ?? "", uid: check.text(2) ?? "")
-                if let after, !after.precedes(entry) { continue }
-                if best.count == capacity, let worst = best.last, !entry.precedes(worst) { continue }
-                // Insert in order (binary search), dropping the worst beyond capacity.
-                var low = 0, high = best.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if best[middle].precedes(entry) { low = middle + 1 } else { high = middle }
+                if best.count == capacity, let worst = best.last {
+                    if score < worst.score { continue }
+                    if score == worst.score {
+                        tied.append(stream.int64(0))
+                        continue
+                    }
                 }
-                best.insert(entry, at: low)
-                if best.count > capacity { best.removeLast() }
+                guard let entry = try lookUp(stream.int64(0), score) else { continue }
+                Self.insert(entry, into: &best)
+                if best.count > capacity {
+                    let dropped = best.removeLast()
+                    if let worst = best.last, worst.score == dropped.score { tied.append(dropped.row) } else { tied.removeAll() }
+                }
                 if best.count == capacity, let worst = best.last { threshold.value = worst.score }
             }
             stream.reset()
             threshold.value = -.infinity
+            if !tied.isEmpty, let worst = best.last {
+                // The page's last score is shared by more matches than fit: order the whole tie.
+                let boundary = worst.score
+                tied += best.filter { $0.score == boundary }.map(\.row)
+                best.removeAll { $0.score == boundary }
+                let wanted = capacity - best.count
+                for entry in try resolveTie(tied, score: boundary, wanted: wanted, lookUp: lookUp) { Self.insert(entry, into: &best) }
+            }
             picked += best.map { ($0, pass) }
         }
         let fetch = try statement("""
@@ -108,5 +126,63 @@ extension IndexStore {
         guard picked.count > limit, let last = picked.prefix(limit).last else { return QueryPage(results: results, nextCursor: nil) }
         let next = Cursor.relevance(pass: last.pass, score: last.entry.score, hint: last.entry.hint, bundle: last.entry.bundle, uid: last.entry.uid)
         return QueryPage(results: results, nextCursor: next.encoded)
+    }
+
+    /// Inserts `entry` into `list` (best first) in order.
+    fileprivate static func insert(_ entry: Ranked, into list: inout [Ranked]) {
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle].precedes(entry) { low = middle + 1 } else { high = middle }
+        }
+        list.insert(entry, at: low)
+    }
+
+    /// The first `wanted` of the matches `rows` (all of score `score`) in relevance order —
+    /// hint, then bundle and identifier — that are visible, pass the filters and come after the
+    /// cursor (`lookUp` tells, nil otherwise). A few are looked up one by one; many are found
+    /// in the index's own orders instead of each being looked up: the items with a nonzero hint
+    /// through `items_ranking_hint`, then the others by walking each bundle's live items in
+    /// identifier order (the unique index) until enough of them are among `rows`.
+    fileprivate func resolveTie(_ rows: [Int64], score: Double, wanted: Int,
+                                lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked] {
+        guard wanted > 0 else { return [] }
+        if rows.count <= 256 {
+            var all: [Ranked] = []
+            for row in rows { if let entry = try lookUp(row, score) { all.append(entry) } }
+            return Array(all.sorted { $0.precedes($1) }.prefix(wanted))
+        }
+        let members = Set(rows)
+        // Hinted items (the partial index holds only nonzero hints).
+        var hinted: [Ranked] = []
+        let withHint = try statement("SELECT id FROM items WHERE ranking_hint != 0")
+        var hintedRows: [Int64] = []
+        while try withHint.step() { if members.contains(withHint.int64(0)) { hintedRows.append(withHint.int64(0)) } }
+        withHint.reset()
+        for row in hintedRows { if let entry = try lookUp(row, score), entry.hint != 0 { hinted.append(entry) } }
+        hinted.sort { $0.precedes($1) }
+        var result = Array(hinted.filter { $0.hint > 0 }.prefix(wanted))
+        guard result.count < wanted else { return result }
+        // Hint 0: bundles by key, each one's live items by identifier.
+        let bundles = try statement("SELECT key, live_gen FROM bundles ORDER BY key")
+        var live: [(key: String, gen: Int64)] = []
+        while try bundles.step() { live.append((bundles.text(0) ?? "", bundles.int64(1))) }
+        bundles.reset()
+        let walk = try statement("SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 ORDER BY uid")
+        defer { walk.reset() }
+        outer: for bundle in live {
+            walk.reset()
+            walk.bind(1, bundle.key)
+            walk.bind(2, bundle.gen)
+            while try walk.step() {
+                let row = walk.int64(0)
+                guard members.contains(row), let entry = try lookUp(row, score), entry.hint == 0 else { continue }
+                result.append(entry)
+                if result.count == wanted { break outer }
+            }
+        }
+        walk.reset()
+        if result.count < wanted { result += hinted.filter { $0.hint < 0 }.prefix(wanted - result.count) }
+        return result
     }
 }
