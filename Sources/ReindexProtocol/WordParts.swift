@@ -6,6 +6,14 @@
 /// backends index that text, and PostgreSQL's query-time checks of an attribute's own text make
 /// the same line (`PostgresQueryCompiler.anyText`).
 public enum WordParts {
+    /// Core Spotlight's one rule for a word inside a run of letters: a new word starts where a
+    /// lowercase letter is followed by an uppercase one. The indexed split line (`splitLine`) and
+    /// the query's word-by-word `w` match (`Folding.spotlightWords`) both ask it.
+    @inline(__always)
+    public static func isCaseBoundary(after previous: Unicode.GeneralCategory?, _ category: Unicode.GeneralCategory) -> Bool {
+        previous == .lowercaseLetter && category == .uppercaseLetter
+    }
+
     /// `text`, followed by its split line when it has a change of case.
     public static func expanded(_ text: String) -> String {
         var text = text
@@ -32,7 +40,7 @@ public enum WordParts {
         var previous: Unicode.GeneralCategory? = nil
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
             let category = scalar.properties.generalCategory
-            if previous == .lowercaseLetter && category == .uppercaseLetter {
+            if isCaseBoundary(after: previous, category) {
                 output.append(0x20)
                 changed = true
             }

@@ -1,3 +1,4 @@
+import ReindexProtocol
 import ReindexSystem
 import Foundation
 
@@ -92,7 +93,7 @@ enum Folding {
         for scalar in text.unicodeScalars {
             let category = scalar.properties.generalCategory
             if isWordScalar(scalar) {
-                if previous == .lowercaseLetter, category == .uppercaseLetter, !current.isEmpty {
+                if WordParts.isCaseBoundary(after: previous, category), !current.isEmpty {
                     words.append(String(current))
                     current = String.UnicodeScalarView()
                 }
