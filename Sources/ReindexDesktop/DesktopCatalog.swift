@@ -81,6 +81,37 @@ package final class DesktopCatalog {
         }
     }
 
+    /// The results of `previous` (result identifiers, in their order) that still match `query`:
+    /// what is typed narrowing what is shown. Each is checked alone (`IndexQueries.refine`), so
+    /// the cost follows the results shown, not how many items of the index hold the words. As
+    /// with `search`, a query the language refuses is tried again as its plain words, and an
+    /// unreadable index is no results.
+    package func refine(_ previous: [String], query: String) -> [SearchResult] {
+        let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
+        let keys = previous.compactMap(ResultIdentifier.init).map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) }
+        guard !trimmed.isEmpty, !keys.isEmpty else { return [] }
+        let store: any IndexQueries
+        do { store = try index() } catch {
+            log("cannot search: \(error)")
+            return []
+        }
+        do {
+            return try store.refine(keys, words: trimmed, now: Clock.now())
+        } catch let error where error.code == .invalidData || error.code == .usage {
+            let words = Self.plainWords(trimmed)
+            guard !words.isEmpty else { return [] }
+            do { return try store.refine(keys, words: words, now: Clock.now()) } catch {
+                log("search '\(words)': \(error.message)")
+                openedIndex = nil
+                return []
+            }
+        } catch {
+            log("search '\(trimmed)': \(error.message)")
+            openedIndex = nil
+            return []
+        }
+    }
+
     /// The letters and digits of `text`, every other character a space.
     static func plainWords(_ text: String) -> String {
         let scalars = text.unicodeScalars.map { $0.properties.isAlphabetic || $0.properties.numericType != nil ? Character($0) : " " }
