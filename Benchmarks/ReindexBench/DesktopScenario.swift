@@ -1,3 +1,4 @@
+#if os(Linux)
 import CSDBus
 import Foundation
 import ReindexStore
@@ -156,3 +157,4 @@ final class DesktopClient {
         return reply
     }
 }
+#endif

@@ -129,7 +129,9 @@ final class Bench {
         if options.only.contains("throughput") { try throughput() }
         if options.only.contains("ack") { try acknowledgementLatency() }
         if options.only.contains("search") { try searchLatency() }
+        #if os(Linux)
         if options.only.contains("desktop") { try desktopLatency() }
+        #endif
         if options.only.contains("discovery") { try discovery() }
         if options.only.contains("python") { try pythonThroughput() }
         if options.only.contains("concurrency") { try concurrency() }

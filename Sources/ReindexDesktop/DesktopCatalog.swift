@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import Foundation
 import ReindexHost
 import ReindexProtocol
@@ -176,3 +178,4 @@ package final class DesktopCatalog {
         return result.bundle(identifier)
     }
 }
+#endif

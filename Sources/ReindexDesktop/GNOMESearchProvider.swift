@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import ReindexStore
 
 /// `org.gnome.Shell.SearchProvider2`: GNOME Shell's overview asks it for the results of what is
@@ -110,3 +112,4 @@ package final class GNOMESearchProvider: BusObject {
           </interface>
         """
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import CSDBus
 import Foundation
 import ReindexDesktop
@@ -575,3 +576,4 @@ final class PostgresDesktopTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(serve!.finish(timeout: 30).status, 0)
     }
 }
+#endif

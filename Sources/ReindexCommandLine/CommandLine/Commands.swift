@@ -8,10 +8,18 @@ import ReindexProtocol
 /// `Global`'s. Parsing, help, completions and the manual page are all derived from this table.
 package enum ReindexCommands {
     package static let table: [any ReindexCommand.Type] = [
-        ListCommand.self, PathsCommand.self, ValidateCommand.self, RunCommand.self, DebugCommand.self, RunsCommand.self, ServeCommand.self, DesktopCommand.self,
+        ListCommand.self, PathsCommand.self, ValidateCommand.self, RunCommand.self, DebugCommand.self, RunsCommand.self, ServeCommand.self,
+    ] + desktop + [
         SearchCommand.self, ShowCommand.self, ItemsCommand.self, StatusCommand.self, PutCommand.self, DeleteCommand.self,
         CheckCommand.self, ResetCommand.self, NewCommand.self, CompletionsCommand.self, HelpCommand.self,
     ]
+
+    /// Desktop search answers over D-Bus (sd-bus): Linux only.
+    #if os(Linux)
+    private static let desktop: [any ReindexCommand.Type] = [DesktopCommand.self]
+    #else
+    private static let desktop: [any ReindexCommand.Type] = []
+    #endif
 
     package static let global: [OptionSpec] = Global.options.map(\.spec)
 
