@@ -52,13 +52,10 @@ package enum Reindex {
         } catch let error as ReindexError {
             Console.report(error)
             return error.code.exitCode
-        } catch let error as SQLiteError {
-            // The index failed under the command: damaged, busy past the timeout, disk full.
-            let explained = IndexStore.explain(error, index: index ?? "")
-            Console.report(explained)
-            return explained.code.exitCode
-        } catch let error as PostgresError {
-            let explained = PostgresStore.explain(error, index: index.map(PostgresLocation.masked) ?? "")
+        } catch where isStoreError(error) {
+            // The index failed under the command: damaged, busy past the timeout, disk full,
+            // a lost connection.
+            let explained = Index.explain(error, index: index ?? "")
             Console.report(explained)
             return explained.code.exitCode
         } catch {

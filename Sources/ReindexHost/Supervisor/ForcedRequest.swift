@@ -42,10 +42,8 @@ extension RequestRunner {
             request = try store.enqueue(
                 bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                 reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, notBefore: nil, coalesce: selection.kind == .reindexAll)
-        } catch let error as SQLiteError {
-            throw IndexStore.explain(error, index: store.displayLocation, doing: "\(bundle.identifier): cannot queue the request")
         } catch {
-            throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
+            throw Index.explain(error, index: store.displayLocation, doing: "\(bundle.identifier): cannot queue the request")
         }
         if let discarded { note(discarded) }
         guard let result = run(bundle: bundle, requests: [request], store: store, options: options).first else {

@@ -111,6 +111,16 @@ public enum Index {
         }
         return try IndexStore.open(path: index)
     }
+
+    /// What a failure of either backend means for the person who ran the command, with its exit
+    /// code (`IndexStore.explain`, `PostgresStore.explain`): the one place a store error becomes
+    /// a message. An error that is not the store's is an internal one.
+    public static func explain(_ error: any Error, index: String, doing what: String? = nil) -> ReindexError {
+        if let error = error as? ReindexError { return error }
+        if let error = error as? SQLiteError { return IndexStore.explain(error, index: index, doing: what) }
+        if error is PostgresError { return PostgresStore.explain(error, index: PostgresLocation.masked(index), doing: what) }
+        return ReindexError(.internal, (what.map { "\($0): " } ?? "") + "\(error)")
+    }
 }
 
 // MARK: The SQLite index
