@@ -53,6 +53,10 @@ public protocol IndexBackend: AnyObject {
     func itemCount(bundle: String, now: Double) throws -> Int
     func knownBundles() throws -> [(key: String, identifier: String)]
     func status(bundle identifier: String) throws -> BundleStatus
+
+    // Maintenance (IndexMaintenance.swift).
+    /// What a check of the index finds: damage, broken invariants, leftovers, a lost index.
+    func health(quick: Bool) throws(ReindexError) -> IndexHealth
 }
 
 /// The operations of one request (or direct writer) on its way into an index: nothing is visible
