@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ReindexQuery", targets: ["ReindexQuery"]),
         .executable(name: "ColleaguesIndexer", targets: ["ColleaguesIndexer"]),
         .executable(name: "ShowTimesIndexer", targets: ["ShowTimesIndexer"]),
+        .executable(name: "NotesApp", targets: ["NotesApp"]),
         .plugin(name: "BundleExtension", targets: ["BundleExtension"]),
         .executable(name: "reindex-bench", targets: ["ReindexBench"]),
         .executable(name: "BenchIndexer", targets: ["BenchIndexer"]),
@@ -86,6 +87,8 @@ let package = Package(
             path: "Examples/ShowTimes/Sources/ShowTimesIndexer",
             exclude: ["Bundle"]
         ),
+        // An application that indexes its own content (LocalIndex, batches with client state).
+        .executableTarget(name: "NotesApp", dependencies: ["ReindexHost"], path: "Examples/Notes/Sources/NotesApp"),
 
         // The benchmark (`swift run -c release reindex-bench`) and its extension.
         .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),

@@ -47,6 +47,20 @@ public protocol IndexBackend: AnyObject {
     func purgeExpired(now: Double) throws -> Int
     func declarations(bundle key: String) throws -> [String: AttributeDeclaration]
 
+    // An application's own batches (`LocalIndex`; IndexStore+ClientState.swift,
+    // Postgres/PostgresStore+ClientState.swift).
+    /// The client state the bundle's application last ended a batch with, or nil.
+    func applicationClientState(bundle key: String) throws -> [UInt8]?
+    /// Records the application's client state (at most `LocalIndex.maximumClientStateBytes`);
+    /// called inside the transaction that publishes the batch's items.
+    func saveApplicationClientState(_ state: [UInt8], bundle key: String) throws
+    /// Removes what direct writers of this bundle that are gone left staged: on SQLite the
+    /// stagings of dead processes (invisible rows); PostgreSQL rolled theirs back already.
+    func sweepAbandonedStagings(bundle key: String) throws
+    /// What a failed operation on this index means to a person, with its exit code (damaged,
+    /// busy, unreachable, full disk), naming the index and `what` was being done.
+    func explain(_ error: any Error, doing what: String?) -> ReindexError
+
     // Reads.
     func search(_ text: String, bundle: String?, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
     func items(bundle: String, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
@@ -135,6 +149,14 @@ extension IndexStore: IndexBackend {
     public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
                            declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
         try StagedWrites(store: self, bundleIdentifier: bundleIdentifier, scope: scope, requestID: requestID, declarations: declarations)
+    }
+
+    public func explain(_ error: any Error, doing what: String?) -> ReindexError {
+        switch error {
+        case let error as ReindexError: return error
+        case let error as SQLiteError: return Self.explain(error, index: path, doing: what)
+        default: return ReindexError(.internal, "\(what.map { "\($0): " } ?? "")\(error)")
+        }
     }
 
     public func prepareForSession(cancelFD: Int32?) {

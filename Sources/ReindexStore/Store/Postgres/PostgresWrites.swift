@@ -264,6 +264,7 @@ public final class PostgresWrites {
                 retired = old
             }
             try store.query("DELETE FROM staged_generations WHERE bundle = $1 AND gen = $2", [bundleKey, String(newGeneration)])
+            try store.clearApplicationClientState(bundle: bundleKey, replacedBy: newGeneration)
         }
         try extra(store)
         open = false
