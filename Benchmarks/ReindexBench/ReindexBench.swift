@@ -25,7 +25,9 @@ import ReindexProtocol
 /// - desktop: GNOME Shell's and KRunner's calls over a private session bus to `reindex desktop
 ///   serve` on the search index, typed a letter at a time (`DesktopScenario.swift`; `--only desktop`);
 /// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
-///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`).
+///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`);
+/// - relevance: the ranking on a corpus of this machine's packages, manual pages and documentation
+///   against a reference BM25F, and its search latency (`RelevanceScenario.swift`; `--only relevance`).
 @main
 struct ReindexBench {
     struct Options {
@@ -49,7 +51,7 @@ struct ReindexBench {
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox,desktop]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -132,6 +134,7 @@ final class Bench {
         #if os(Linux)
         if options.only.contains("desktop") { try desktopLatency() }
         #endif
+        if options.only.contains("relevance") { try relevance() }
         if options.only.contains("discovery") { try discovery() }
         if options.only.contains("python") { try pythonThroughput() }
         if options.only.contains("concurrency") { try concurrency() }
