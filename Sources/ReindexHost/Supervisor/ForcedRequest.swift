@@ -43,7 +43,7 @@ extension RequestRunner {
                 bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
                 reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, notBefore: nil, coalesce: selection.kind == .reindexAll)
         } catch {
-            throw Index.explain(error, index: store.displayLocation, doing: "\(bundle.identifier): cannot queue the request")
+            throw store.explain(error, doing: "\(bundle.identifier): cannot queue the request")
         }
         if let discarded { note(discarded) }
         guard let result = run(bundle: bundle, requests: [request], store: store, options: options).first else {

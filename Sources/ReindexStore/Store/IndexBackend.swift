@@ -132,7 +132,9 @@ public enum Index {
 
     /// What a failure of either backend means for the person who ran the command, with its exit
     /// code (`IndexStore.explain`, `PostgresStore.explain`): the one place a store error becomes
-    /// a message. An error that is not the store's is an internal one.
+    /// a message, for a caller that has the index's location but no store (the command line's
+    /// last resort); with a store, `IndexBackend.explain` says the same. An error that is not the
+    /// store's is an internal one.
     public static func explain(_ error: any Error, index: String, doing what: String? = nil) -> ReindexError {
         if let error = error as? ReindexError { return error }
         if let error = error as? SQLiteError { return IndexStore.explain(error, index: index, doing: what) }
@@ -152,11 +154,7 @@ extension IndexStore: IndexBackend {
     }
 
     public func explain(_ error: any Error, doing what: String?) -> ReindexError {
-        switch error {
-        case let error as ReindexError: return error
-        case let error as SQLiteError: return Self.explain(error, index: path, doing: what)
-        default: return ReindexError(.internal, "\(what.map { "\($0): " } ?? "")\(error)")
-        }
+        Index.explain(error, index: path, doing: what)
     }
 
     public func prepareForSession(cancelFD: Int32?) {
