@@ -193,6 +193,35 @@ final class LocalIndexTests: XCTestCase {
         }
     }
 
+    func testALargeBatchIsWrittenInGroupsHoldingNothingBetweenCalls() throws {
+        for index in try TestIndex.both(for: self) {
+            let local = LocalIndex(store: try index.open(), bundleIdentifier: bundle)
+            let other = LocalIndex(store: try index.open(), bundleIdentifier: "com.example.other")
+            let reader = try index.open()
+            try local.put([note("old", "Deleted by the batch")])
+            try local.beginBatch()
+            let count = LocalIndex.bufferedOperations * 2 + 100
+            for n in 0..<count { try local.put([note("n\(n)", "Note \(n)")]) }
+            try local.delete(identifiers: ["old", "n7"])
+            if !index.isPostgreSQL {
+                XCTAssertGreaterThanOrEqual(try reader.rowCount("SELECT count(*) FROM items WHERE gen < 0"), LocalIndex.bufferedOperations * 2,
+                                            "the full groups are written (staged) before the batch ends")
+            }
+            // Another writer is not held up by the open batch (on SQLite it would wait for the
+            // write lock, and fail after the busy timeout, if the batch held it).
+            let started = Clock.monotonic()
+            try other.put([note("x", "Written while the batch is open")])
+            XCTAssertLessThan(Clock.monotonic() - started, 30, index.name)
+            XCTAssertEqual(try reader.itemCount(bundle: bundle), 1, "\(index.name): nothing of the batch is visible yet")
+            let counts = try local.endBatch(clientState: state("large"))
+            XCTAssertEqual(counts.put, count, index.name)
+            XCTAssertEqual(counts.deleted, 2, index.name)
+            XCTAssertEqual(try reader.itemCount(bundle: bundle), count - 1, index.name)
+            XCTAssertEqual(try reader.itemCount(bundle: "com.example.other"), 1, index.name)
+            reader.assertHealthy(index.name)
+        }
+    }
+
     func testAClientStateOfMoreThan250BytesIsRefusedAndNothingIsApplied() throws {
         for index in try TestIndex.both(for: self) {
             let store = try index.open()

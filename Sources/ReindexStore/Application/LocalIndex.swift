@@ -27,6 +27,22 @@ public final class LocalIndex {
     public let bundleIdentifier: String
     private let bundleKey: String
 
+    /// A batch's operations not yet written: held in order, written together in one group
+    /// (one short transaction on SQLite) when they reach `bufferedOperations` operations or
+    /// `bufferedBytes` bytes of items, and at `endBatch` — so a batch of one-item calls does not
+    /// pay a commit per call, memory stays bounded, and no lock is held between calls.
+    private enum Operation {
+        case put([ValidatedItem])
+        case delete([String])
+        case deleteDomains([String])
+        case deleteAll
+    }
+    static let bufferedOperations = 2_000
+    static let bufferedBytes = 4 << 20
+    private var buffered: [Operation] = []
+    private var bufferedCount = 0
+    private var bufferedSize = 0
+
     private enum Batch {
         case open(any IndexWriting)
         /// An operation of the batch failed and everything of it was discarded; every write
@@ -67,29 +83,35 @@ public final class LocalIndex {
     /// batch is discarded).
     @discardableResult
     public func put(_ items: [SearchableItem]) throws(ReindexError) -> WriteCounts {
-        try write { writer in
-            var validated: [ValidatedItem] = []
-            validated.reserveCapacity(items.count)
-            for (n, item) in items.enumerated() {
-                do {
-                    validated.append(try ItemValidator.validate(item.json, path: "items[\(n)]", declarations: writer.declarations))
-                } catch {
-                    throw ReindexError(.invalidData, "\(bundleIdentifier): \(error)")
-                }
-            }
-            for item in validated { try writer.put(item) }
+        let declarations: [String: AttributeDeclaration]
+        switch batch {
+        case .open(let writer)?: declarations = writer.declarations
+        case .discarded(let failure)?: throw refusal(failure)
+        case nil:
+            do { declarations = try store.declarations(bundle: bundleKey) } catch { throw explain(error) }
         }
+        var validated: [ValidatedItem] = []
+        validated.reserveCapacity(items.count)
+        for (n, item) in items.enumerated() {
+            do {
+                validated.append(try ItemValidator.validate(item.json, path: "items[\(n)]", declarations: declarations))
+            } catch {
+                throw discardingBatch(ReindexError(.invalidData, "\(bundleIdentifier): \(error)"))
+            }
+        }
+        return try perform(.put(validated))
     }
 
     /// Adds or replaces items that were already validated.
     @discardableResult
     public func put(validated items: [ValidatedItem]) throws(ReindexError) -> WriteCounts {
-        try write { writer in for item in items { try writer.put(item) } }
+        try perform(.put(items))
     }
 
     /// Partial updates (Core Spotlight's `isUpdate`): the attributes each item sets are merged
     /// into the item already indexed under its identifier (one set to `.null` in `custom` is
-    /// removed); an item with no such identifier is ignored and counted in `ignoredUpdates`.
+    /// removed); an item with no such identifier is ignored and counted in `ignoredUpdates`
+    /// (inside a batch, in `endBatch`'s result).
     @discardableResult
     public func update(_ items: [SearchableItem]) throws(ReindexError) -> WriteCounts {
         try put(items.map { item in
@@ -103,21 +125,21 @@ public final class LocalIndex {
     /// deletions are counted in `endBatch`'s result).
     @discardableResult
     public func delete(identifiers: [String]) throws(ReindexError) -> Int {
-        try write { writer in try writer.delete(identifiers: identifiers) }.deleted
+        try perform(.delete(identifiers)).deleted
     }
 
     /// Removes every item in these domains and their subdomains (`a.b` takes `a.b.c`, not
     /// `a.bc`); returns how many (inside a batch, 0, as `delete(identifiers:)`).
     @discardableResult
     public func delete(domainIdentifiers domains: [String]) throws(ReindexError) -> Int {
-        try write { writer in try writer.delete(domains: domains) }.deleted
+        try perform(.deleteDomains(domains)).deleted
     }
 
     /// Removes every item of this bundle; returns how many (inside a batch, 0, as
     /// `delete(identifiers:)`). The client state stays what the application last made it.
     @discardableResult
     public func deleteAll() throws(ReindexError) -> Int {
-        try write { writer in try writer.deleteAll() }.deleted
+        try perform(.deleteAll).deleted
     }
 
     /// Searches this bundle's live items. Refused while a batch is open (end or cancel it
@@ -131,32 +153,30 @@ public final class LocalIndex {
         }
     }
 
-    /// Runs `body` on the open batch's writer, or on a writer of its own committed at once.
-    private func write(_ body: (any IndexWriting) throws -> Void) throws(ReindexError) -> WriteCounts {
+    /// Applies `operation` on a writer of its own, committed at once; or, in a batch, queues it
+    /// (written with the others when the queue is full, or at `endBatch`). Inside a batch the
+    /// result counts the call's own items as put and nothing else.
+    private func perform(_ operation: Operation) throws(ReindexError) -> WriteCounts {
         switch batch {
-        case .open(let writer)?:
-            let before = writer.counts
-            do {
-                try body(writer)
-                // Nothing is held between calls: on SQLite the staged rows are committed (still
-                // invisible), so the write lock is free while the application works.
-                try writer.flush()
-            } catch {
-                writer.rollback()
-                let failure = explain(error)
-                batch = .discarded(failure)
-                throw ReindexError(failure.code, "\(failure.message); the batch was discarded: nothing of it will be applied, and the client state stays the previous one")
+        case .open?:
+            buffered.append(operation)
+            switch operation {
+            case .put(let items):
+                bufferedCount += items.count
+                for item in items { bufferedSize += item.attributesJSON.count }
+            case .delete(let values), .deleteDomains(let values): bufferedCount += values.count
+            case .deleteAll: bufferedCount += 1
             }
-            let after = writer.counts
-            return WriteCounts(put: after.put - before.put, rejected: after.rejected - before.rejected,
-                               ignoredUpdates: after.ignoredUpdates - before.ignoredUpdates)
+            if bufferedCount >= Self.bufferedOperations || bufferedSize >= Self.bufferedBytes { try writeBuffered() }
+            if case .put(let items) = operation { return WriteCounts(put: items.count) }
+            return WriteCounts()
         case .discarded(let failure)?:
-            throw ReindexError(failure.code, "\(bundleIdentifier): the open batch was discarded after an error (\(failure.message)); cancel it before writing again")
+            throw refusal(failure)
         case nil:
             do {
                 let writer = try store.makeWriter(bundleIdentifier: bundleIdentifier, scope: .direct, requestID: nil, declarations: [:])
                 do {
-                    try body(writer)
+                    try Self.apply(operation, to: writer)
                     return try writer.acknowledge(with: { _ in })
                 } catch {
                     writer.rollback()
@@ -166,6 +186,46 @@ public final class LocalIndex {
                 throw explain(error)
             }
         }
+    }
+
+    private static func apply(_ operation: Operation, to writer: any IndexWriting) throws {
+        switch operation {
+        case .put(let items): for item in items { try writer.put(item) }
+        case .delete(let identifiers): try writer.delete(identifiers: identifiers)
+        case .deleteDomains(let domains): try writer.delete(domains: domains)
+        case .deleteAll: try writer.deleteAll()
+        }
+    }
+
+    /// Writes the batch's queued operations in one group; on SQLite they are committed, still
+    /// invisible, so nothing is held while the application works. A failure discards the batch.
+    private func writeBuffered() throws(ReindexError) {
+        guard case .open(let writer)? = batch else { return }
+        let operations = buffered
+        buffered = []
+        bufferedCount = 0
+        bufferedSize = 0
+        do {
+            for operation in operations { try Self.apply(operation, to: writer) }
+            try writer.flush()
+        } catch {
+            throw discardingBatch(explain(error))
+        }
+    }
+
+    /// Discards the open batch (if any) after `failure`, which is returned to be thrown, saying so.
+    private func discardingBatch(_ failure: ReindexError) -> ReindexError {
+        guard case .open(let writer)? = batch else { return failure }
+        writer.rollback()
+        buffered = []
+        bufferedCount = 0
+        bufferedSize = 0
+        batch = .discarded(failure)
+        return ReindexError(failure.code, "\(failure.message); the batch was discarded: nothing of it will be applied, and the client state stays the previous one")
+    }
+
+    private func refusal(_ failure: ReindexError) -> ReindexError {
+        ReindexError(failure.code, "\(bundleIdentifier): the open batch was discarded after an error (\(failure.message)); cancel it before writing again")
     }
 
     private func explain(_ error: any Error) -> ReindexError {
@@ -181,7 +241,9 @@ public final class LocalIndex {
     /// `endBatch` publishes all of them together with the application's client state, in one
     /// transaction. A batch is all or nothing: until it ends nothing of it is visible, and an
     /// error in any of its calls, `cancelBatch`, this `LocalIndex` going away or the process
-    /// dying mid-batch leaves the items and the client state as they were before it.
+    /// dying mid-batch leaves the items and the client state as they were before it. Each call
+    /// is checked (its items validated) when it is made and queued; the queue is written in
+    /// groups, so an error of the index itself may be reported by a later call or by `endBatch`.
     ///
     /// On SQLite the batch's writes go into a private staging in short transactions, so no
     /// write lock is held while the application works between calls; a staging a dead process
@@ -217,10 +279,18 @@ public final class LocalIndex {
         case .open(let writer):
             guard clientState.count <= Self.maximumClientStateBytes else {
                 writer.rollback()
+                buffered = []
+                bufferedCount = 0
+                bufferedSize = 0
                 throw ReindexError(.invalidData, "\(bundleIdentifier): the client state is \(clientState.count) bytes, more than the \(Self.maximumClientStateBytes) allowed; the batch was discarded: nothing of it was applied, and the client state is still the previous one")
             }
             let key = bundleKey
+            let operations = buffered
+            buffered = []
+            bufferedCount = 0
+            bufferedSize = 0
             do {
+                for operation in operations { try Self.apply(operation, to: writer) }
                 return try writer.acknowledge(with: { backend in try backend.saveApplicationClientState(clientState, bundle: key) })
             } catch {
                 writer.rollback()
@@ -233,6 +303,9 @@ public final class LocalIndex {
     /// Discards the open batch (if any): nothing of it is applied.
     public func cancelBatch() {
         if case .open(let writer) = batch { writer.rollback() }
+        buffered = []
+        bufferedCount = 0
+        bufferedSize = 0
         batch = nil
     }
 
