@@ -93,7 +93,7 @@ enum Folding {
         for scalar in text.unicodeScalars {
             let category = scalar.properties.generalCategory
             if isWordScalar(scalar) {
-                if WordParts.isCaseBoundary(after: previous, category), !current.isEmpty {
+                if WordParts.isCaseBoundary(previousLowercase: previous == .lowercaseLetter, uppercase: category == .uppercaseLetter), !current.isEmpty {
                     words.append(String(current))
                     current = String.UnicodeScalarView()
                 }
