@@ -31,7 +31,10 @@ import ReindexProtocol
 /// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
 ///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`);
 /// - relevance: the ranking on a corpus of this machine's packages, manual pages and documentation
-///   against a reference BM25F, and its search latency (`RelevanceScenario.swift`; `--only relevance`).
+///   against a reference BM25F, and its search latency (`RelevanceScenario.swift`; `--only relevance`);
+/// - app: an application's `LocalIndex`, one put per item in batches of 1,000 with a client
+///   state against one put of all, on SQLite and PostgreSQL (`AppIndexScenario.swift`; not in the
+///   default set: `--only app`).
 @main
 struct ReindexBench {
     struct Options {
@@ -55,7 +58,7 @@ struct ReindexBench {
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,start,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,start,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance,app]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -146,6 +149,7 @@ final class Bench {
         if options.only.contains("sandbox") { try sandboxCost() }
         if options.only.contains("postgres") { try postgresThroughput() }
         if options.only.contains("fleet") { try fleetScaling() }
+        if options.only.contains("app") { try appIndexing() }
         print("")
         print("| scenario | project | baseline | ratio / note |")
         print("| --- | --- | --- | --- |")
