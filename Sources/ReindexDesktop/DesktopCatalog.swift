@@ -58,29 +58,8 @@ package final class DesktopCatalog {
     /// its plain words (what a person types into a desktop search box is rarely meant as syntax);
     /// no index yet, or an unreadable one, is no results (and a log line), never an error.
     package func search(_ query: String, limit: Int = resultLimit) -> [SearchResult] {
-        let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { return [] }
-        let store: any IndexQueries
-        do { store = try index() } catch {
-            log("cannot search: \(error)")
-            return []
-        }
         let options = QueryOptions(limit: limit)
-        do {
-            return try store.query(trimmed, options: options).results
-        } catch let error where error.code == .invalidData || error.code == .usage {
-            let words = Self.plainWords(trimmed)
-            guard !words.isEmpty else { return [] }
-            do { return try store.query(words, options: options).results } catch {
-                log("search '\(words)': \(error.message)")
-                openedIndex = nil
-                return []
-            }
-        } catch {
-            log("search '\(trimmed)': \(error.message)")
-            openedIndex = nil
-            return []
-        }
+        return answer(query) { (store, text) throws(ReindexError) in try store.query(text, options: options).results }
     }
 
     /// The results of `previous` (result identifiers, in their order) that still match `query`:
@@ -89,29 +68,36 @@ package final class DesktopCatalog {
     /// with `search`, a query the language refuses is tried again as its plain words, and an
     /// unreadable index is no results.
     package func refine(_ previous: [String], query: String) -> [SearchResult] {
-        let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
         let keys = previous.compactMap(ResultIdentifier.init).map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) }
-        guard !trimmed.isEmpty, !keys.isEmpty else { return [] }
+        guard !keys.isEmpty else { return [] }
+        return answer(query) { (store, text) throws(ReindexError) in try store.refine(keys, words: text, now: Clock.now()) }
+    }
+
+    /// `body` on the index with the trimmed query, and again with its plain words when the
+    /// language refuses it; no index, or an unreadable one, is no results and a log line (and
+    /// the connection is made anew next time).
+    private func answer(_ query: String, _ body: (any IndexQueries, String) throws(ReindexError) -> [SearchResult]) -> [SearchResult] {
+        let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return [] }
         let store: any IndexQueries
         do { store = try index() } catch {
             log("cannot search: \(error)")
             return []
         }
+        var text = trimmed
         do {
-            return try store.refine(keys, words: trimmed, now: Clock.now())
+            return try body(store, text)
         } catch let error where error.code == .invalidData || error.code == .usage {
-            let words = Self.plainWords(trimmed)
-            guard !words.isEmpty else { return [] }
-            do { return try store.refine(keys, words: words, now: Clock.now()) } catch {
-                log("search '\(words)': \(error.message)")
-                openedIndex = nil
-                return []
+            text = Self.plainWords(trimmed)
+            guard !text.isEmpty else { return [] }
+            do { return try body(store, text) } catch {
+                log("search '\(text)': \(error.message)")
             }
         } catch {
-            log("search '\(trimmed)': \(error.message)")
-            openedIndex = nil
-            return []
+            log("search '\(text)': \(error.message)")
         }
+        openedIndex = nil
+        return []
     }
 
     /// The letters and digits of `text`, every other character a space.

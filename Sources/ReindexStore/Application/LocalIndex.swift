@@ -197,14 +197,17 @@ public final class LocalIndex {
         }
     }
 
+    /// The batch's queued operations, the queue emptied.
+    private func takeBuffered() -> [Operation] {
+        defer { buffered = []; bufferedCount = 0; bufferedSize = 0 }
+        return buffered
+    }
+
     /// Writes the batch's queued operations in one group; on SQLite they are committed, still
     /// invisible, so nothing is held while the application works. A failure discards the batch.
     private func writeBuffered() throws(ReindexError) {
         guard case .open(let writer)? = batch else { return }
-        let operations = buffered
-        buffered = []
-        bufferedCount = 0
-        bufferedSize = 0
+        let operations = takeBuffered()
         do {
             for operation in operations { try Self.apply(operation, to: writer) }
             try writer.flush()
@@ -285,10 +288,7 @@ public final class LocalIndex {
                 throw ReindexError(.invalidData, "\(bundleIdentifier): the client state is \(clientState.count) bytes, more than the \(Self.maximumClientStateBytes) allowed; the batch was discarded: nothing of it was applied, and the client state is still the previous one")
             }
             let key = bundleKey
-            let operations = buffered
-            buffered = []
-            bufferedCount = 0
-            bufferedSize = 0
+            let operations = takeBuffered()
             do {
                 for operation in operations { try Self.apply(operation, to: writer) }
                 return try writer.acknowledge(with: { backend in try backend.saveApplicationClientState(clientState, bundle: key) })
