@@ -57,8 +57,8 @@ package final class DesktopCatalog {
     /// The best matches of `query`, best first. A query the language refuses is searched again as
     /// its plain words (what a person types into a desktop search box is rarely meant as syntax);
     /// no index yet, or an unreadable one, is no results (and a log line), never an error.
-    package func search(_ query: String, limit: Int = resultLimit) -> [SearchResult] {
-        let options = QueryOptions(limit: limit)
+    package func search(_ query: String) -> [SearchResult] {
+        let options = QueryOptions(limit: Self.resultLimit)
         return answer(query) { (store, text) throws(ReindexError) in try store.query(text, options: options).results }
     }
 
@@ -102,7 +102,7 @@ package final class DesktopCatalog {
 
     /// The letters and digits of `text`, every other character a space.
     static func plainWords(_ text: String) -> String {
-        let scalars = text.unicodeScalars.map { $0.properties.isAlphabetic || $0.properties.numericType != nil ? Character($0) : " " }
+        let scalars = text.unicodeScalars.map { Folding.isWordCharacter($0) ? Character($0) : " " }
         return String(scalars).split(separator: " ").joined(separator: " ")
     }
 

@@ -42,7 +42,7 @@ package struct CheckCommand: ReindexCommand {
                                   ("lostReason", health.lostReason.map(JSONValue.string) ?? .null)]))
         } else {
             if health.isHealthy { Console.out("\(location): healthy") }
-            if health.lostReason != nil { Console.out("\(location): was lost (\(health.lostReason ?? "")) and has been recreated; rebuilds are queued") }
+            if let lost = health.lostReason { Console.out("\(location): was lost (\(lost)) and has been recreated; rebuilds are queued") }
             for problem in health.problems { Console.out("\(location): \(problem)") }
             for leftover in health.leftovers { Console.out("\(location): leftover, swept by the next run or serve: \(leftover)") }
         }

@@ -57,7 +57,7 @@ extension IndexStore {
     /// Only letters, digits and white space: what the full-text index's words are made of, so
     /// the check above and a search agree.
     static func arePlainWords(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0.properties.isWhitespace }
+        text.unicodeScalars.allSatisfy { Folding.isWordCharacter($0) || $0.properties.isWhitespace }
     }
 
     /// Whether `phrase` occurs in `tokens` as consecutive tokens, its last one also as the start
