@@ -1,6 +1,12 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// Linker flags of an executable that carries the Swift runtime and Foundation in itself.
+let staticSwiftRuntime = [
+    "-static-stdlib", "-use-ld=lld",
+    "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftSynchronization",
+]
+
 let package = Package(
     name: "ReindexHost",
     platforms: [.macOS(.v15)],
@@ -15,6 +21,7 @@ let package = Package(
         .library(name: "ReindexQuery", targets: ["ReindexQuery"]),
         .executable(name: "ColleaguesIndexer", targets: ["ColleaguesIndexer"]),
         .executable(name: "ShowTimesIndexer", targets: ["ShowTimesIndexer"]),
+        .executable(name: "NotesApp", targets: ["NotesApp"]),
         .plugin(name: "BundleExtension", targets: ["BundleExtension"]),
         .executable(name: "reindex-bench", targets: ["ReindexBench"]),
         .executable(name: "BenchIndexer", targets: ["BenchIndexer"]),
@@ -71,25 +78,39 @@ let package = Package(
         .target(name: "ReindexCommandLine", dependencies: ["ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "CReindexSystem", "ReindexDesktop"]),
 
         // The executable: `main.swift` only.
-        .executableTarget(name: "reindex", dependencies: ["ReindexCommandLine"]),
+        // Release builds on Linux link the Swift runtime, Foundation and Dispatch statically: the
+        // dynamic linker's symbol lookups over a dozen Swift libraries were most of a start (about
+        // twice a start's time; see BENCHMARKS.md, "Start"). The modules are compiled against the
+        // shared libraries, whose link lines lack Foundation's own static dependencies, named here.
+        // lld, the toolchain's linker, because gold warns about a mktemp inside static Foundation.
+        .executableTarget(
+            name: "reindex",
+            dependencies: ["ReindexCommandLine"],
+            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]
+        ),
 
         // Examples (also used by the README, the tests and the benchmark).
         .executableTarget(
             name: "ColleaguesIndexer",
             dependencies: ["ReindexExtension"],
             path: "Examples/Colleagues/Sources/ColleaguesIndexer",
-            exclude: ["Bundle"]
+            exclude: ["Bundle"],
+            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]
         ),
         .executableTarget(
             name: "ShowTimesIndexer",
             dependencies: ["ReindexExtension"],
             path: "Examples/ShowTimes/Sources/ShowTimesIndexer",
-            exclude: ["Bundle"]
+            exclude: ["Bundle"],
+            linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]
         ),
+        // An application that indexes its own content (LocalIndex, batches with client state).
+        .executableTarget(name: "NotesApp", dependencies: ["ReindexHost"], path: "Examples/Notes/Sources/NotesApp"),
 
         // The benchmark (`swift run -c release reindex-bench`) and its extension.
         .target(name: "BenchSupport", dependencies: ["ReindexProtocol"], path: "Benchmarks/BenchSupport"),
-        .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer"),
+        .executableTarget(name: "BenchIndexer", dependencies: ["ReindexExtension", "BenchSupport"], path: "Benchmarks/BenchIndexer",
+                          linkerSettings: [.unsafeFlags(staticSwiftRuntime, .when(platforms: [.linux], configuration: .release))]),
         .executableTarget(name: "ReindexBench", dependencies: ["ReindexHost", "ReindexStore", "ReindexSystem", "CSQLite", "CLibPQ", "CSDBus", "BenchSupport", "PostgresHarness"], path: "Benchmarks/ReindexBench"),
 
         .plugin(

@@ -41,7 +41,7 @@ extension Bench {
                     if runHost {
                         setenv("REINDEX_PG_SCHEMA", schema, 1)
                         defer { unsetenv("REINDEX_PG_SCHEMA") }
-                        let result = try runCommand(reindexBinary, ["--index", server.connectionString, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
+                        let result = try runCommand(reindexBinary, ["--index", server.connectionString, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"], sampleMemory: true)
                         guard result.status == 0 else { throw ReindexError(.internal, "reindex run into PostgreSQL failed (\(result.status)): \(result.output)") }
                         host.add(Double(count) / result.seconds)
                         memory.add(Double(result.peakKiB) / 1024)

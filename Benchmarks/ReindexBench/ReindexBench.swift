@@ -7,7 +7,7 @@ import ReindexStore
 import ReindexProtocol
 
 /// `swift run -c release reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE]
-/// [--fleet-requests N] [--only throughput,ack,search,discovery,postgres,fleet,…]`
+/// [--fleet-requests N] [--only throughput,ack,start,search,discovery,postgres,fleet,…]`
 ///
 /// Every scenario measures the project against its baseline side by side, alternating, over
 /// several rounds, and reports the median and the spread (min–max):
@@ -15,6 +15,10 @@ import ReindexProtocol
 ///   committed index, against a raw loader inserting the same items into the same schema with
 ///   prepared statements in one transaction; plus the host's peak resident memory;
 /// - ack: `reindex run BUNDLE --ids one-item` against starting the extension alone;
+/// - start: `reindex --version` against `sqlite3 --version`, a whole `reindex search` process
+///   against the `sqlite3` command's same FTS5 query, and `run --ids` against a bare start of a
+///   Swift, a Python and a TypeScript SDK extension (`StartScenario.swift`; `--only start`).
+/// Processes are timed from spawn to a blocking wait (`TimedProcess`), never by polling.
 /// - search: p50/p99 of one-word, two-word and prefix queries over the largest index;
 /// - discovery: `reindex list` over 10, 100 and 1,000 bundles;
 /// - python: the throughput scenario with a plain Python extension instead of the Swift one;
@@ -27,14 +31,17 @@ import ReindexProtocol
 /// - sandbox: the cost of the sandbox — the ack latency and the reindexAll throughput of the
 ///   same extension sandboxed and with `"sandbox": false` (not in the default set: `--only sandbox`);
 /// - relevance: the ranking on a corpus of this machine's packages, manual pages and documentation
-///   against a reference BM25F, and its search latency (`RelevanceScenario.swift`; `--only relevance`).
+///   against a reference BM25F, and its search latency (`RelevanceScenario.swift`; `--only relevance`);
+/// - app: an application's `LocalIndex`, one put per item in batches of 1,000 with a client
+///   state against one put of all, on SQLite and PostgreSQL (`AppIndexScenario.swift`; not in the
+///   default set: `--only app`).
 @main
 struct ReindexBench {
     struct Options {
         var items = [100_000, 1_000_000]
         var rounds = 3
         var json: String? = nil
-        var only: Set<String> = ["throughput", "python", "ack", "search", "discovery", "concurrency", "postgres", "fleet"]
+        var only: Set<String> = ["throughput", "python", "ack", "start", "search", "discovery", "concurrency", "postgres", "fleet"]
         var fleetRequests = 400
     }
 
@@ -51,7 +58,7 @@ struct ReindexBench {
             case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
             case "--help", "-h":
-                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance]")
+                print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,start,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance,app]")
                 return
             default:
                 FileHandle.standardError.write(Data("reindex-bench: unknown argument \(argument)\n".utf8))
@@ -130,8 +137,11 @@ final class Bench {
         log("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB; work dir \(work)")
         if options.only.contains("throughput") { try throughput() }
         if options.only.contains("ack") { try acknowledgementLatency() }
+        if options.only.contains("start") { try startLatency() }
         if options.only.contains("search") { try searchLatency() }
+        #if os(Linux)
         if options.only.contains("desktop") { try desktopLatency() }
+        #endif
         if options.only.contains("relevance") { try relevance() }
         if options.only.contains("discovery") { try discovery() }
         if options.only.contains("python") { try pythonThroughput() }
@@ -139,6 +149,7 @@ final class Bench {
         if options.only.contains("sandbox") { try sandboxCost() }
         if options.only.contains("postgres") { try postgresThroughput() }
         if options.only.contains("fleet") { try fleetScaling() }
+        if options.only.contains("app") { try appIndexing() }
         print("")
         print("| scenario | project | baseline | ratio / note |")
         print("| --- | --- | --- | --- |")
@@ -171,34 +182,14 @@ final class Bench {
         return bundle
     }
 
-    /// Runs a command, sampling its peak resident memory (VmHWM) until it exits.
-    func runCommand(_ path: String, _ arguments: [String], stdinNull: Bool = true, stdinPath: String? = nil) throws -> (seconds: Double, peakKiB: Int, status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        // Output goes to a file: a pipe read only after exit would block a chatty child.
+    /// Runs a command, timed from spawn to a blocking wait (`TimedProcess`); with `sampleMemory`,
+    /// its peak resident memory (VmHWM) is sampled every 20 ms meanwhile.
+    func runCommand(_ path: String, _ arguments: [String], stdinPath: String? = nil,
+                    sampleMemory: Bool = false) throws -> (seconds: Double, peakKiB: Int, status: Int32, output: String) {
         let outputPath = work + "/output-\(UUID().uuidString)"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        if let stdinPath { process.standardInput = FileHandle(forReadingAtPath: stdinPath) }
-        else if stdinNull { process.standardInput = FileHandle(forReadingAtPath: "/dev/null") }
-        let start = Clock.monotonic()
-        try process.run()
-        var peak = 0
-        while process.isRunning {
-            if let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-               let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
-                peak = Swift.max(peak, kib)
-            }
-            usleep(20_000)
-        }
-        process.waitUntilExit()
-        let seconds = Clock.monotonic() - start
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        return (seconds, peak, process.terminationStatus, output)
+        let result = try TimedProcess.run(path, arguments, stdinPath: stdinPath ?? "/dev/null", outputPath: outputPath, sampleMemory: sampleMemory)
+        return (result.seconds, result.peakKiB, result.status, result.output)
     }
 
     // MARK: Throughput and memory
@@ -226,7 +217,7 @@ final class Bench {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: storeIndex + suffix) }
                     for runHost in order {
                         if runHost {
-                            let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
+                            let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"], sampleMemory: true)
                             guard result.status == 0 else { throw ReindexError(.internal, "reindex run failed (\(result.status)): \(result.output)") }
                             host.add(Double(count) / result.seconds)
                             memory.add(Double(result.peakKiB) / 1024)

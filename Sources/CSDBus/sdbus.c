@@ -4,6 +4,7 @@
  * libsystemd (nor libgcrypt, lz4, zstd, lzma and libcap with it). Without libsystemd each fails
  * with -ENOSYS (or NULL), and `reindex_sdbus_error` says why. */
 #include "CSDBus.h"
+#if defined(__linux__)
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -115,3 +116,4 @@ int sd_bus_set_address(sd_bus *bus, const char *address) { return reindex_sdbus_
 int sd_bus_set_bus_client(sd_bus *bus, int b) { return reindex_sdbus_load() ? sd.sd_bus_set_bus_client(bus, b) : -ENOSYS; }
 int sd_bus_start(sd_bus *bus) { return reindex_sdbus_load() ? sd.sd_bus_start(bus) : -ENOSYS; }
 int sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) { return reindex_sdbus_load() ? sd.sd_bus_wait(bus, timeout_usec) : -ENOSYS; }
+#endif /* __linux__ */

@@ -1,5 +1,6 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import CSDBus
-import Glibc
 import ReindexSystem
 
 /// An error reply to a method call: a D-Bus error name and a sentence for people.
@@ -326,3 +327,4 @@ package final class BusConnection {
 
     static func describe(_ r: Int32) -> String { String(cString: strerror(-r)) }
 }
+#endif

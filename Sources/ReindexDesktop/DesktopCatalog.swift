@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import Foundation
 import ReindexHost
 import ReindexProtocol
@@ -55,7 +57,26 @@ package final class DesktopCatalog {
     /// The best matches of `query`, best first. A query the language refuses is searched again as
     /// its plain words (what a person types into a desktop search box is rarely meant as syntax);
     /// no index yet, or an unreadable one, is no results (and a log line), never an error.
-    package func search(_ query: String, limit: Int = resultLimit) -> [SearchResult] {
+    package func search(_ query: String) -> [SearchResult] {
+        let options = QueryOptions(limit: Self.resultLimit)
+        return answer(query) { (store, text) throws(ReindexError) in try store.query(text, options: options).results }
+    }
+
+    /// The results of `previous` (result identifiers, in their order) that still match `query`:
+    /// what is typed narrowing what is shown. Each is checked alone (`IndexQueries.refine`), so
+    /// the cost follows the results shown, not how many items of the index hold the words. As
+    /// with `search`, a query the language refuses is tried again as its plain words, and an
+    /// unreadable index is no results.
+    package func refine(_ previous: [String], query: String) -> [SearchResult] {
+        let keys = previous.compactMap(ResultIdentifier.init).map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) }
+        guard !keys.isEmpty else { return [] }
+        return answer(query) { (store, text) throws(ReindexError) in try store.refine(keys, words: text, now: Clock.now()) }
+    }
+
+    /// `body` on the index with the trimmed query, and again with its plain words when the
+    /// language refuses it; no index, or an unreadable one, is no results and a log line (and
+    /// the connection is made anew next time).
+    private func answer(_ query: String, _ body: (any IndexQueries, String) throws(ReindexError) -> [SearchResult]) -> [SearchResult] {
         let trimmed = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return [] }
         let store: any IndexQueries
@@ -63,27 +84,25 @@ package final class DesktopCatalog {
             log("cannot search: \(error)")
             return []
         }
-        let options = QueryOptions(limit: limit)
+        var text = trimmed
         do {
-            return try store.query(trimmed, options: options).results
+            return try body(store, text)
         } catch let error where error.code == .invalidData || error.code == .usage {
-            let words = Self.plainWords(trimmed)
-            guard !words.isEmpty else { return [] }
-            do { return try store.query(words, options: options).results } catch {
-                log("search '\(words)': \(error.message)")
-                openedIndex = nil
-                return []
+            text = Self.plainWords(trimmed)
+            guard !text.isEmpty else { return [] }
+            do { return try body(store, text) } catch {
+                log("search '\(text)': \(error.message)")
             }
         } catch {
-            log("search '\(trimmed)': \(error.message)")
-            openedIndex = nil
-            return []
+            log("search '\(text)': \(error.message)")
         }
+        openedIndex = nil
+        return []
     }
 
     /// The letters and digits of `text`, every other character a space.
     static func plainWords(_ text: String) -> String {
-        let scalars = text.unicodeScalars.map { $0.properties.isAlphabetic || $0.properties.numericType != nil ? Character($0) : " " }
+        let scalars = text.unicodeScalars.map { Folding.isWordCharacter($0) ? Character($0) : " " }
         return String(scalars).split(separator: " ").joined(separator: " ")
     }
 
@@ -145,3 +164,4 @@ package final class DesktopCatalog {
         return result.bundle(identifier)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import Foundation
 import ReindexSystem
 
@@ -118,3 +120,4 @@ package struct DesktopInstallation: Sendable {
         }
     }
 }
+#endif

@@ -1,4 +1,5 @@
-import Glibc
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import ReindexHost
 import ReindexSystem
 
@@ -60,3 +61,4 @@ package struct DesktopCompanion {
         return waitpid(pid, &status, 0) == pid ? status : nil
     }
 }
+#endif

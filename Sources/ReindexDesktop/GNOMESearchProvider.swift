@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import ReindexStore
 
 /// `org.gnome.Shell.SearchProvider2`: GNOME Shell's overview asks it for the results of what is
@@ -23,11 +25,9 @@ package final class GNOMESearchProvider: BusObject {
             try call.requireSignature("asas")
             let previous = try call.readStrings(atMost: DesktopCatalog.maximumIdentifiers, bytes: DesktopCatalog.maximumIdentifierBytes, what: "previous results")
             let terms = try readTerms(call)
-            // The new terms searched afresh, kept only where the previous results had them: the
-            // set narrows as typing goes on, in the new ranking's order.
-            let kept = Set(previous)
-            let refined = catalog.search(terms.joined(separator: " "), limit: max(DesktopCatalog.resultLimit, min(previous.count, 200)))
-                .map(Self.identifier).filter { kept.contains($0) }
+            // The previous results that hold the new terms, in their order: the set narrows as
+            // typing goes on, and costs what the results shown cost (DesktopCatalog.refine).
+            let refined = catalog.refine(previous, query: terms.joined(separator: " ")).map(Self.identifier)
             return [.strings(Array(refined.prefix(DesktopCatalog.resultLimit)))]
         case "GetResultMetas":
             try call.requireSignature("as")
@@ -112,3 +112,4 @@ package final class GNOMESearchProvider: BusObject {
           </interface>
         """
 }
+#endif

@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import ReindexStore
 
 /// The introspection document of an exported object (what `gdbus introspect` and `gdbus call`
@@ -36,3 +38,4 @@ enum Introspection {
         return "text-x-generic"
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import ReindexStore
 
 /// `org.kde.krunner1`: KRunner sends what is typed to `Match` and runs the picked match with
@@ -96,3 +98,4 @@ package final class KRunnerProvider: BusObject {
           </interface>
         """
 }
+#endif

@@ -1,5 +1,6 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 import Foundation
-import Glibc
 import ReindexProtocol
 import ReindexStore
 import ReindexSystem
@@ -143,3 +144,4 @@ package enum Opening {
 extension Unicode.Scalar {
     fileprivate var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
 }
+#endif

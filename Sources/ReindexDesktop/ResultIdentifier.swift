@@ -1,3 +1,5 @@
+// D-Bus desktop search (sd-bus) exists on Linux only.
+#if os(Linux)
 /// The identifier of one result on the bus: the bundle and the item's unique identifier, each
 /// percent-encoded (every byte but `A-Z a-z 0-9 - . _ ~`) and joined by `/`. Whatever characters
 /// an identifier holds (a slash, a percent sign, spaces, newlines), the text names exactly one
@@ -62,3 +64,4 @@ package struct ResultIdentifier: Sendable, Hashable {
         }
     }
 }
+#endif

@@ -102,8 +102,18 @@ public enum DebuggerGate {
     /// When `REINDEX_WAIT_FOR_DEBUGGER` is set: lets any process trace this one (Yama), prints the
     /// PID to stderr and waits until a debugger is attached, or the given seconds pass (0 waits
     /// forever). Does nothing otherwise.
-    public static func waitIfRequested(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        guard let value = environment["REINDEX_WAIT_FOR_DEBUGGER"], let seconds = Double(value) else { return }
+    public static func waitIfRequested() {
+        // One variable read, not the whole environment made into a dictionary at every start.
+        waitIfRequested(value: getenv("REINDEX_WAIT_FOR_DEBUGGER").map { String(cString: $0) })
+    }
+
+    /// The same, reading `REINDEX_WAIT_FOR_DEBUGGER` from `environment`.
+    public static func waitIfRequested(environment: [String: String]) {
+        waitIfRequested(value: environment["REINDEX_WAIT_FOR_DEBUGGER"])
+    }
+
+    private static func waitIfRequested(value: String?) {
+        guard let value, let seconds = Double(value) else { return }
         reindex_allow_any_tracer()
         let pid = getpid()
         let limit = seconds > 0 ? " (at most \(Int(seconds)) s)" : ""

@@ -446,6 +446,9 @@ public struct ValidatedItem: Sendable, Equatable {
 
 /// Checks items against protocol version 1, one at a time, so a bad item is rejected alone.
 public enum ItemValidator {
+    /// The members of an item (protocol-v1.md, "Item"); any other is ignored.
+    public static let members = ["uniqueIdentifier", "domainIdentifier", "expirationDate", "attributes", "isUpdate"]
+
     public static let maximumIdentifierBytes = 1024
     static let textContentColumn = AttributeSchema.searched.firstIndex(of: "textContent") ?? 4
 
@@ -454,10 +457,13 @@ public enum ItemValidator {
     /// by default joins the `textContent` full-text column (unknown keys stay unchecked).
     ///
     /// `undeclared` is told the name of every attribute that is neither built in nor declared
-    /// (such an attribute is kept as given, and not searched), for warnings about misspelt names.
+    /// (such an attribute is kept as given, and not searched), and `unknownMember` every member
+    /// of the item itself that is none of `members` (it is ignored: `{"title": …}` beside
+    /// `uniqueIdentifier` rather than inside `attributes`), for warnings about misspelt names.
     public static func validate(_ json: JSONValue, path: String = "item",
                                 declarations: [String: AttributeDeclaration] = [:],
-                                undeclared: (String) -> Void = { _ in }) throws(FieldError) -> ValidatedItem {
+                                undeclared: (String) -> Void = { _ in },
+                                unknownMember: (String) -> Void = { _ in }) throws(FieldError) -> ValidatedItem {
         // One pass over the members; key paths are built only when there is an error to report.
         guard case .object(let members) = json else {
             throw FieldError(path: path, expected: "an object", got: FieldReader.describe(json))
@@ -476,7 +482,7 @@ public enum ItemValidator {
                 case .null: isUpdate = false
                 default: throw FieldError(path: path + ".isUpdate", expected: "true or false", got: FieldReader.describe(value))
                 }
-            default: continue
+            default: unknownMember(key)
             }
         }
         guard let uidValue, !uidValue.isNull else {

@@ -6,6 +6,14 @@
 /// backends index that text, and PostgreSQL's query-time checks of an attribute's own text make
 /// the same line (`PostgresQueryCompiler.anyText`).
 public enum WordParts {
+    /// Core Spotlight's one rule for a word inside a run of letters: a new word starts where a
+    /// lowercase letter is followed by an uppercase one. The indexed split line (`splitLine`) and
+    /// the query's word-by-word `w` match (`Folding.spotlightWords`) both ask it.
+    @inline(__always)
+    public static func isCaseBoundary(previousLowercase: Bool, uppercase: Bool) -> Bool {
+        previousLowercase && uppercase
+    }
+
     /// `text`, followed by its split line when it has a change of case.
     public static func expanded(_ text: String) -> String {
         var text = text
@@ -15,7 +23,9 @@ public enum WordParts {
     }
 
     /// The text with a space where a lowercase letter is followed by an uppercase one, or nil
-    /// when there is no such place. ASCII text without one is recognised without decoding.
+    /// when there is no such place. ASCII text without one is recognised without decoding, and
+    /// ASCII characters are classified by their byte even in text that has others (looking a
+    /// character's category up in the Unicode tables is what this costs per item otherwise).
     public static func splitLine(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         var previousLower = false
         var needsDecoding = false
@@ -29,15 +39,29 @@ public enum WordParts {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 8)
         var changed = false
-        var previous: Unicode.GeneralCategory? = nil
+        var previousLowercase = false
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
-            let category = scalar.properties.generalCategory
-            if previous == .lowercaseLetter && category == .uppercaseLetter {
-                output.append(0x20)
-                changed = true
+            let lowercase: Bool, uppercase: Bool
+            if scalar.isASCII {
+                let byte = UInt8(truncatingIfNeeded: scalar.value)
+                lowercase = byte >= 0x61 && byte <= 0x7A
+                uppercase = byte >= 0x41 && byte <= 0x5A
+                if isCaseBoundary(previousLowercase: previousLowercase, uppercase: uppercase) {
+                    output.append(0x20)
+                    changed = true
+                }
+                output.append(byte)
+            } else {
+                let category = scalar.properties.generalCategory
+                lowercase = category == .lowercaseLetter
+                uppercase = category == .uppercaseLetter
+                if isCaseBoundary(previousLowercase: previousLowercase, uppercase: uppercase) {
+                    output.append(0x20)
+                    changed = true
+                }
+                output.append(contentsOf: UTF8.encode(scalar)!)
             }
-            previous = category
-            output.append(contentsOf: UTF8.encode(scalar)!)
+            previousLowercase = lowercase
         }
         return changed ? output : nil
     }

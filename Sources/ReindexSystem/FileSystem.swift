@@ -46,6 +46,24 @@ package enum FileSystem {
         return names.sorted()
     }
 
+    /// The names in a directory that start with `prefix`, in the directory's order, or nil when
+    /// it cannot be read. Other names are compared as bytes and never made into strings, so a
+    /// crowded directory (a shared `/tmp`) costs little more than the system's listing of it.
+    package static func list(_ path: String, prefix: String) -> [String]? {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        let wanted = Array(prefix.utf8)
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                guard raw.count >= wanted.count, raw.prefix(wanted.count).elementsEqual(wanted) else { return nil }
+                return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let name { names.append(name) }
+        }
+        return names
+    }
+
     /// The whole content of a regular file, at most `limit` bytes.
     package static func read(_ path: String, limit: Int = 16 << 20) throws(ReindexError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

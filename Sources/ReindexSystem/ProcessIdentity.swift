@@ -19,6 +19,23 @@ package struct ProcessStat {
         self.group = group
         self.startTime = UInt64(String(decoding: fields[19], as: UTF8.self)) ?? 0
     }
+
+    /// The pids of this process's children, from each of its threads' `children` list in /proc
+    /// (a few short reads, however many processes the system runs); nil where the kernel does not
+    /// keep those lists (built without `CONFIG_PROC_CHILDREN`), so the caller scans /proc.
+    package static func childrenOfThisProcess() -> [String]? {
+        guard let threads = FileSystem.list("/proc/self/task") else { return nil }
+        var children: [String] = []
+        for thread in threads {
+            guard let bytes = FileSystem.readPrefix("/proc/self/task/\(thread)/children", count: 1 << 16) else {
+                // A thread that ended since the listing has no list; a kernel without them has none at all.
+                if FileSystem.exists("/proc/self/task/\(thread)") && !FileSystem.exists("/proc/self/task/\(thread)/children") { return nil }
+                continue
+            }
+            children += bytes.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") }).map { String(decoding: $0, as: UTF8.self) }
+        }
+        return children
+    }
 }
 #endif
 

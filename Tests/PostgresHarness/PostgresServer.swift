@@ -67,6 +67,18 @@ public final class PostgresServer: @unchecked Sendable {
             throw StartFailure(description: "PostgreSQL tests: initdb failed (status \(initdb.status)): \(initdb.output)")
         }
         try start()
+        try watchOwner()
+    }
+
+    /// A test run that is killed never reaches `atexit`: a detached watcher stops the server and
+    /// removes its directory once this process is gone, so killed runs leave no server behind.
+    private func watchOwner() throws {
+        let runAs = getuid() == 0 ? "/sbin/runuser -u \(Self.serverUser()) -- " : ""
+        let script = "while [ -d /proc/\(getpid()) ]; do sleep 2; done; "
+            + "[ -f \(directory)/data/postmaster.pid ] && \(runAs)\(binaries)/pg_ctl stop -w -m immediate -D \(directory)/data; rm -rf \(directory)"
+        // The outer shell ends at once; the watcher, in a session of its own, is nobody's child here.
+        let started = try Self.run("/bin/sh", ["-c", "setsid /bin/sh -c '\(script)' </dev/null >/dev/null 2>&1 &"])
+        guard started.status == 0 else { throw StartFailure(description: "PostgreSQL tests: cannot start the server's watcher: \(started.output)") }
     }
 
     /// `pg_ctl start` on the socket in `directory`, waiting until it accepts connections.

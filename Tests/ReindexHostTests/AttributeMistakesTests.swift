@@ -47,7 +47,8 @@ final class AttributeMistakesTests: XCTestCase {
     func testMisspeltAttributeNamesWarnOncePerNameInRunAndDebug() throws {
         let run = try reindex(["--json", "run", bundle])
         let warnings = (try JSONParser.parse(text: run.stdout)["warnings"]?.arrayValue ?? []).compactMap(\.stringValue)
-        XCTAssertEqual(warnings.count, 3, "\(warnings)")
+        XCTAssertEqual(warnings.count, 4, "\(warnings)")
+        XCTAssertTrue(warnings.contains("item member 'contentDescription' (first in item 'good.2') is not part of an item and is ignored; attributes go inside \"attributes\": {\"uniqueIdentifier\": …, \"attributes\": {\"contentDescription\": …}}"), "\(warnings)")
         XCTAssertTrue(warnings.contains("attribute 'keyword' (first in item 'good.1') is neither built in nor declared, so it is kept as a custom attribute and not searched; did you mean 'keywords' (a built-in attribute)?"), "\(warnings)")
         XCTAssertTrue(warnings.contains { $0.hasPrefix("attribute 'titel' ") && $0.hasSuffix("did you mean 'title' (a built-in attribute)?") }, "\(warnings)")
         XCTAssertTrue(warnings.contains { $0.hasPrefix("attribute 'directer' ") && $0.hasSuffix("did you mean 'director' (an attribute the manifest declares)?") }, "\(warnings)")
@@ -58,6 +59,27 @@ final class AttributeMistakesTests: XCTestCase {
 
         let debug = try reindex(["debug", bundle, "--scratch-index"])
         XCTAssertTrue(debug.stderr.contains("warning: \(bundle): attribute 'titel' (first in item 'good.1')"), debug.description)
+    }
+
+    /// `reindex put` reads hand-written JSON lines: an attribute beside `uniqueIdentifier`,
+    /// Core Spotlight's `attributeSet`, a misspelt member or attribute each warn, naming the line.
+    func testPutWarnsAboutMembersAnItemDoesNotHaveAndMisspeltAttributes() throws {
+        let lines = [
+            #"{"uniqueIdentifier":"a","title":"Ada Park"}"#,
+            #"{"uniqueIdentifier":"b","attributeSet":{"title":"Grace"}}"#,
+            #"{"uniqueIdentifier":"c","attribtes":{"title":"x"}}"#,
+            #"{"uniqueIdentifier":"d","attributes":{"titel":"x"}}"#,
+            #"{"uniqueIdentifier":"e","title":"again, no second warning"}"#,
+        ].joined(separator: "\n") + "\n"
+        let put = try T.runReindex(["--index", scratch + "/index.sqlite", "put", "com.example.hand"], scratch: scratch, stdin: lines)
+        XCTAssertEqual(put.status, 0, "warnings, not rejections: \(put)")
+        let warnings = put.stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("warning: ") }
+        XCTAssertEqual(warnings, [
+            #"warning: com.example.hand: stdin line 1: item member 'title' (first in item 'a') is not part of an item and is ignored; attributes go inside "attributes": {"uniqueIdentifier": …, "attributes": {"title": …}}"#,
+            #"warning: com.example.hand: stdin line 2: item member 'attributeSet' (first in item 'b') is not part of an item and is ignored; Core Spotlight's attributeSet is "attributes" here"#,
+            "warning: com.example.hand: stdin line 3: item member 'attribtes' (first in item 'c') is not part of an item and is ignored; did you mean 'attributes'?",
+            "warning: com.example.hand: stdin line 4: attribute 'titel' (first in item 'd') is neither built in nor declared, so it is kept as a custom attribute and not searched; did you mean 'title' (a built-in attribute)?",
+        ], put.stderr)
     }
 
     func testTheConformanceSuiteFailsMisspeltAttributeNames() throws {

@@ -138,6 +138,46 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(try parse(["validate", "-"], as: ValidateCommand.self)[ValidateCommand.directory], "-")
     }
 
+    /// A start parses with `startParser`, which builds only the named command's declaration: it
+    /// must read every command line as the whole parser does, and refuse the same ones the same way.
+    func testTheStartParserReadsCommandLinesAsTheWholeParserDoes() {
+        var lines: [[String]] = [
+            ["--version"], ["-h"], [], ["--json"], ["bogus"], ["serch", "x"], ["--index", "/x", "--bogus"],
+            ["search"], ["search", "a", "b", "--limit", "5", "--json"], ["run", "b", "--ids", "1,2", "--all"],
+            ["run", "b", "--ids", "1", "--index=/i"], ["list", "--bogus"], ["list", "-x"], ["validate", "--", "--x"],
+        ]
+        for type in ReindexCommands.table { lines.append([type.name]); lines.append([type.name, "--help"]) }
+        for line in lines {
+            let whole = Result { try ReindexCommands.parser.parse(line) }
+            let start = Result { try ReindexCommands.startParser.parse(line) }
+            switch (whole, start) {
+            case (.success(let a), .success(let b)):
+                // The command, the positional arguments and every option's occurrences (a dictionary:
+                // compared as one, whatever its order).
+                func fields(_ parsed: ParsedArguments) -> [String: [String: [String]]] {
+                    var fields: [String: [String: [String]]] = [:]
+                    for child in Mirror(reflecting: parsed).children {
+                        switch child.value {
+                        case let options as [String: [String]]: fields["options"] = options
+                        case let positional as [String]: fields["positional"] = ["": positional]
+                        case let command as String?: fields["command"] = ["": command.map { [$0] } ?? []]
+                        default: XCTFail("\(child.label ?? "?"): an unexpected field of ParsedArguments")
+                        }
+                    }
+                    return fields
+                }
+                XCTAssertEqual(fields(a), fields(b), "\(line)")
+                XCTAssertEqual(fields(a).count, 3, "\(line)")
+            case (.failure(let a), .failure(let b)):
+                XCTAssertEqual((a as? ReindexError)?.message, (b as? ReindexError)?.message, "\(line)")
+            default:
+                XCTFail("\(line): the whole parser gave \(whole), the start parser \(start)")
+            }
+        }
+        XCTAssertEqual(ReindexCommands.startParser.command(named: "search")?.name, "search")
+        XCTAssertNil(ReindexCommands.startParser.command(named: "bogus"))
+    }
+
     // MARK: Usage errors
 
     func testMissingValues() {

@@ -1,3 +1,4 @@
+#if os(Linux)
 import CSDBus
 import Foundation
 import ReindexDesktop
@@ -197,6 +198,11 @@ final class DesktopTests: XCTestCase {
         XCTAssertEqual(refined, [id("com.example.notes", hostile)])
         let narrowed = try call(gnomePath, gnome, "GetSubsearchResultSet", "asas", ["1", id("com.example.notes", "n2"), "1", "note"]).first as? [String]
         XCTAssertEqual(narrowed, [id("com.example.notes", "n2")])
+        // In the order shown, whatever a fresh search's order; ids that name nothing, or
+        // nothing live, are left out.
+        let shown = [id("com.example.notes", hostile), "not an id", id("com.example.notes", "gone"), id("com.example.notes", "n2"), id("com.example.notes", "n1")]
+        let kept = try call(gnomePath, gnome, "GetSubsearchResultSet", "asas", ["\(shown.count)"] + shown + ["1", "not"]).first as? [String]
+        XCTAssertEqual(kept, [id("com.example.notes", hostile), id("com.example.notes", "n2"), id("com.example.notes", "n1")])
 
         let metas = try call(gnomePath, gnome, "GetResultMetas", "as", ["3", id("com.example.notes", "n1"), id("com.example.notes", hostile), id("com.example.links", "l1")])
             .first as? [[String: Any]]
@@ -570,3 +576,4 @@ final class PostgresDesktopTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(serve!.finish(timeout: 30).status, 0)
     }
 }
+#endif

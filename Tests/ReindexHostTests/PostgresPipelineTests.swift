@@ -56,4 +56,34 @@ final class PostgresPipelineTests: XCTestCase {
         XCTAssertEqual(firsts.count, 2 * PostgresWrites.groupRows - 2)
         XCTAssertFalse(firsts.contains("item.1") || firsts.contains("item.2"))
     }
+
+    /// A group's arrays are built from the items' bytes: quotes, backslashes, braces, commas,
+    /// the word NULL, empty text, newlines and NUL (which PostgreSQL text cannot hold, so it is
+    /// left out) come back as sent, in every column, and absent fields stay NULL. (jsonb has no
+    /// NUL either, so the attributes here hold none.)
+    func testEveryColumnOfAGroupKeepsItsTextWhateverItHolds() throws {
+        let server = try PostgresServer.shared()
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("bytes")])
+        let store = try PostgresStore.open(location)
+        let awkward = ["say \"hi\"", "back\\slash", "{comma, brace}", "NULL", "", "two\nlines", "tab\there", "zoë", "nul\u{0}byte"]
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.bytes", scope: .live)
+        for (n, text) in awkward.enumerated() {
+            try writes.put(PostgresStoreTests.item("uid \(n) \(text)", title: "Title\(n) \(text)", domain: n % 2 == 0 ? "domain.\(text)" : nil,
+                                                   extra: "\"path\":\(JSONWriter.string(.string(text.replacingOccurrences(of: "\u{0}", with: ""))))"))
+        }
+        try writes.commitBatch()
+        let rows = try store.query("SELECT uid, domain, attributes::text FROM items WHERE bundle = 'com.example.bytes' ORDER BY id")
+        XCTAssertEqual(rows.rowCount, awkward.count)
+        for (n, text) in awkward.enumerated() {
+            let kept = text.replacingOccurrences(of: "\u{0}", with: "")
+            XCTAssertEqual(rows.text(n, 0), "uid \(n) \(kept)")
+            XCTAssertEqual(rows.text(n, 1), n % 2 == 0 ? "domain.\(kept)" : nil)
+            let attributes = try JSONParser.parse(text: rows.text(n, 2) ?? "")
+            XCTAssertEqual(attributes["path"]?.stringValue, kept, "the attributes' JSON keeps its escapes")
+        }
+        XCTAssertEqual(uids(try store.search("brace")), ["uid 2 {comma, brace}"])
+        XCTAssertEqual(uids(try store.search("title7")), ["uid 7 zoë"])
+    }
+
+    private func uids(_ results: [SearchResult]) -> [String] { results.map(\.uniqueIdentifier).sorted() }
 }

@@ -107,6 +107,43 @@ final class PostgresQueryAgreementTests: XCTestCase {
 
     func identifiers(_ page: QueryPage) -> [String] { page.results.map { "\($0.bundleIdentifier)/\($0.uniqueIdentifier)" } }
 
+    /// A search narrowed to earlier results (the desktop's subsearch) checks each candidate
+    /// alone, with the full-text index's own tokenizer on SQLite: it must keep exactly the
+    /// candidates a search of the same words finds — typed a letter at a time, one-letter last
+    /// words, accents, camel-case parts, digits, several words — in the candidates' order, and
+    /// the same on PostgreSQL.
+    func testARefinementKeepsExactlyTheCandidatesASearchFinds() throws {
+        var everything: [ItemKey] = []
+        var options = QueryOptions(limit: 1000)
+        options.now = Clock.now()
+        for result in try sqlite.query(#"uniqueIdentifier == "*""#, options: options).results {
+            everything.append(ItemKey(bundle: result.bundleIdentifier, uniqueIdentifier: result.uniqueIdentifier))
+        }
+        XCTAssertGreaterThan(everything.count, 20)
+        everything.reverse()  // an order of its own, which a refinement keeps
+        let position = Dictionary(uniqueKeysWithValues: everything.enumerated().map { ($1, $0) })
+        var typed: [String] = ["d", "h", "s", "z", "c", "u", "w", "p 7", "staff e", "staff en", "harbour d", "cafe z", "zoë",
+                               "ZOE", "ürg", "urgup cav", "window", "windowcon", "my", "contr", "2025", "report 20", "naive", "naïve n",
+                               "lighthouse", "nothing", "dune harbour", "e", "a b"]
+        for word in ["dune", "harbour", "picture", "mystery", "documentary"] {
+            for end in 1...word.count { typed.append(String(word.prefix(end))) }
+        }
+        for (name, store) in [("sqlite", sqlite as any IndexQueries), ("postgresql", postgres as any IndexQueries)] {
+            for words in typed {
+                let found = Set(try store.query(words, options: options).results.map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) })
+                let refined = try store.refine(everything, words: words, now: Clock.now())
+                    .map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) }
+                XCTAssertEqual(found.subtracting(refined).map(\.uniqueIdentifier).sorted(), [], "\(name): '\(words)': found by a search, not kept")
+                XCTAssertEqual(Set(refined).subtracting(found).map(\.uniqueIdentifier).sorted(), [], "\(name): '\(words)': kept, not found by a search")
+                XCTAssertEqual(refined.count, found.count, "\(name): '\(words)': each candidate once")
+                XCTAssertEqual(refined.map { position[$0] ?? -1 }, refined.map { position[$0] ?? -1 }.sorted(), "\(name): '\(words)': in the candidates' order")
+            }
+            // Unknown items and other bundles' identifiers are left out; a query the language
+            // refuses is an error the caller handles (the desktop retries it as plain words).
+            XCTAssertEqual(try store.refine([ItemKey(bundle: "com.example.none", uniqueIdentifier: "p.1")], words: "cafe", now: Clock.now()).count, 0, name)
+        }
+    }
+
     func testEveryQueryFormMatchesTheSameItemsOnBothBackends() throws {
         var matched = 0
         for query in Self.queries {

@@ -278,48 +278,4 @@ final class SQLiteStoreTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try store.itemCount(bundle: "com.example.alpha"), 1)
         XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: scratch).allSatisfy { !$0.contains(".corrupt-") })
     }
-
-    // MARK: LocalIndex
-
-    // SQLite only: the embedded direct-indexing API opens a SQLite file by its path.
-    func testLocalIndexAPI() throws {
-        XCTAssertThrowsError(try LocalIndex(path: databasePath, bundleIdentifier: "not an identifier")) { error in
-            XCTAssertEqual((error as? ReindexError)?.code, .usage)
-        }
-        let index = try LocalIndex(path: databasePath, bundleIdentifier: "com.example.colleagues")
-        let counts = try index.put([
-            SearchableItem(uniqueIdentifier: "employee.1", domainIdentifier: "staff.eng",
-                           attributes: SearchableItemAttributes(title: "Ada Park", contentDescription: "Staff Engineer", keywords: ["compilers"])),
-            SearchableItem(uniqueIdentifier: "employee.2", domainIdentifier: "staff.sales",
-                           attributes: SearchableItemAttributes(title: "Bo Lind", contentDescription: "Account Executive")),
-            SearchableItem(uniqueIdentifier: "employee.3", domainIdentifier: "staff.eng.infra",
-                           attributes: SearchableItemAttributes(title: "Cy Moss", contentDescription: "Site Reliability")),
-            SearchableItem(uniqueIdentifier: "employee.4", attributes: SearchableItemAttributes(title: "Di Wu", authors: ["Di Wu"])),
-        ])
-        XCTAssertEqual(counts.put, 4)
-        XCTAssertEqual(try index.search("compilers").map(\.uniqueIdentifier), ["employee.1"])
-        XCTAssertEqual(try index.search("ada").first?.attributes["keywords"], .array(["compilers"]))
-
-        // Another connection sees each call's result at once.
-        let other = try open()
-        XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 4)
-
-        // One invalid item: nothing of the call is written.
-        XCTAssertThrowsError(try index.put([
-            SearchableItem(uniqueIdentifier: "employee.5", attributes: SearchableItemAttributes(title: "Eve Ng")),
-            SearchableItem(uniqueIdentifier: "", attributes: SearchableItemAttributes(title: "Nobody")),
-        ])) { error in
-            XCTAssertEqual((error as? ReindexError)?.code, .invalidData)
-            XCTAssertTrue((error as? ReindexError)?.message.contains("com.example.colleagues") ?? false, "\(error)")
-        }
-        XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 4)
-
-        XCTAssertEqual(try index.delete(identifiers: ["employee.2", "no.such.item"]), 1)
-        XCTAssertEqual(try index.delete(domainIdentifiers: ["staff.eng"]), 2)
-        XCTAssertEqual(try T.identifiers(other, bundle: "com.example.colleagues"), ["employee.4"])
-        XCTAssertEqual(try index.deleteAll(), 1)
-        XCTAssertEqual(try other.itemCount(bundle: "com.example.colleagues"), 0)
-        XCTAssertEqual(try index.search("di"), [])
-        XCTAssertEqual(try other.integrityCheck(), [])
-    }
 }

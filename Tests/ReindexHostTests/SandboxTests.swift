@@ -301,6 +301,28 @@ final class SandboxTests: XCTestCase, @unchecked Sendable {
         XCTAssertFalse(validate.stdout.contains("read: \(FileSystem.realPath("\(home)/.local") ?? "?")  ("), validate.stdout)
     }
 
+    /// A run path (`DT_RUNPATH`) is granted only where it holds a library the binary names
+    /// (`DT_NEEDED`): not a directory of other `.so` files, which once sufficed.
+    func testRunPathsGrantOnlyDirectoriesThatHoldALibraryTheBinaryNames() throws {
+        let libraries = "\(scratch)/outside/libs", decoys = "\(scratch)/outside/decoys"
+        for path in [libraries, decoys] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        try T.write("int reindex_probe_value(void) { return 7; }\n", to: "\(libraries)/probe.c")
+        try T.write("int main(void) { return 0; }\n", to: "\(scratch)/outside/main.c")
+        try T.write("not a library", to: "\(decoys)/libdecoy.so", mode: 0o644)
+        let library = try T.run("/usr/bin/gcc", ["-shared", "-fPIC", "-o", "\(libraries)/libprobe.so", "\(libraries)/probe.c"], scratch: scratch, environment: environment())
+        XCTAssertEqual(library.status, 0, "\(library)")
+        let directory = "\(extensionsDirectory)/com.example.runpath"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let linked = try T.run("/usr/bin/gcc", ["-o", "\(directory)/indexer", "\(scratch)/outside/main.c", "-L\(libraries)", "-Wl,--no-as-needed", "-lprobe",
+                                                "-Wl,-rpath,\(libraries):\(decoys)", "-Wl,--enable-new-dtags"], scratch: scratch, environment: environment())
+        XCTAssertEqual(linked.status, 0, "\(linked)")
+        try T.write(#"{"manifestVersion":1,"bundleIdentifier":"com.example.runpath","executable":"indexer"}"#, to: "\(directory)/manifest.json")
+        let validate = try reindex(["validate", directory])
+        XCTAssertEqual(validate.status, 0, "\(validate)")
+        XCTAssertTrue(validate.stdout.contains("read: \(FileSystem.realPath(libraries) ?? "?")  (a library directory of"), validate.stdout)
+        XCTAssertFalse(validate.stdout.contains("read: \(FileSystem.realPath(decoys) ?? "?")"), validate.stdout)
+    }
+
     // MARK: Declared paths
 
     @discardableResult

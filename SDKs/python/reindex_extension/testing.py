@@ -34,6 +34,10 @@ __all__ = ["RecordingIndex", "run_reindex_all", "run_reindex_items", "suggest"]
 _DECLARED_TYPES = {"string": "string", "strings": "strings", "number": "number", "bool": "bool", "date": "date"}
 
 
+#: The members of an item (protocol-v1.md, "Item"); the host ignores any other.
+ITEM_MEMBERS = ["uniqueIdentifier", "domainIdentifier", "expirationDate", "attributes", "isUpdate"]
+
+
 def suggest(name: str, candidates: Iterable[str]) -> Optional[str]:
     """The candidate nearest to `name` by edit distance (insertions, deletions, substitutions and
     swaps of neighbours; case ignored) when it is near enough to be a typo — at most one edit for
@@ -188,6 +192,9 @@ class RecordingIndex:
         attributes = item.get("attributes") or {}
         if not isinstance(attributes, dict):
             return "attributes: expected an object"
+        for key in item:
+            if key not in ITEM_MEMBERS:
+                self._check_member(key, uid)
         where = "item %r" % uid[:80]
         for key, value in attributes.items():
             declared = self.declarations.get(key)
@@ -211,6 +218,20 @@ class RecordingIndex:
         if meant is not None:
             self.warnings.append("attribute %r (first in item %r) is neither built in nor declared, so it is kept as "
                                  "a custom attribute and not searched; did you mean %r?" % (name, uid, meant))
+
+    def _check_member(self, name: str, uid: str) -> None:
+        # A member an item does not have is ignored by the host, with a warning, as here.
+        if ("\0" + name) in self._names_seen:
+            return
+        self._names_seen.add("\0" + name)
+        if name in ATTRIBUTE_TYPES or name in self.declarations:
+            advice = ('attributes go inside "attributes": {"uniqueIdentifier": \u2026, "attributes": {"%s": \u2026}}' % name)
+        elif name == "attributeSet":
+            advice = 'Core Spotlight\'s attributeSet is "attributes" here'
+        else:
+            meant = suggest(name, ITEM_MEMBERS)
+            advice = ("did you mean %r?" % meant) if meant is not None else ("an item has " + ", ".join(repr(m) for m in ITEM_MEMBERS))
+        self.warnings.append("item member %r (first in item %r) is not part of an item and is ignored; %s" % (name, uid[:80], advice))
 
     def _apply(self, item: Dict[str, Any]) -> None:
         uid = item["uniqueIdentifier"]

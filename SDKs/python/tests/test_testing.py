@@ -134,6 +134,23 @@ class RecordingTests(unittest.TestCase):
         self.assertTrue(index.warnings[0].endswith("did you mean 'keywords'?"), index.warnings)
         self.assertTrue(index.warnings[1].endswith("did you mean 'director'?"), index.warnings)
 
+    def test_members_an_item_does_not_have_warn_as_the_host_does(self):
+        index = RecordingIndex()
+        run_reindex_all(Scripted(lambda i: i.put([
+            {"uniqueIdentifier": "a", "title": "Ada Park"},
+            {"uniqueIdentifier": "b", "attributeSet": {"title": "Grace"}},
+            {"uniqueIdentifier": "c", "attribtes": {"title": "x"}},
+            {"uniqueIdentifier": "d", "title": "no second warning"},
+        ])), index)
+        self.assertEqual(sorted(index.items), ["a", "b", "c", "d"])
+        self.assertEqual(index.warnings, [
+            "item member 'title' (first in item 'a') is not part of an item and is ignored; "
+            'attributes go inside "attributes": {"uniqueIdentifier": \u2026, "attributes": {"title": \u2026}}',
+            "item member 'attributeSet' (first in item 'b') is not part of an item and is ignored; "
+            'Core Spotlight\'s attributeSet is "attributes" here',
+            "item member 'attribtes' (first in item 'c') is not part of an item and is ignored; did you mean 'attributes'?",
+        ])
+
     def test_a_nan_in_a_dict_item_is_refused_naming_item_and_attribute(self):
         with self.assertRaises(ValueError) as raised:
             run_reindex_all(Scripted(lambda i: i.put({"uniqueIdentifier": "n", "attributes": {"scores": [1, float("nan")]}})))

@@ -31,6 +31,8 @@ export interface IndexDetails {
     requestId: RequestId;
     method: 'reindexAll' | 'reindexItems';
 }
+/** The built-in attributes of protocol version 1. */
+export declare const BUILT_IN_ATTRIBUTES: ReadonlySet<string>;
 /**
  * Where a request's items go, bound to that request. Writes are streamed to the host as they
  * are made (each call writes its messages at once, in call order) and become visible when the

@@ -12,7 +12,7 @@ const CHARACTERS_PER_MESSAGE = 4 * 1024 * 1024;
 /** Guards the constructor: only the SDK makes indexes. */
 export const INTERNAL = Symbol('reindex-extension.internal');
 /** The built-in attributes of protocol version 1. */
-const BUILT_IN_ATTRIBUTES = new Set([
+export const BUILT_IN_ATTRIBUTES = new Set([
     'title', 'displayName', 'contentDescription', 'textContent', 'contentType', 'contentURL', 'thumbnailURL',
     'relatedUniqueIdentifier', 'keywords', 'alternateNames', 'authors', 'emailAddresses', 'phoneNumbers',
     'rating', 'rankingHint', 'latitude', 'longitude', 'supportsPhoneCall', 'supportsNavigation', 'startDate', 'endDate',

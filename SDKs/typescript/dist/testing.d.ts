@@ -59,6 +59,15 @@ export declare class RecordingIndex {
     allowEmpty: boolean;
     /** The refusal the host would receive (code, message, and `data.stack` for an error). */
     refusal: RpcError | undefined;
+    /** The attribute names the manifest declares (`attributes`), which `warnings` knows too. */
+    declaredAttributes: string[];
+    /**
+     * What the host would warn about in what was put, once per name as it does: an attribute name
+     * that is neither built in nor declared but near one (`keyword` for `keywords`: kept as a
+     * custom attribute and not searched), and a member an item does not have (`title` beside
+     * `uniqueIdentifier` instead of inside `attributes`, Core Spotlight's `attributeSet`: ignored).
+     */
+    get warnings(): string[];
     /** Every item put, in order (one entry per put, also when an identifier comes again). */
     get puts(): RecordedItem[];
     /** Every identifier deleted with `index.delete`, in order. */
@@ -89,6 +98,12 @@ export interface TestRequestOptions {
     /** The manifest the extension sees (default: none). */
     manifest?: Record<string, unknown> | null;
 }
+/**
+ * The candidate nearest to `name` by edit distance (insertions, deletions, substitutions and
+ * swaps of neighbours; case ignored) when it is near enough to be a typo — at most one edit for
+ * names of up to four characters, two up to eight, three beyond — else undefined. The host's rule.
+ */
+export declare function suggest(name: string, candidates: readonly string[]): string | undefined;
 /**
  * Calls the extension's `reindexAll` in process, as the host would ask for it, and resolves with
  * what it sent. Rejects with the handler's error when it refuses (or with an

@@ -10,6 +10,7 @@ import { Buffer } from 'node:buffer';
 import { IndexRequestError } from './errors.js';
 import { handlerOf } from './connection.js';
 import { run } from './index.js';
+import { BUILT_IN_ATTRIBUTES } from './searchable-index.js';
 /**
  * What a handler sent for one request, in order: puts, deletes, commits, progress, and how the
  * request ended. `reindexAll()` and `reindexItems()` below fill one; pass your own in their
@@ -26,6 +27,53 @@ export class RecordingIndex {
     allowEmpty = false;
     /** The refusal the host would receive (code, message, and `data.stack` for an error). */
     refusal = undefined;
+    /** The attribute names the manifest declares (`attributes`), which `warnings` knows too. */
+    declaredAttributes = [];
+    /**
+     * What the host would warn about in what was put, once per name as it does: an attribute name
+     * that is neither built in nor declared but near one (`keyword` for `keywords`: kept as a
+     * custom attribute and not searched), and a member an item does not have (`title` beside
+     * `uniqueIdentifier` instead of inside `attributes`, Core Spotlight's `attributeSet`: ignored).
+     */
+    get warnings() {
+        const warnings = [];
+        const seen = new Set();
+        const known = [...[...BUILT_IN_ATTRIBUTES].sort(), ...[...this.declaredAttributes].sort()];
+        for (const item of this.puts) {
+            const uid = String(item.uniqueIdentifier ?? '').slice(0, 80);
+            for (const member of Object.keys(item)) {
+                if (ITEM_MEMBERS.includes(member) || seen.has(`\0${member}`))
+                    continue;
+                seen.add(`\0${member}`);
+                let advice;
+                if (BUILT_IN_ATTRIBUTES.has(member) || this.declaredAttributes.includes(member)) {
+                    advice = `attributes go inside "attributes": {"uniqueIdentifier": \u2026, "attributes": {"${member}": \u2026}}`;
+                }
+                else if (member === 'attributeSet') {
+                    advice = `Core Spotlight's attributeSet is "attributes" here`;
+                }
+                else {
+                    const meant = suggest(member, ITEM_MEMBERS);
+                    advice = meant !== undefined ? `did you mean '${meant}'?` : `an item has ${ITEM_MEMBERS.map((m) => `'${m}'`).join(', ')}`;
+                }
+                warnings.push(`item member '${member}' (first in item '${uid}') is not part of an item and is ignored; ${advice}`);
+            }
+            const attributes = item.attributes;
+            if (attributes === null || typeof attributes !== 'object')
+                continue;
+            for (const name of Object.keys(attributes)) {
+                if (BUILT_IN_ATTRIBUTES.has(name) || this.declaredAttributes.includes(name) || seen.has(name))
+                    continue;
+                seen.add(name);
+                const meant = suggest(name, known);
+                if (meant === undefined)
+                    continue;
+                const kind = BUILT_IN_ATTRIBUTES.has(meant) ? 'a built-in attribute' : 'an attribute the manifest declares';
+                warnings.push(`attribute '${name}' (first in item '${uid}') is neither built in nor declared, so it is kept as a custom attribute and not searched; did you mean '${meant}' (${kind})?`);
+            }
+        }
+        return warnings;
+    }
     /** Every item put, in order (one entry per put, also when an identifier comes again). */
     get puts() {
         return this.operations.flatMap((op) => (op.kind === 'put' ? op.items : []));
@@ -99,6 +147,41 @@ export class RecordingIndex {
         }
         return items;
     }
+}
+/** The members of an item (protocol-v1.md, "Item"); the host ignores any other. */
+const ITEM_MEMBERS = ['uniqueIdentifier', 'domainIdentifier', 'expirationDate', 'attributes', 'isUpdate'];
+/**
+ * The candidate nearest to `name` by edit distance (insertions, deletions, substitutions and
+ * swaps of neighbours; case ignored) when it is near enough to be a typo — at most one edit for
+ * names of up to four characters, two up to eight, three beyond — else undefined. The host's rule.
+ */
+export function suggest(name, candidates) {
+    const word = name.toLowerCase();
+    const allowed = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
+    let best;
+    for (const candidate of candidates) {
+        const other = candidate.toLowerCase();
+        if (other === word || Math.abs(other.length - word.length) > allowed)
+            continue;
+        const d = distance(word, other);
+        if (d <= allowed && (best === undefined || d < best.distance))
+            best = { distance: d, name: candidate };
+    }
+    return best?.name;
+}
+/** The optimal-string-alignment distance of `a` and `b`. */
+function distance(a, b) {
+    const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    for (let i = 1; i <= a.length; i++) {
+        for (let j = 1; j <= b.length; j++) {
+            const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+            let d = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+            if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+                d = Math.min(d, rows[i - 2][j - 2] + 1);
+            rows[i][j] = d;
+        }
+    }
+    return rows[a.length][b.length];
 }
 /** The host's messages to the extension, as the async iterable `run()` reads. */
 class Inbox {
@@ -234,6 +317,9 @@ async function request(extension, method, params, options) {
         },
         on() { return output; },
     };
+    const declared = options.manifest?.attributes;
+    if (declared !== null && typeof declared === 'object')
+        recording.declaredAttributes = Object.keys(declared);
     inbox.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersions: [1] } });
     const running = run(wrapped, {
         input: inbox, output, exit: false, protectStdout: false, debuggerGate: false,

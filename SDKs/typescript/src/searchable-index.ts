@@ -45,7 +45,7 @@ export interface IndexDetails {
 }
 
 /** The built-in attributes of protocol version 1. */
-const BUILT_IN_ATTRIBUTES = new Set([
+export const BUILT_IN_ATTRIBUTES: ReadonlySet<string> = new Set([
   'title', 'displayName', 'contentDescription', 'textContent', 'contentType', 'contentURL', 'thumbnailURL',
   'relatedUniqueIdentifier', 'keywords', 'alternateNames', 'authors', 'emailAddresses', 'phoneNumbers',
   'rating', 'rankingHint', 'latitude', 'longitude', 'supportsPhoneCall', 'supportsNavigation', 'startDate', 'endDate',

@@ -106,3 +106,27 @@ describe('items()', () => {
     ]);
   });
 });
+
+describe('warnings', () => {
+  test('say what the host would warn about: misspelt attributes and members an item does not have, once per name', async () => {
+    const extension = {
+      async reindexAll(index) {
+        await index.put([
+          { uniqueIdentifier: 'good', attributes: { title: 'Fine', keyword: ['k'], directer: 'Lang', shelf: 'B' } },
+          { uniqueIdentifier: 'a', title: 'Ada Park' },
+          { uniqueIdentifier: 'b', attributeSet: { title: 'Grace' } },
+          { uniqueIdentifier: 'c', attribtes: { title: 'x' } },
+          { uniqueIdentifier: 'd', title: 'no second warning', attributes: { keyword: ['again'] } },
+        ]);
+      },
+    };
+    const recording = await reindexAll(extension, { manifest: { attributes: { director: { type: 'string' } } } });
+    assert.deepEqual(recording.warnings, [
+      "attribute 'keyword' (first in item 'good') is neither built in nor declared, so it is kept as a custom attribute and not searched; did you mean 'keywords' (a built-in attribute)?",
+      "attribute 'directer' (first in item 'good') is neither built in nor declared, so it is kept as a custom attribute and not searched; did you mean 'director' (an attribute the manifest declares)?",
+      "item member 'title' (first in item 'a') is not part of an item and is ignored; attributes go inside \"attributes\": {\"uniqueIdentifier\": \u2026, \"attributes\": {\"title\": \u2026}}",
+      "item member 'attributeSet' (first in item 'b') is not part of an item and is ignored; Core Spotlight's attributeSet is \"attributes\" here",
+      "item member 'attribtes' (first in item 'c') is not part of an item and is ignored; did you mean 'attributes'?",
+    ]);
+  });
+});

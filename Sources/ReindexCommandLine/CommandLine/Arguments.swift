@@ -223,7 +223,26 @@ package struct ArgumentParser: Sendable {
         self.commands = commands
     }
 
-    package func command(named name: String) -> CommandSpec? { commands.first { $0.name == name } }
+    /// Builds one command's declaration by name, in place of `commands` (see `init(…lookup:)`).
+    private var lookup: (@Sendable (String) -> CommandSpec?)? = nil
+    private var lookupNames: [String] = []
+
+    /// A parser that builds only the declaration of the command on the command line, by `lookup`:
+    /// what a start needs (building all of them is most of the parser's cost). `commands` is
+    /// empty: its help of the whole tool lists no commands, so it serves parsing only.
+    package init(toolName: String, summary: String, globalOptions: [OptionSpec], commandNames: [String],
+                 lookup: @escaping @Sendable (String) -> CommandSpec?) {
+        self.init(toolName: toolName, summary: summary, globalOptions: globalOptions, commands: [])
+        self.lookup = lookup
+        self.lookupNames = commandNames
+    }
+
+    package func command(named name: String) -> CommandSpec? {
+        if let lookup { return lookupNames.contains(name) ? lookup(name) : nil }
+        return commands.first { $0.name == name }
+    }
+
+    private var commandNames: [String] { lookup == nil ? commands.map(\.name) : lookupNames }
 
     /// Parses `arguments` (without the program name). Global options may stand before or after
     /// the command. Errors are usage errors (exit 64) that say what was wrong.
@@ -238,8 +257,8 @@ package struct ArgumentParser: Sendable {
             if onlyPositional || !argument.hasPrefix("-") || argument == "-" {
                 if result.command == nil {
                     guard let found = command(named: argument) else {
-                        throw ReindexError(.usage, "unknown command '\(argument)'\(Suggestion.clause(for: argument, among: commands.map(\.name)))"
-                                           + "; commands: \(commands.map(\.name).joined(separator: ", "))")
+                        throw ReindexError(.usage, "unknown command '\(argument)'\(Suggestion.clause(for: argument, among: commandNames))"
+                                           + "; commands: \(commandNames.joined(separator: ", "))")
                     }
                     result.command = argument
                     spec = found

@@ -3,21 +3,7 @@ import ReindexStore
 import ReindexProtocol
 import ReindexSystem
 
-/// What `run` and `debug` ask for: the request kind, identifiers and reason from the options.
-package struct RequestSelection: Sendable {
-    package var kind: RequestKind
-    package var identifiers: [String]
-    package var reason: ReindexReason
-    /// Resume an unfinished reindexAll from its client state instead of starting fresh.
-    package var resume: Bool
-
-    package init(kind: RequestKind, identifiers: [String] = [], reason: ReindexReason = .forced, resume: Bool = false) {
-        self.kind = kind
-        self.identifiers = identifiers
-        self.reason = reason
-        self.resume = resume
-    }
-
+extension RequestSelection {
     /// What `--all`, `--ids`, `--ids-from FILE|-`, `--reason` and `--resume` said (`RequestCommand`).
     package struct Asked: Sendable {
         package var ids: [String]?
@@ -28,12 +14,9 @@ package struct RequestSelection: Sendable {
 
     /// The request asked for; reads the `--ids-from` file (or stdin) now.
     package init(_ asked: Asked) throws(ReindexError) {
-        reason = asked.reason
-        resume = asked.resume
         if let ids = asked.ids {
             guard !ids.isEmpty else { throw ReindexError(.usage, "--ids needs at least one identifier") }
-            kind = .reindexItems
-            identifiers = ids
+            self.init(kind: .reindexItems, identifiers: ids, reason: asked.reason, resume: asked.resume)
         } else if let file = asked.idsFrom {
             var ids: [String] = []
             let bytes: [UInt8]
@@ -51,11 +34,9 @@ package struct RequestSelection: Sendable {
                 if !id.isEmpty { ids.append(id) }
             }
             guard !ids.isEmpty else { throw ReindexError(.invalidData, "\(file): no identifiers in it") }
-            kind = .reindexItems
-            identifiers = ids
+            self.init(kind: .reindexItems, identifiers: ids, reason: asked.reason, resume: asked.resume)
         } else {
-            kind = .reindexAll
-            identifiers = []
+            self.init(kind: .reindexAll, reason: asked.reason, resume: asked.resume)
         }
     }
 }
@@ -72,30 +53,6 @@ package enum ForcedRun {
         var sandbox = baseOptions.sandbox
         if sandbox.paths == nil { sandbox.paths = context.paths }
         try SandboxReport.prepare(bundle, options: sandbox, context: context)
-        let release = try runner.hold(bundle, store: store)
-        defer { release() }
-        let request: QueuedRequest
-        var discarded: String?
-        do {
-            try store.recoverAbandoned(bundle: bundle.identifier)
-            // A person forcing a reindexAll (after fixing a bug, say) means from the start: what
-            // an unfinished attempt committed is discarded unless they asked to resume.
-            if selection.kind == .reindexAll && !selection.resume,
-               let partial = try store.requests(bundle: bundle.identifier, state: .pending).first(where: { $0.kind == .reindexAll }),
-               let items = try store.discardPartialReplacement(partial) {
-                discarded = "discarded a partial reindexAll from request \(partial.id): \(items) committed item(s); pass --resume to resume one instead"
-            }
-            // A forced reindexAll takes over a pending one; forced reindexItems run exactly the
-            // identifiers given.
-            request = try store.enqueue(
-                bundleIdentifier: bundle.identifier, kind: selection.kind, identifiers: selection.identifiers,
-                reason: selection.reason, maxAttempts: bundle.manifest.retry.maxAttempts, notBefore: nil, coalesce: selection.kind == .reindexAll)
-        } catch let error as SQLiteError {
-            throw IndexStore.explain(error, index: store.displayLocation, doing: "\(bundle.identifier): cannot queue the request")
-        } catch {
-            throw ReindexError(.ioError, "\(bundle.identifier): cannot queue the request: \(error)")
-        }
-        if let discarded { Console.err("note: \(bundle.identifier): \(discarded)") }
         var options = baseOptions
         options.environment = context.environment
         options.sandbox = sandbox
@@ -104,11 +61,16 @@ package enum ForcedRun {
         if options.onProgress == nil && !json { options.onProgress = { progress.update($0) } }
         let cancel = CancelSignal()
         options.cancelFD = cancel.readFD
-        let results = runner.run(bundle: bundle, requests: [request], store: store, options: options)
-        progress.finish()
-        guard let result = results.first else {
-            throw ReindexError(.internal, "\(bundle.identifier): the request vanished from the queue")
+        let result: RequestResult
+        do {
+            result = try runner.force(selection, bundle: bundle, store: store, options: options) { note in
+                Console.err("note: \(bundle.identifier): \(note)")
+            }
+        } catch {
+            progress.finish()
+            throw error
         }
+        progress.finish()
         if printSummary { report(result, bundle: bundle, json: json, logPath: runner.paths.logFile(for: bundle.identifier)) }
         if let failure = result.failure {
             return (failure.code.exitCode, result)

@@ -6,4 +6,6 @@ extension ItemsCommand { package static var onlyReadsIndex: Bool { true } }
 extension ShowCommand { package static var onlyReadsIndex: Bool { true } }
 extension StatusCommand { package static var onlyReadsIndex: Bool { true } }
 extension CheckCommand { package static var onlyReadsIndex: Bool { true } }
+#if os(Linux)
 extension DesktopCommand { package static var onlyReadsIndex: Bool { true } }
+#endif

@@ -32,69 +32,28 @@ package struct CheckCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        if context.paths.isPostgreSQL { return try checkPostgreSQL(context) }
-        let store = try context.openStore()
-        var problems = try store.integrityCheck(quick: quick, fullText: !quick)
-        var leftovers: [String] = []
-        if problems.isEmpty {
-            // The file is sound; now the index's own invariants.
-            do {
-                let invariants = try store.checkInvariants()
-                problems = invariants.problems
-                leftovers = invariants.leftovers
-            } catch {
-                guard error.isCorruption else { throw error }
-                problems.append(error.message)
-            }
-        }
-        let lost = store.openReport.lostReason
-        if context.json {
-            Console.json(.object([("index", .string(store.path)), ("healthy", .bool(problems.isEmpty && lost == nil)),
-                                  ("problems", .array(problems.map(JSONValue.string))),
-                                  ("leftovers", .array(leftovers.map(JSONValue.string))),
-                                  ("lostReason", lost.map(JSONValue.string) ?? .null)]))
-        } else {
-            if problems.isEmpty && lost == nil { Console.out("\(store.path): healthy") }
-            if let lost { Console.out("\(store.path): was lost (\(lost)) and has been recreated; rebuilds are queued") }
-            for problem in problems { Console.out("\(store.path): \(problem)") }
-            for leftover in leftovers { Console.out("\(store.path): leftover, swept by the next run or serve: \(leftover)") }
-        }
-        if !problems.isEmpty {
-            Console.err("error: the index at \(store.path) is damaged; run 'reindex reset' to rebuild it from the extensions")
-            return ReindexError.Code.invalidData.exitCode
-        }
-        if let lost {
-            // Repaired is not healthy: what was in it is gone until the rebuilds run.
-            let aside = store.openReport.movedAsideTo.map { " (kept as \($0))" } ?? ""
-            Console.err("error: the index at \(store.path) was damaged (\(lost))\(aside); a fresh one replaced it and reindexAll is queued for every bundle: run 'reindex serve' or 'reindex run' to rebuild it")
-            return ReindexError.Code.invalidData.exitCode
-        }
-        return 0
-    }
-}
-
-extension CheckCommand {
-    /// `reindex check` of a PostgreSQL index: the schema and the index's invariants (PostgreSQL
-    /// keeps its own pages sound), reported as for a SQLite index.
-    func checkPostgreSQL(_ context: CommandContext) throws -> Int32 {
-        guard let store = try context.openIndex() as? PostgresStore else { return 70 }
-        let invariants: IndexInvariants
-        do { invariants = try store.checkInvariants(quick: quick) } catch {
-            throw PostgresStore.explain(error, index: store.displayLocation, doing: "check failed")
-        }
+        let store = try context.openIndex()
+        let health = try store.health(quick: quick)
         let location = store.displayLocation
         if context.json {
-            Console.json(.object([("index", .string(location)), ("healthy", .bool(invariants.problems.isEmpty)),
-                                  ("problems", .array(invariants.problems.map(JSONValue.string))),
-                                  ("leftovers", .array(invariants.leftovers.map(JSONValue.string))),
-                                  ("lostReason", .null)]))
+            Console.json(.object([("index", .string(location)), ("healthy", .bool(health.isHealthy)),
+                                  ("problems", .array(health.problems.map(JSONValue.string))),
+                                  ("leftovers", .array(health.leftovers.map(JSONValue.string))),
+                                  ("lostReason", health.lostReason.map(JSONValue.string) ?? .null)]))
         } else {
-            if invariants.problems.isEmpty { Console.out("\(location): healthy") }
-            for problem in invariants.problems { Console.out("\(location): \(problem)") }
-            for leftover in invariants.leftovers { Console.out("\(location): leftover, swept by the next run or serve: \(leftover)") }
+            if health.isHealthy { Console.out("\(location): healthy") }
+            if let lost = health.lostReason { Console.out("\(location): was lost (\(lost)) and has been recreated; rebuilds are queued") }
+            for problem in health.problems { Console.out("\(location): \(problem)") }
+            for leftover in health.leftovers { Console.out("\(location): leftover, swept by the next run or serve: \(leftover)") }
         }
-        if !invariants.problems.isEmpty {
+        if !health.problems.isEmpty {
             Console.err("error: the index at \(location) is damaged; run 'reindex reset' to rebuild it from the extensions")
+            return ReindexError.Code.invalidData.exitCode
+        }
+        if let lost = health.lostReason {
+            // Repaired is not healthy: what was in it is gone until the rebuilds run.
+            let aside = health.keptAs.map { " (kept as \($0))" } ?? ""
+            Console.err("error: the index at \(location) was damaged (\(lost))\(aside); a fresh one replaced it and reindexAll is queued for every bundle: run 'reindex serve' or 'reindex run' to rebuild it")
             return ReindexError.Code.invalidData.exitCode
         }
         return 0

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import ReindexDesktop
 import ReindexHost
@@ -111,3 +112,4 @@ package struct DesktopCommand: ReindexCommand {
         Console.err("\(RFC3339.format(Clock.now())) desktop: \(text)")
     }
 }
+#endif

@@ -10,7 +10,8 @@ package struct PutCommand: ReindexCommand {
     package static let discussion = """
             A bad line — not JSON, an invalid item, or longer than 16 MiB — is reported with its line number and
             skipped; the rest is applied together at the end of input (nothing is visible before). No more than one
-            line is held in memory.
+            line is held in memory. An attribute name that looks misspelt (`titel`), or a member an item does not
+            have (`"title"` beside `uniqueIdentifier` instead of inside `"attributes"`), is a warning the first time.
             Exit status: 0 all lines applied, 65 some lines were rejected (the others were applied).
             """
 
@@ -31,6 +32,9 @@ package struct PutCommand: ReindexCommand {
         let store = try context.openIndex()
         let writes = try store.makeWriter(bundleIdentifier: bundle, scope: .live, requestID: nil, declarations: [:])
         var rejected = 0
+        // An attribute name that looks misspelt, or a member an item does not have, is kept or
+        // ignored as the protocol says, with a warning the first time (as a session gives).
+        var names = MisspeltAttributes()
         do {
             // Staged writes are committed whenever input pauses: no write lock is held while
             // waiting for the producer.
@@ -42,7 +46,12 @@ package struct PutCommand: ReindexCommand {
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 do {
                     let value = try JSONParser.parse(line)
-                    try writes.put(try ItemValidator.validate(value, declarations: writes.declarations))
+                    let declarations = writes.declarations
+                    let item = value["uniqueIdentifier"]?.stringValue
+                    try writes.put(try ItemValidator.validate(value, declarations: declarations,
+                                                              undeclared: { names.note($0, item: item, declarations: declarations) },
+                                                              unknownMember: { names.noteMember($0, item: item, declarations: declarations) }))
+                    for warning in names.take() { Console.err("warning: \(bundle): stdin line \(number): \(warning)") }
                 } catch let error where isStoreError(error) {
                     throw error
                 } catch {

@@ -15,7 +15,8 @@ package enum Reindex {
         // reports, rather than the signal killing the host in the middle of a commit.
         signal(SIGXFSZ, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
-        let parser = ReindexCommands.parser
+        // Only the named command's declaration is built; the whole tool's help builds them all.
+        let parser = ReindexCommands.startParser
         let parsed: ParsedArguments
         do {
             parsed = try parser.parse(arguments)
@@ -29,8 +30,8 @@ package enum Reindex {
             exit(0)
         }
         guard let name = parsed.command, let command = ReindexCommands.command(named: name) else {
-            if globals[Global.help] { Console.out(parser.usage()); exit(0) }
-            Console.err(parser.usage())
+            if globals[Global.help] { Console.out(ReindexCommands.parser.usage()); exit(0) }
+            Console.err(ReindexCommands.parser.usage())
             Console.report(ReindexError(.usage, "no command given"))
             exit(64)
         }
@@ -52,13 +53,10 @@ package enum Reindex {
         } catch let error as ReindexError {
             Console.report(error)
             return error.code.exitCode
-        } catch let error as SQLiteError {
-            // The index failed under the command: damaged, busy past the timeout, disk full.
-            let explained = IndexStore.explain(error, index: index ?? "")
-            Console.report(explained)
-            return explained.code.exitCode
-        } catch let error as PostgresError {
-            let explained = PostgresStore.explain(error, index: index.map(PostgresLocation.masked) ?? "")
+        } catch where isStoreError(error) {
+            // The index failed under the command: damaged, busy past the timeout, disk full,
+            // a lost connection.
+            let explained = Index.explain(error, index: index ?? "")
             Console.report(explained)
             return explained.code.exitCode
         } catch {

@@ -18,34 +18,18 @@ package struct ResetCommand: ReindexCommand {
     package init(_ arguments: Arguments<Self>) {}
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        if context.paths.isPostgreSQL { return try resetPostgreSQL(context) }
-        let aside = try IndexStore.erase(path: context.paths.index)
-        let store = try IndexStore.open(path: context.paths.index)
+        let erased = try Index.erase(context.paths.index, environment: context.environment)
+        let store = erased.store
         let queued = context.queueIndexLost(store)
         if context.json {
-            Console.json(.object([("index", .string(store.path)), ("keptAs", aside.map(JSONValue.string) ?? .null), ("queued", .integer(Int64(queued)))]))
+            var members: [(String, JSONValue)] = [("index", .string(store.displayLocation)), ("keptAs", erased.keptAs.map(JSONValue.string) ?? .null)]
+            if let items = erased.erasedItems { members.append(("erased", .integer(Int64(items)))) }
+            members.append(("queued", .integer(Int64(queued))))
+            Console.json(.object(members))
+        } else if let items = erased.erasedItems {
+            Console.out("\(store.displayLocation): erased \(items) item(s) (nothing is kept aside in PostgreSQL); queued reindexAll (indexLost) for \(queued) bundle(s)")
         } else {
-            Console.out("\(store.path): erased" + (aside.map { " (the old database is kept as \($0))" } ?? "") + "; queued reindexAll (indexLost) for \(queued) bundle(s)")
-        }
-        return 0
-    }
-}
-
-extension ResetCommand {
-    /// `reindex reset` of a PostgreSQL index: its tables emptied in one transaction, the rebuilds queued.
-    func resetPostgreSQL(_ context: CommandContext) throws -> Int32 {
-        let store = try context.openIndex()
-        guard let fleet = store as? PostgresStore else { return 70 }
-        let erased: Int
-        do { erased = try fleet.erase() } catch {
-            throw PostgresStore.explain(error, index: store.displayLocation, doing: "reset failed")
-        }
-        let queued = context.queueIndexLost(store)
-        if context.json {
-            Console.json(.object([("index", .string(store.displayLocation)), ("keptAs", .null), ("erased", .integer(Int64(erased))),
-                                  ("queued", .integer(Int64(queued)))]))
-        } else {
-            Console.out("\(store.displayLocation): erased \(erased) item(s) (nothing is kept aside in PostgreSQL); queued reindexAll (indexLost) for \(queued) bundle(s)")
+            Console.out("\(store.displayLocation): erased" + (erased.keptAs.map { " (the old database is kept as \($0))" } ?? "") + "; queued reindexAll (indexLost) for \(queued) bundle(s)")
         }
         return 0
     }

@@ -2,7 +2,9 @@ import ReindexProtocol
 import ReindexStore
 import ReindexSystem
 import ReindexHost
+#if os(Linux)
 import ReindexDesktop
+#endif
 
 /// `reindex serve`: the service (`Server`): works the queue, refreshes expiring items, recovers a
 /// lost index and follows bundle changes until SIGTERM or SIGINT.
@@ -76,8 +78,16 @@ package struct ServeCommand: ReindexCommand {
 
     /// With --desktop, `reindex desktop serve` on the same index and search path, as a child
     /// process that lives as long as this service (SIGTERM reaches it when the service stops).
+    #if os(Linux)
     private func startDesktop(_ context: CommandContext) throws(ReindexError) -> DesktopCompanion? {
         guard desktop else { return nil }
         return try DesktopCompanion.start(DesktopCommand.serveCommand(context))
     }
+    #else
+    private struct NoCompanion { func stop() {} }
+    private func startDesktop(_ context: CommandContext) throws(ReindexError) -> NoCompanion? {
+        guard desktop else { return nil }
+        throw ReindexError(.usage, "--desktop: desktop search answers over D-Bus, on Linux only")
+    }
+    #endif
 }

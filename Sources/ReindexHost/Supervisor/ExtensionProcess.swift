@@ -248,7 +248,9 @@ public final class ExtensionProcess {
         var stopped: [pid_t] = []
         for _ in 0..<64 {
             var stoppedThisPass = false
-            for name in FileSystem.list("/proc") ?? [] where name.first?.isNumber == true {
+            // The host's own children lists, else every process (a kernel without the lists).
+            let candidates = ProcessStat.childrenOfThisProcess() ?? FileSystem.list("/proc") ?? []
+            for name in candidates where name.first?.isNumber == true {
                 guard let child = pid_t(name), let stat = ProcessStat(name), stat.parent == host else { continue }
                 let group = stat.group
                 var status: Int32 = 0

@@ -114,7 +114,7 @@ struct InterpreterResolver {
 
     /// The dynamic loader (`PT_INTERP`) and the run-time library path (`DT_RUNPATH`/`DT_RPATH`)
     /// of a 64-bit little-endian ELF file. A library directory is granted only when it holds a
-    /// shared library, and a Swift toolchain's (`…/usr/lib/swift/…`) as its whole `usr`, where the
+    /// shared library the file names (`DT_NEEDED`), and a Swift toolchain's (`…/usr/lib/swift/…`) as its whole `usr`, where the
     /// runtime's helpers (the crash backtracer) live.
     private mutating func followELF(_ path: String) {
         guard let elf = ELFFile(path) else { return }
@@ -126,7 +126,9 @@ struct InterpreterResolver {
         for entry in elf.runPath {
             let expanded = entry.replacing("${ORIGIN}", with: origin).replacing("$ORIGIN", with: origin)
             guard expanded.hasPrefix("/"), let directory = FileSystem.realPath(expanded), FileSystem.isDirectory(directory) else { continue }
-            guard (FileSystem.list(directory) ?? []).contains(where: { $0.contains(".so") }) else { continue }
+            // Granted only when it holds a library the binary names (a look-up per name, not a
+            // listing of what may be a crowded build directory).
+            guard elf.needed.contains(where: { !$0.contains("/") && FileSystem.exists(FileSystem.join(directory, $0)) }) else { continue }
             let slashed = directory + "/"
             if let range = slashed.firstRange(of: "/usr/lib/swift/") {
                 let usr = String(slashed[..<range.lowerBound]) + "/usr"
@@ -174,6 +176,8 @@ struct InterpreterResolver {
 struct ELFFile {
     var interpreter: String?
     var runPath: [String] = []
+    /// The shared libraries it names (`DT_NEEDED`).
+    var needed: [String] = []
 
     init?(_ path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -218,11 +222,13 @@ struct ELFFile {
         guard let dynamic, dynamic.size >= 16, dynamic.size <= 1 << 16, let entries = bytes(dynamic.offset, Int(dynamic.size)) else { return }
         var stringTable: UInt64?
         var paths: [UInt64] = []
+        var libraries: [UInt64] = []
         for n in 0..<(entries.count / 16) {
             let tag = u64(entries, n * 16), value = u64(entries, n * 16 + 8)
             if tag == 0 { break }
             if tag == 5 { stringTable = value }            // DT_STRTAB (an address)
             if tag == 15 || tag == 29 { paths.append(value) }  // DT_RPATH, DT_RUNPATH (offsets)
+            if tag == 1 && libraries.count < 256 { libraries.append(value) }  // DT_NEEDED (offsets)
         }
         guard let address = stringTable,
               let load = loads.first(where: { address >= $0.vaddr && address - $0.vaddr < $0.size }) else { return }
@@ -231,6 +237,7 @@ struct ELFFile {
             guard let text = string(tableOffset + offset) else { continue }
             runPath += text.split(separator: ":").map(String.init).filter { !$0.isEmpty }
         }
+        needed = libraries.compactMap { string(tableOffset + $0) }
     }
 }
 

@@ -308,7 +308,7 @@ enum LeftoverSweep {
     static func once(in root: String) {
         let first = swept.lock.withLock { swept.roots.insert(root).inserted }
         guard first else { return }
-        for name in FileSystem.list(root) ?? [] where name.hasPrefix(SandboxLaunch.temporaryPrefix) {
+        for name in FileSystem.list(root, prefix: SandboxLaunch.temporaryPrefix) ?? [] {
             guard let pid = hostPID(name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = FileSystem.join(root, name)
             var st = stat()

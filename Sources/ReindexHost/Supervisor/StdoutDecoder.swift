@@ -194,9 +194,11 @@ final class StdoutDecoder: @unchecked Sendable {
         outcomes.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
             do {
-                let valid = try ItemValidator.validate(item, path: "items[\(n)]", declarations: declarations) { name in
+                let valid = try ItemValidator.validate(item, path: "items[\(n)]", declarations: declarations, undeclared: { name in
                     names.note(name, item: item["uniqueIdentifier"]?.stringValue, declarations: declarations)
-                }
+                }, unknownMember: { name in
+                    names.noteMember(name, item: item["uniqueIdentifier"]?.stringValue, declarations: declarations)
+                })
                 outcomes.append(.valid(valid))
             } catch {
                 outcomes.append(.invalid(uniqueIdentifier: item["uniqueIdentifier"]?.stringValue, reason: error.description))

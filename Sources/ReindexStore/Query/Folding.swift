@@ -1,10 +1,11 @@
+import ReindexProtocol
 import ReindexSystem
 import Foundation
 
 /// Case and diacritic folding and `*` wildcards for string comparisons, and the tokens the
 /// full-text index makes of a word (unicode61 with diacritics removed: letters and digits,
 /// lowercased, accents dropped).
-enum Folding {
+package enum Folding {
     static func fold(_ text: String, _ modifiers: StringModifiers) -> String {
         var options: String.CompareOptions = []
         if modifiers.contains(.caseInsensitive) { options.insert(.caseInsensitive) }
@@ -92,7 +93,7 @@ enum Folding {
         for scalar in text.unicodeScalars {
             let category = scalar.properties.generalCategory
             if isWordScalar(scalar) {
-                if previous == .lowercaseLetter, category == .uppercaseLetter, !current.isEmpty {
+                if WordParts.isCaseBoundary(previousLowercase: previous == .lowercaseLetter, uppercase: category == .uppercaseLetter), !current.isEmpty {
                     words.append(String(current))
                     current = String.UnicodeScalarView()
                 }
@@ -134,6 +135,13 @@ enum Folding {
         words(text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil), keepingMarks: false)
     }
 
+    /// A character words are made of — a letter or a number, as the full-text index's words
+    /// are — rather than one that separates them. The query's words, a narrowed search's check
+    /// and the desktop's plain words all ask it.
+    package static func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+    }
+
     /// The words of `text`, split as SQLite's `unicode61` tokenizer splits them: on anything that
     /// is not a letter or a digit (nor, with `keepingMarks`, a combining mark, which PostgreSQL's
     /// parser keeps inside a word).
@@ -141,7 +149,7 @@ enum Folding {
         var words: [String] = []
         var current = ""
         for scalar in text.unicodeScalars {
-            if scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+            if isWordCharacter(scalar)
                 || (keepingMarks && scalar.properties.generalCategory == .nonspacingMark) {
                 current.unicodeScalars.append(scalar)
             } else if !current.isEmpty {

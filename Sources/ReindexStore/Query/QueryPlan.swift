@@ -109,7 +109,7 @@ struct QueryPlan {
         var word = text
         let starred = word.hasSuffix("*")
         while word.hasSuffix("*") { word.removeLast() }
-        guard word.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) else { return nil }
+        guard word.unicodeScalars.contains(where: Folding.isWordCharacter) else { return nil }
         return RankingUnit(text: word, columns: columns, starred: starred, prefixable: false)
     }
 

@@ -114,6 +114,8 @@ final class QueryState {
     let threshold = RankThreshold()
     /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
     var explained: [String]? = nil
+    /// The full-text index's own tokenizer, made on first use (`Refinement.swift`).
+    var tokenizer: FullTextTokenizer? = nil
 }
 
 extension IndexStore {
@@ -122,17 +124,7 @@ extension IndexStore {
     func prepareQueries() throws(SQLiteError) {
         guard !queryState.registered else { return }
         let db = connection.handle
-        var api: UnsafeMutablePointer<fts5_api>? = nil
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw connection.error(SQLITE_ERROR, "fts5_api") }
-        withUnsafeMutablePointer(to: &api) { pointer in
-            _ = sqlite3_bind_pointer(statement, 1, pointer, "fts5_api_ptr", nil)
-            _ = sqlite3_step(statement)
-        }
-        sqlite3_finalize(statement)
-        guard let api, api.pointee.iVersion >= 2 else {
-            throw SQLiteError(code: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
-        }
+        let api = try fts5API()
         var rc = api.pointee.xCreateFunction(api, "reindex_rank", Unmanaged.passUnretained(queryState.threshold).toOpaque(), Ranking.rankFunction, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_rank") }
         rc = sqlite3_create_function_v2(db, "reindex_seconds", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
@@ -151,6 +143,22 @@ extension IndexStore {
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_match") }
         queryState.registered = true
+    }
+
+    /// This connection's FTS5 API (`SELECT fts5(?1)` with a pointer bound, as SQLite documents).
+    func fts5API() throws(SQLiteError) -> UnsafeMutablePointer<fts5_api> {
+        var api: UnsafeMutablePointer<fts5_api>? = nil
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection.handle, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw connection.error(SQLITE_ERROR, "fts5_api") }
+        withUnsafeMutablePointer(to: &api) { pointer in
+            _ = sqlite3_bind_pointer(statement, 1, pointer, "fts5_api_ptr", nil)
+            _ = sqlite3_step(statement)
+        }
+        sqlite3_finalize(statement)
+        guard let api, api.pointee.iVersion >= 2 else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
+        }
+        return api
     }
 
     /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix

@@ -58,7 +58,8 @@ extension IndexStore {
                         "DELETE FROM stagings WHERE bundle = ?1", "DELETE FROM retired_generations WHERE bundle = ?1",
                         "DELETE FROM staged_undo WHERE request IN (SELECT gen FROM staged_generations WHERE bundle = ?1)",
                         "DELETE FROM staged_generations WHERE bundle = ?1",
-                        "DELETE FROM staged_undo WHERE request IN (SELECT id FROM requests WHERE bundle = ?1)"] {
+                        "DELETE FROM staged_undo WHERE request IN (SELECT id FROM requests WHERE bundle = ?1)",
+                        "DELETE FROM app_client_states WHERE bundle = ?1"] {
                 let forget = try statement(sql)
                 forget.bind(1, key)
                 try forget.run()

@@ -47,12 +47,30 @@ public protocol IndexBackend: AnyObject {
     func purgeExpired(now: Double) throws -> Int
     func declarations(bundle key: String) throws -> [String: AttributeDeclaration]
 
+    // An application's own batches (`LocalIndex`; IndexStore+ClientState.swift,
+    // Postgres/PostgresStore+ClientState.swift).
+    /// The client state the bundle's application last ended a batch with, or nil.
+    func applicationClientState(bundle key: String) throws -> [UInt8]?
+    /// Records the application's client state (at most `LocalIndex.maximumClientStateBytes`);
+    /// called inside the transaction that publishes the batch's items.
+    func saveApplicationClientState(_ state: [UInt8], bundle key: String) throws
+    /// Removes what direct writers of this bundle that are gone left staged: on SQLite the
+    /// stagings of dead processes (invisible rows); PostgreSQL rolled theirs back already.
+    func sweepAbandonedStagings(bundle key: String) throws
+    /// What a failed operation on this index means to a person, with its exit code (damaged,
+    /// busy, unreachable, full disk), naming the index and `what` was being done.
+    func explain(_ error: any Error, doing what: String?) -> ReindexError
+
     // Reads.
     func search(_ text: String, bundle: String?, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
     func items(bundle: String, domain: String?, limit: Int, now: Double) throws -> [SearchResult]
     func itemCount(bundle: String, now: Double) throws -> Int
     func knownBundles() throws -> [(key: String, identifier: String)]
     func status(bundle identifier: String) throws -> BundleStatus
+
+    // Maintenance (IndexMaintenance.swift).
+    /// What a check of the index finds: damage, broken invariants, leftovers, a lost index.
+    func health(quick: Bool) throws(ReindexError) -> IndexHealth
 }
 
 /// The operations of one request (or direct writer) on its way into an index: nothing is visible
@@ -111,6 +129,18 @@ public enum Index {
         }
         return try IndexStore.open(path: index)
     }
+
+    /// What a failure of either backend means for the person who ran the command, with its exit
+    /// code (`IndexStore.explain`, `PostgresStore.explain`): the one place a store error becomes
+    /// a message, for a caller that has the index's location but no store (the command line's
+    /// last resort); with a store, `IndexBackend.explain` says the same. An error that is not the
+    /// store's is an internal one.
+    public static func explain(_ error: any Error, index: String, doing what: String? = nil) -> ReindexError {
+        if let error = error as? ReindexError { return error }
+        if let error = error as? SQLiteError { return IndexStore.explain(error, index: index, doing: what) }
+        if error is PostgresError { return PostgresStore.explain(error, index: PostgresLocation.masked(index), doing: what) }
+        return ReindexError(.internal, (what.map { "\($0): " } ?? "") + "\(error)")
+    }
 }
 
 // MARK: The SQLite index
@@ -121,6 +151,10 @@ extension IndexStore: IndexBackend {
     public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
                            declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
         try StagedWrites(store: self, bundleIdentifier: bundleIdentifier, scope: scope, requestID: requestID, declarations: declarations)
+    }
+
+    public func explain(_ error: any Error, doing what: String?) -> ReindexError {
+        Index.explain(error, index: path, doing: what)
     }
 
     public func prepareForSession(cancelFD: Int32?) {

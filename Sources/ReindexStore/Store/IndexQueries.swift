@@ -15,6 +15,9 @@ public protocol IndexQueries: IndexBackend {
     func facet(_ text: String, attribute: String, top: Int, options: QueryOptions) throws(ReindexError) -> [(value: String, count: Int)]
     /// One live item, whole.
     func item(bundle: String, uniqueIdentifier: String, now: Double) throws(ReindexError) -> ItemRecord?
+    /// The items of `candidates`, in their order, that match `words` as plain words: a search
+    /// narrowed to earlier results (Store/Refinement.swift).
+    func refine(_ candidates: [ItemKey], words: String, now: Double) throws(ReindexError) -> [SearchResult]
 }
 
 extension IndexStore: IndexQueries {}

@@ -148,6 +148,17 @@ package final class SQLiteStatement {
         }
     }
 
+    /// Binds bytes as a BLOB (an empty one for no bytes).
+    package func bindBlob(_ index: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { raw in
+            if let base = raw.baseAddress, raw.count > 0 {
+                sqlite3_bind_blob(handle, index, base, Int32(raw.count), transient)
+            } else {
+                sqlite3_bind_zeroblob(handle, index, 0)
+            }
+        }
+    }
+
     package func bind(_ index: Int32, _ value: Int64?) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         sqlite3_bind_int64(handle, index, value)
@@ -197,6 +208,15 @@ package final class SQLiteStatement {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// A BLOB column's bytes (empty for NULL or an empty BLOB).
+    package func blob(_ column: Int32) -> [UInt8] {
+        // The pointer first, then the size (SQLite's order: the size is of the value as fetched).
+        let pointer = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard let pointer, count > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     package func bytes(_ column: Int32) -> [UInt8] {

@@ -167,5 +167,19 @@ enum Schema {
         ALTER TABLE staged_undo ADD COLUMN typed TEXT;
         CREATE INDEX items_ranking_hint ON items(ranking_hint) WHERE ranking_hint != 0;
         """,
+        // 8: the client state an application ended its last batch with (`LocalIndex.endBatch`),
+        // per bundle, written in the transaction that publishes the batch's items. `last_request`
+        // is the highest request id that existed then: a reindexAll acknowledged later whose id
+        // is not above it may have been running while the batch ended, and clears the state
+        // (docs/SDK.md, "Indexing from an application"). Apart from `requests.client_state`,
+        // which is an extension's, per request.
+        """
+        CREATE TABLE app_client_states(
+            bundle TEXT PRIMARY KEY,
+            state BLOB NOT NULL CHECK(length(CAST(state AS BLOB)) <= 250),
+            written REAL NOT NULL,
+            last_request INTEGER NOT NULL DEFAULT 0
+        );
+        """,
     ]
 }

@@ -429,6 +429,7 @@ public final class StagedWrites {
                 try store.swapGeneration(bundle: bundleKey, to: newGeneration, request: newGeneration)
                 retired = old
             }
+            try store.clearApplicationClientState(bundle: bundleKey, replacedBy: newGeneration)
         case .live:
             counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
             try store.closeStaging(stagingID)

@@ -7,14 +7,19 @@
 - misspelt attribute names: `keyword` (for keywords) and `titel` (for title) on every good
   item, `directer` (for the declared `director`, when the test's manifest declares it); `shelf`
   is far from every name. The items are accepted; each misspelling is warned about once.
+- a member an item does not have: good.2 carries `contentDescription` beside `uniqueIdentifier`
+  instead of inside `attributes` (ignored, with a warning).
 
 reindexItems puts one good item with `keyword` again."""
 from fixturelib import notify, send, send_raw, serve, success
 
 
 def good(n):
-    return {"uniqueIdentifier": "good.%d" % n, "attributes": {
+    item = {"uniqueIdentifier": "good.%d" % n, "attributes": {
         "title": "Good %d" % n, "keyword": ["typo"], "titel": "Typo", "directer": "Lang", "shelf": "B"}}
+    if n == 2:
+        item["contentDescription"] = "outside attributes"
+    return item
 
 
 def handle(message):

@@ -319,6 +319,37 @@ public final class PGConnection {
         return name
     }
 
+    /// `send` with parameters already in libpq's text form, each NUL-terminated (nil: NULL): a
+    /// bulk statement's arrays built straight from the items' bytes (`PGArrayBuilder`), with no
+    /// intermediate strings and no copy on the way to libpq.
+    public func send(_ sql: String, bytes parameters: [[UInt8]?]) throws(PostgresError) {
+        try finishSent()
+        let name = try preparedName(sql, parameters.count)
+        var pointers: [UnsafePointer<CChar>?] = []
+        pointers.reserveCapacity(parameters.count)
+        let queued = Self.withPointers(parameters[...], &pointers) { values in
+            PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+        }
+        guard queued == 1 else { _ = try check(nil, sql); return }
+        sent = sql
+    }
+
+    /// Calls `body` with a pointer to each parameter's bytes, all valid at once.
+    private static func withPointers(_ rest: ArraySlice<[UInt8]?>, _ pointers: inout [UnsafePointer<CChar>?],
+                                     _ body: ([UnsafePointer<CChar>?]) -> Int32) -> Int32 {
+        guard let first = rest.first else { return body(pointers) }
+        guard let bytes = first else {
+            pointers.append(nil)
+            return withPointers(rest.dropFirst(), &pointers, body)
+        }
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                pointers.append(chars.baseAddress)
+                return withPointers(rest.dropFirst(), &pointers, body)
+            }
+        }
+    }
+
     private func withParameters<T, E: Error>(_ parameters: [String?], _ body: ([UnsafePointer<CChar>?]) throws(E) -> T) throws(E) -> T {
         let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
         defer { for pointer in cStrings { free(pointer) } }
@@ -385,6 +416,59 @@ extension String {
 }
 
 /// Text-array literals for parameters (`{"a","b",NULL}`), so many rows go in one statement.
+/// A text array literal (`{"a","b",NULL}`) built byte by byte from UTF-8 fields, ready for
+/// libpq (NUL-terminated by `finish`). PostgreSQL text cannot hold NUL, so NUL bytes are left out.
+struct PGArrayBuilder {
+    private(set) var bytes: [UInt8]
+    private var count = 0
+
+    init(capacity: Int = 1 << 16) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// Adds one element: the fields joined by newlines, those absent skipped; NULL when all are.
+    mutating func append(_ first: UnsafeRawBufferPointer?, _ second: UnsafeRawBufferPointer? = nil) {
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        count += 1
+        guard first != nil || second != nil else {
+            bytes.append(contentsOf: [UInt8(ascii: "N"), UInt8(ascii: "U"), UInt8(ascii: "L"), UInt8(ascii: "L")])
+            return
+        }
+        bytes.append(UInt8(ascii: "\""))
+        if let first { escape(first) }
+        if let second {
+            if first != nil { bytes.append(0x0A) }
+            escape(second)
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func append(_ text: String?) {
+        guard var text else { return append(nil, nil) }
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    private mutating func escape(_ field: UnsafeRawBufferPointer) {
+        var plain = true
+        for byte in field where byte == 0x22 || byte == 0x5C || byte == 0 { plain = false; break }
+        if plain { bytes.append(contentsOf: field); return }
+        for byte in field {
+            if byte == 0 { continue }
+            if byte == 0x22 || byte == 0x5C { bytes.append(0x5C) }
+            bytes.append(byte)
+        }
+    }
+
+    /// The literal, NUL-terminated.
+    mutating func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0)
+        return bytes
+    }
+}
+
 enum PGArray {
     static func literal(_ values: [String?]) -> String {
         var out = "{"

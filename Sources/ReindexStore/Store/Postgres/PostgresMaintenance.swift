@@ -10,7 +10,7 @@ import ReindexSystem
 /// rows are not kept aside (the database's backups are the way back).
 extension PostgresStore {
     /// The tables every deployment's schema has.
-    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "schema_version"]
+    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "schema_version"]
 
     /// The index's structure and invariants, in one snapshot. `quick` leaves out the check of
     /// every item's document against its title (a read of every item).
@@ -90,17 +90,17 @@ extension PostgresStore {
         }
     }
 
-    /// Erases the index: every item, staged generation, request, run and bundle record, in one
-    /// transaction (other sessions see the old index or the empty one). Returns how many items
-    /// there were. Waits at most `lockSeconds` for transactions in progress (a worker's batch):
+    /// Erases the index: every item, staged generation, request, run, bundle record and
+    /// application client state, in one transaction (other sessions see the old index or the
+    /// empty one). Returns how many items there were. Waits at most `lockSeconds` for transactions in progress (a worker's batch):
     /// then it fails with SQLSTATE 55P03 and nothing is erased.
     @discardableResult
     public func erase(lockSeconds: Int = 10) throws -> Int {
         try transaction { () throws -> Int in
             try query("SELECT set_config('lock_timeout', $1, true)", ["\(lockSeconds)s"])
-            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties IN ACCESS EXCLUSIVE MODE")
+            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states IN ACCESS EXCLUSIVE MODE")
             let count = try query("SELECT count(*) FROM items").int(0, 0)
-            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties")
+            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states")
             return count
         }
     }

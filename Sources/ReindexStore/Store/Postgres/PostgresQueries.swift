@@ -185,7 +185,7 @@ extension PostgresStore {
         let plan: QueryPlan
         do {
             expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
-                                           firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday())
+                                           firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
             // The checks and the units are the SQLite plan's: the same errors on both backends.
             plan = try QueryPlan.compile(expression, declared: declared)
         } catch {

@@ -138,5 +138,17 @@ enum PostgresSchema {
             (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) DESC,
             bundle COLLATE "C", gen, uid COLLATE "C");
         """,
+        // 5: the client state an application ended its last batch with (`LocalIndex.endBatch`),
+        // per bundle, written in the batch's transaction; `last_request` as in the SQLite
+        // index's migration 8 (a reindexAll not queued after it clears the state when it is
+        // acknowledged).
+        """
+        CREATE TABLE app_client_states(
+            bundle text PRIMARY KEY,
+            state bytea NOT NULL CHECK (octet_length(state) <= 250),
+            written double precision NOT NULL,
+            last_request bigint NOT NULL DEFAULT 0
+        );
+        """,
     ]
 }

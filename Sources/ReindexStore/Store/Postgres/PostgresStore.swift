@@ -333,7 +333,8 @@ public final class PostgresStore {
             let count = try itemCount(bundle: key, now: 0)
             for sql in ["DELETE FROM items WHERE bundle = $1", "DELETE FROM staged_generations WHERE bundle = $1",
                         "DELETE FROM requests WHERE bundle = $1 AND state IN ('pending', 'running')",
-                        "DELETE FROM bundle_hosts WHERE bundle = $1", "DELETE FROM bundles WHERE key = $1"] {
+                        "DELETE FROM bundle_hosts WHERE bundle = $1", "DELETE FROM app_client_states WHERE bundle = $1",
+                        "DELETE FROM bundles WHERE key = $1"] {
                 try query(sql, [key])
             }
             return count

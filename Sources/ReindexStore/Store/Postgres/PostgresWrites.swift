@@ -81,33 +81,43 @@ public final class PostgresWrites {
         generation = try store.query("SELECT live_gen FROM bundles WHERE key = $1 FOR SHARE", [bundleKey]).int64(0, 0)
     }
 
-    /// Sends the puts waiting in memory (inside the open transaction: still invisible).
+    /// Sends the puts waiting in memory (inside the open transaction: still invisible). The
+    /// statement's arrays are built straight from each item's bytes (`PGArrayBuilder`): the
+    /// validator already assembled the text (camel-case lines included), so this is copying
+    /// and quoting, with no string per field.
     public func flush() throws {
         guard !buffer.isEmpty else { return }
-        var uids: [String?] = [], domains: [String?] = [], expires: [String?] = [], attributes: [String?] = []
-        var fields: [[String?]] = Array(repeating: [], count: 5)
+        var uids = PGArrayBuilder(), domains = PGArrayBuilder(), expires = PGArrayBuilder(capacity: 1 << 10), attributes = PGArrayBuilder(capacity: 1 << 18)
+        // A: title, displayName; B: keywords, alternateNames; C: contentDescription, authors
+        // (and searchable custom attributes); D: textContent.
+        var weightA = PGArrayBuilder(), weightB = PGArrayBuilder(), weightC = PGArrayBuilder(), weightD = PGArrayBuilder(capacity: 1 << 18)
+        var custom = PGArrayBuilder(capacity: 1 << 10)
         var maySendTwice = written == nil
         for item in buffer {
-            uids.append(item.uniqueIdentifier)
-            if written?.insert(item.uniqueIdentifier) == false { maySendTwice = true }
-            domains.append(item.domainIdentifier)
+            item.withField(.uniqueIdentifier) { uid in
+                uids.append(uid)
+                if let uid, written?.insert(uid) == false { maySendTwice = true }
+            }
+            item.withField(.domainIdentifier) { domains.append($0) }
             expires.append(item.expiration.map { String($0) })
-            attributes.append(String(decoding: item.attributesJSON, as: UTF8.self))
-            let text = item.searchText.map { $0.map(Self.clean) }
-            // A: title, displayName; B: keywords, alternateNames; C: contentDescription, authors
-            // (and searchable custom attributes); D: textContent.
-            fields[0].append(Self.join(text[0], text[1]))
-            fields[1].append(Self.join(text[5], text[2]))
-            fields[2].append(Self.join(text[3], text[6]))
-            fields[3].append(text[4])
-            fields[4].append(searchableNames.isEmpty ? nil : customText(item))
+            item.withField(.attributes) { json in
+                if let json { attributes.append(json) } else { attributes.append("{}") }
+            }
+            item.withField(.title) { title in item.withField(.displayName) { weightA.append(title, $0) } }
+            item.withField(.keywords) { keywords in item.withField(.alternateNames) { weightB.append(keywords, $0) } }
+            item.withField(.contentDescription) { description in item.withField(.authors) { weightC.append(description, $0) } }
+            item.withField(.textContent) { weightD.append($0) }
+            custom.append(searchableNames.isEmpty ? nil : customText(item))
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
+        func text(_ value: String) -> [UInt8] { Array(value.utf8) + [0] }
         // Sent without waiting: the server inserts this group while the host reads the next.
-        try store.connection.send(maySendTwice ? Self.upsert : Self.insert, [bundleKey, String(generation),
-                  PGArray.literal(uids), PGArray.literal(domains), PGArray.literal(expires), PGArray.literal(attributes),
-                  PGArray.literal(fields[0]), PGArray.literal(fields[1]), PGArray.literal(fields[2]), PGArray.literal(fields[3]), PGArray.literal(fields[4])])
+        try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
+            text(bundleKey), text(String(generation)),
+            uids.finish(), domains.finish(), expires.finish(), attributes.finish(),
+            weightA.finish(), weightB.finish(), weightC.finish(), weightD.finish(), custom.finish(),
+        ])
     }
 
     private static let insert = """
@@ -129,15 +139,6 @@ public final class PostgresWrites {
     /// PostgreSQL text cannot hold NUL.
     static func clean(_ text: String) -> String {
         text.utf8.contains(0) ? String(text.unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : text
-    }
-
-    static func join(_ a: String?, _ b: String?) -> String? {
-        switch (a, b) {
-        case (nil, nil): return nil
-        case (let a?, nil): return a
-        case (nil, let b?): return b
-        case (let a?, let b?): return a + "\n" + b
-        }
     }
 
     private func customText(_ item: ValidatedItem) -> String? {
@@ -264,6 +265,7 @@ public final class PostgresWrites {
                 retired = old
             }
             try store.query("DELETE FROM staged_generations WHERE bundle = $1 AND gen = $2", [bundleKey, String(newGeneration)])
+            try store.clearApplicationClientState(bundle: bundleKey, replacedBy: newGeneration)
         }
         try extra(store)
         open = false
@@ -299,9 +301,9 @@ struct IdentifierFilter {
     private static let bits = 1 << 26
     private var words = [UInt64](repeating: 0, count: IdentifierFilter.bits / 64)
 
-    mutating func insert(_ identifier: String) -> Bool {
+    mutating func insert(_ identifier: UnsafeRawBufferPointer) -> Bool {
         var hasher = Hasher()
-        hasher.combine(identifier)
+        hasher.combine(bytes: identifier)
         let hash = UInt64(bitPattern: Int64(hasher.finalize()))
         let first = hash & 0xffff_ffff, step = (hash >> 32) | 1
         var new = false
