@@ -34,58 +34,74 @@ enum Ranking {
     /// Length normalisation: 0 ignores an item's length, 1 divides by it in full.
     static let b = 0.75
 
-    /// The document frequencies of the units (the second argument of `reindex_rank`), as a blob.
-    static func frequencies(_ counts: [Int]) -> [UInt8] {
+    /// A unit's term-frequency part of the score, `f · (k1 + 1) / (f + k1 · (1 − b + b · len / avglen))`:
+    /// what a rank list orders by (`RankLists.swift`), and what the score sums, weighted by rarity.
+    @inline(__always)
+    static func impact(_ f: Double, length: Double, average: Double) -> Double {
+        f * (k1 + 1) / (f + k1 * (1 - b + b * length / average))
+    }
+
+    /// A unit's rarity, `ln(1 + (N − n + 0.5) / (n + 0.5))`.
+    static func rarity(rows: Double, matching n: Double) -> Double {
+        log(1 + (rows - n + 0.5) / (n + 0.5))
+    }
+
+    /// The second argument of `reindex_rank`, as a blob of 8-byte doubles: the rows of the
+    /// full-text index `N`, the average length `avglen` the score uses (`RankStatistics`), and
+    /// each unit's document frequency.
+    static func arguments(rows: Int64, average: Double, counts: [Int]) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(counts.count * 8)
-        for count in counts { withUnsafeBytes(of: Double(count)) { bytes.append(contentsOf: $0) } }
+        bytes.reserveCapacity((counts.count + 2) * 8)
+        for value in [Double(rows), average] + counts.map(Double.init) { withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) } }
         return bytes
     }
 
-    /// `reindex_rank(items_fts, frequencies)`: the BM25F score of the current row for the first
-    /// phrases of the full-text query, one per unit, whose document frequencies `frequencies`
-    /// holds (8-byte doubles); NULL when the score is certainly below the connection's
-    /// `RankThreshold` (the function's user data).
+    /// The weighted frequency `f` of `phrase` in the current row, and how many times it occurs.
+    static func weightedFrequency(_ api: UnsafePointer<Fts5ExtensionApi>, _ context: OpaquePointer, phrase: Int32) -> (f: Double, occurrences: Int) {
+        var iterator = Fts5PhraseIter()
+        var column: Int32 = -1
+        var offset: Int32 = -1
+        guard api.pointee.xPhraseFirst(context, phrase, &iterator, &column, &offset) == SQLITE_OK else { return (0, 0) }
+        var f = 0.0
+        var occurrences = 0
+        while column >= 0 {
+            if Int(column) < weights.count { f += weights[Int(column)] }
+            occurrences += 1
+            api.pointee.xPhraseNext(context, &iterator, &column, &offset)
+        }
+        return (f, occurrences)
+    }
+
+    /// `reindex_rank(items_fts, arguments)`: the BM25F score of the current row for the first
+    /// phrases of the full-text query, one per unit (`arguments`: see `arguments(rows:average:counts:)`);
+    /// NULL when the score is certainly below the connection's `RankThreshold` (the function's
+    /// user data).
     static let rankFunction: fts5_extension_function = { api, context, result, count, arguments in
         guard let api, let context, let result else { return }
         let threshold = api.pointee.xUserData(context).map { Unmanaged<RankThreshold>.fromOpaque($0).takeUnretainedValue().value } ?? -.infinity
-        guard count >= 1, let arguments, let blob = arguments[0], let base = sqlite3_value_blob(blob) else {
+        guard count >= 1, let arguments, let blob = arguments[0], let base = sqlite3_value_blob(blob), sqlite3_value_bytes(blob) >= 16 else {
             sqlite3_result_double(result, 0)
             return
         }
-        let units = Int32(sqlite3_value_bytes(blob) / 8)
+        let rows = base.loadUnaligned(fromByteOffset: 0, as: Double.self)
+        let average = base.loadUnaligned(fromByteOffset: 8, as: Double.self)
+        let units = Int32(sqlite3_value_bytes(blob) / 8) - 2
         let phrases = min(api.pointee.xPhraseCount(context), units)
-        var rows: Int64 = 0
-        var total: Int64 = 0
-        _ = api.pointee.xRowCount(context, &rows)
-        _ = api.pointee.xColumnTotalSize(context, -1, &total)
-        let average = rows > 0 && total > 0 ? Double(total) / Double(rows) : 1
         // Each unit's weighted frequency, its rarity, and how many times it occurs (the row is
         // at least that many tokens long).
         var terms: [(f: Double, idf: Double)] = []
         terms.reserveCapacity(Int(max(0, phrases)))
         var shortest = 1
-        var iterator = Fts5PhraseIter()
         for phrase in 0..<max(0, phrases) {
-            var column: Int32 = -1
-            var offset: Int32 = -1
-            guard api.pointee.xPhraseFirst(context, phrase, &iterator, &column, &offset) == SQLITE_OK else { continue }
-            var f = 0.0
-            var occurrences = 0
-            while column >= 0 {
-                if Int(column) < weights.count { f += weights[Int(column)] }
-                occurrences += 1
-                api.pointee.xPhraseNext(context, &iterator, &column, &offset)
-            }
+            let (f, occurrences) = weightedFrequency(api, context, phrase: phrase)
             guard f > 0 else { continue }
             shortest = max(shortest, occurrences)
-            let n = base.loadUnaligned(fromByteOffset: Int(phrase) * 8, as: Double.self)
-            terms.append((f, log(1 + (Double(rows) - n + 0.5) / (n + 0.5))))
+            let n = base.loadUnaligned(fromByteOffset: Int(phrase + 2) * 8, as: Double.self)
+            terms.append((f, rarity(rows: rows, matching: n)))
         }
         func score(length: Double) -> Double {
-            let norm = k1 * (1 - b + b * length / average)
             var sum = 0.0
-            for term in terms { sum += term.idf * term.f * (k1 + 1) / (term.f + norm) }
+            for term in terms { sum += term.idf * impact(term.f, length: length, average: average) }
             return sum
         }
         // The score falls as the row grows longer: at its shortest possible length, an upper bound.
@@ -96,6 +112,18 @@ enum Ranking {
         var length: Int32 = 0
         _ = api.pointee.xColumnSize(context, -1, &length)
         sqlite3_result_double(result, score(length: Double(length)))
+    }
+
+    /// `reindex_impact(items_fts, average)`: the current row's `impact` for the full-text query's
+    /// first phrase (what a rank list is built from).
+    static let impactFunction: fts5_extension_function = { api, context, result, count, arguments in
+        guard let api, let context, let result else { return }
+        guard count >= 1, let arguments, let value = arguments[0] else { sqlite3_result_null(result); return }
+        let average = sqlite3_value_double(value)
+        let (f, _) = weightedFrequency(api, context, phrase: 0)
+        var length: Int32 = 0
+        _ = api.pointee.xColumnSize(context, -1, &length)
+        sqlite3_result_double(result, impact(f, length: Double(length), average: average))
     }
 }
 
@@ -116,6 +144,8 @@ final class QueryState {
     var explained: [String]? = nil
     /// The full-text index's own tokenizer, made on first use (`Refinement.swift`).
     var tokenizer: FullTextTokenizer? = nil
+    /// The rank lists, as writes keep them and searches want them (`RankLists.swift`).
+    let upkeep = RankUpkeep()
 }
 
 extension IndexStore {
@@ -127,6 +157,8 @@ extension IndexStore {
         let api = try fts5API()
         var rc = api.pointee.xCreateFunction(api, "reindex_rank", Unmanaged.passUnretained(queryState.threshold).toOpaque(), Ranking.rankFunction, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_rank") }
+        rc = api.pointee.xCreateFunction(api, "reindex_impact", nil, Ranking.impactFunction, nil)
+        guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_impact") }
         rc = sqlite3_create_function_v2(db, "reindex_seconds", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
             guard let arguments, let value = arguments[0], let text = sqlite3_value_text(value) else { sqlite3_result_null(context); return }
             let string = String(cString: text)

@@ -19,6 +19,7 @@ extension IndexStore {
     public func query(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> QueryPage {
         let prepared = try prepare(text, options: options)
         do {
+            defer { makeWantedRankLists() }
             return try read { () throws(SQLiteError) in try run(prepared) }
         } catch {
             throw IndexStore.explainQuery(error, index: path, doing: "search failed")

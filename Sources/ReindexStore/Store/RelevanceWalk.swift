@@ -6,7 +6,7 @@ import ReindexProtocol
 // rankingHint, then bundle and identifier; whole words before prefixes.
 extension IndexStore {
     /// One match in relevance order.
-    fileprivate struct Ranked {
+    struct Ranked {
         var row: Int64
         var score: Double
         var hint: Double
@@ -54,6 +54,7 @@ extension IndexStore {
             stream.reset()
             threshold.value = -.infinity
         }
+        let statistics = try rankStatistics()
         var picked: [(entry: Ranked, pass: Int)] = []
         for pass in (hasPrefixPass ? [0, 1] : [0]) where picked.count <= limit {
             if let start, pass < start.pass { continue }
@@ -63,16 +64,8 @@ extension IndexStore {
             var counts: [Int] = []
             for unit in units { counts.append(try documentFrequency(unit, prefix: prefix)) }
             let capacity = limit + 1 - picked.count
-            // Best first; at most `capacity`.
-            var best: [Ranked] = []
-            best.reserveCapacity(min(capacity, 1024))
-            threshold.value = -.infinity
-            stream.reset()
-            stream.bind(1, "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion)
-            stream.bind(2, blob: Ranking.frequencies(counts))
-            // Matches that tie with the worst kept score once the page is full: not looked up
-            // yet (row ids only); resolved at the end if that score is still the page's last.
-            var tied: [Int64] = []
+            let match = "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion
+            let arguments = Ranking.arguments(rows: statistics.rows, average: statistics.average, counts: counts)
             func lookUp(_ row: Int64, _ score: Double) throws(SQLiteError) -> Ranked? {
                 check.rewind()
                 check.bind(1, row)
@@ -81,6 +74,23 @@ extension IndexStore {
                 if let after, !after.precedes(entry) { return nil }
                 return entry
             }
+            // Common words: through their rank lists (RankLists.swift), when they have them.
+            threshold.value = -.infinity
+            let rarities = counts.map { Ranking.rarity(rows: Double(statistics.rows), matching: Double($0)) }
+            if let listed = try bestFromRankLists(units, prefix: prefix, counts: counts, rarities: rarities, capacity: capacity,
+                                                  match: match, arguments: arguments, lookUp: lookUp) {
+                picked += listed.map { ($0, pass) }
+                continue
+            }
+            // Best first; at most `capacity`.
+            var best: [Ranked] = []
+            best.reserveCapacity(min(capacity, 1024))
+            stream.reset()
+            stream.bind(1, match)
+            stream.bind(2, blob: arguments)
+            // Matches that tie with the worst kept score once the page is full: not looked up
+            // yet (row ids only); resolved at the end if that score is still the page's last.
+            var tied: [Int64] = []
             while try stream.step() {
                 guard !stream.isNull(1) else { continue }
                 let score = stream.double(1)
@@ -129,7 +139,7 @@ extension IndexStore {
     }
 
     /// Inserts `entry` into `list` (best first) in order.
-    fileprivate static func insert(_ entry: Ranked, into list: inout [Ranked]) {
+    static func insert(_ entry: Ranked, into list: inout [Ranked]) {
         var low = 0, high = list.count
         while low < high {
             let middle = (low + high) / 2

@@ -82,6 +82,7 @@ extension IndexStore {
         options.now = now
         let q = PreparedQuery(plan: wordsPlan(text), options: options, now: now)
         guard !q.plan.units.isEmpty else { return [] }
+        defer { makeWantedRankLists() }
         return try read { () throws(SQLiteError) in try run(q).results }
     }
 

@@ -1,0 +1,404 @@
+import CSQLite
+import ReindexProtocol
+
+// Rank lists: the first page of a common word without reading every item that holds it.
+//
+// A search's score (Query/Ranking.swift) sums, over the query's units, the unit's rarity times its
+// *impact* in the item — its weighted frequency saturated and normalised by the item's length. A
+// word in 100,000 items would have all 100,000 read to find the best 20. So for a word (or a
+// prefix) that more than `RankLists.commonWords` rows hold, the index keeps a *rank list*: its
+// items in relevance order — impact (highest first), then rankingHint (highest first), bundle and
+// identifier — from the best down to a *boundary* entry, `RankLists.size` long when made. The
+// rule every write keeps (`noteFullTextRow`): **every item whose order for the word precedes the
+// boundary is in the list.** So the best items of a word are its list's first entries, and a
+// query of several common words reads their lists side by side (Fagin's threshold algorithm):
+// each item met is scored exactly, and reading stops when the page's last item comes before the
+// best any item not met yet could be (the sum of the impacts last read, and, on a tie, the
+// latest tie order last read). Lists are made by the first search that needs one (after its own
+// full read, in a short write transaction of its own that never waits for a writer), and kept up
+// by every write after that; an item's entries go with it.
+//
+// Impacts depend on the average item length, so the score uses the average *pinned* in
+// `rank_statistics` when the first list was made, taken again (and every list dropped, to be
+// made anew) when the full-text index's own average moves from it by more than a fifth.
+
+enum RankLists {
+    /// Entries a list is made with.
+    static let size = 1_000
+    /// A unit matching at most this many rows is read in full (cheaply); above, through its list.
+    static let commonWords = 2_000
+    /// How far the index's average length may move from the pinned one before it is pinned again.
+    static let drift = 0.2
+    /// List entries read for one page before a full read is the better way.
+    static let maximumDepth = 20_000
+}
+
+/// A list entry, or a boundary: an item's place in a word's relevance order.
+struct RankEntry {
+    var impact: Double
+    var hint: Double
+    var bundle: String
+    var uid: String
+    var item: Int64
+
+    func precedes(_ other: RankEntry) -> Bool {
+        if impact != other.impact { return impact > other.impact }
+        if hint != other.hint { return hint > other.hint }
+        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+        if uid != other.uid { return uid.utf8.lexicographicallyPrecedes(other.uid.utf8) }
+        return item < other.item
+    }
+
+    /// Whether `self` comes before `other` among items of equal score: rankingHint, then bundle
+    /// and identifier.
+    func tiePrecedes(_ other: RankEntry) -> Bool {
+        if hint != other.hint { return hint > other.hint }
+        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+        return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
+    }
+}
+
+/// What a writing connection knows of the rank lists: read again in each write transaction in
+/// which another connection has committed since (`PRAGMA data_version`).
+final class RankUpkeep {
+    /// Checked in the current write transaction.
+    var fresh = false
+    var stamp: Int64 = -1
+    var average = 1.0
+    /// Each list's boundary (nil: the list holds every item of its word).
+    var lists: [String: RankEntry?] = [:]
+    /// The lengths (in bytes) of the prefixes with a list.
+    var prefixLengths: [Int] = []
+    /// Lists the searches of this connection wanted and did not find: key → full-text phrase.
+    var wanted: [String: String] = [:]
+    /// The pinned average has moved too far: pin it again after the read.
+    var repin = false
+    /// `RankLists.size` and `.commonWords` for this connection (smaller in tests).
+    var size = RankLists.size
+    var commonWords = RankLists.commonWords
+}
+
+extension IndexStore {
+    // MARK: Statistics
+
+    /// The full-text index's rows and its average length in tokens, from FTS5's own record of
+    /// them (the "averages" row of `items_fts_data`).
+    func fullTextTotals() throws(SQLiteError) -> (rows: Int64, average: Double) {
+        let select = try statement("SELECT block FROM items_fts_data WHERE id = 1")
+        defer { select.reset() }
+        guard try select.step() else { return (0, 1) }
+        let bytes = select.bytes(0)
+        var offset = 0
+        func varint() -> Int64 {
+            var value: UInt64 = 0
+            for n in 0..<9 {
+                guard offset < bytes.count else { break }
+                let byte = bytes[offset]
+                offset += 1
+                if n == 8 { value = value << 8 | UInt64(byte); break }
+                value = value << 7 | UInt64(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            return Int64(bitPattern: value)
+        }
+        let rows = varint()
+        var tokens: Int64 = 0
+        for _ in AttributeSchema.searched { tokens += varint() }
+        return (rows, rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1)
+    }
+
+    /// The rows `N` and the average length the score uses: the pinned one if any
+    /// (`rank_statistics`), else the index's own. Notes when the pinned one has moved too far.
+    func rankStatistics() throws(SQLiteError) -> (rows: Int64, average: Double, pinned: Bool) {
+        let live = try fullTextTotals()
+        let select = try statement("SELECT average FROM rank_statistics")
+        defer { select.reset() }
+        guard try select.step() else { return (live.rows, live.average, false) }
+        let pinned = select.double(0)
+        if abs(live.average / pinned - 1) > RankLists.drift { queryState.upkeep.repin = true }
+        return (live.rows, pinned, true)
+    }
+
+    /// The rank list key of `unit` in a pass: `=` and the word's one token, or `*` and the
+    /// prefix's; nil when the unit is not one token of every attribute.
+    func rankKey(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> String? {
+        guard unit.columns == QueryPlan.allColumns else { return nil }
+        let tokens = try fullTextTokenizer().tokens(of: unit.text)
+        guard tokens.count == 1 else { return nil }
+        return (unit.starred || (prefix && unit.prefixable) ? "*" : "=") + tokens[0]
+    }
+
+    // MARK: Reading
+
+    /// The best `capacity` matches of one pass (in relevance order) read through the units' rank
+    /// lists, or nil when that is not the way: a unit that is rare (read in full, cheaply), not
+    /// one token, or without a list yet (then wanted, for `makeWantedRankLists`), or lists that
+    /// run out before the page is proven.
+    ///
+    /// `match` is the pass's full-text query; `arguments` `reindex_rank`'s; `lookUp` looks an
+    /// item up (live, unexpired, passing the filters, after the cursor) with its score.
+    func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, counts: [Int], rarities: [Double], capacity: Int,
+                           match: String, arguments: [UInt8],
+                           lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked]? {
+        guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
+        var keys: [String] = []
+        for unit in units {
+            guard let key = try rankKey(unit, prefix: prefix) else { return nil }
+            keys.append(key)
+        }
+        // Each list's boundary.
+        let boundarySelect = try statement("SELECT last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists WHERE key = ?1")
+        var boundaries: [RankEntry?] = []
+        var missing = false
+        for (n, key) in keys.enumerated() {
+            boundarySelect.reset()
+            boundarySelect.bind(1, key)
+            guard try boundarySelect.step() else {
+                queryState.upkeep.wanted[key] = FullText.phrase(units[n], prefix: prefix, columns: QueryPlan.allColumns)
+                missing = true
+                continue
+            }
+            boundaries.append(boundarySelect.isNull(0) ? nil : RankEntry(
+                impact: boundarySelect.double(0), hint: boundarySelect.double(1),
+                bundle: boundarySelect.text(2) ?? "", uid: boundarySelect.text(3) ?? "", item: boundarySelect.int64(4)))
+        }
+        boundarySelect.reset()
+        guard !missing else { return nil }
+        // One statement per list, read as far as needed.
+        var readers: [SQLiteStatement] = []
+        for key in keys {
+            let reader = try connection.prepare("SELECT impact, hint, bundle, uid, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
+            reader.bind(1, key)
+            readers.append(reader)
+        }
+        // Scoring one item exactly, for a query whose score the lists alone do not give.
+        let exact = try statement("SELECT reindex_rank(items_fts, ?2) FROM items_fts WHERE items_fts MATCH ?1 AND rowid = ?3")
+        exact.bind(1, match)
+        exact.bind(2, blob: arguments)
+        defer { exact.reset() }
+        let fromListAlone = units.count == 1 && !prefix
+        var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
+        var exhausted = Array(repeating: false, count: keys.count)
+        var seen = Set<Int64>()
+        var best: [Ranked] = []
+        var depth = 0
+        while depth < RankLists.maximumDepth {
+            for (n, reader) in readers.enumerated() where !exhausted[n] {
+                for _ in 0..<8 {
+                    guard try reader.step() else {
+                        exhausted[n] = true
+                        if let boundary = boundaries[n] { last[n] = boundary }
+                        break
+                    }
+                    depth += 1
+                    let entry = RankEntry(impact: reader.double(0), hint: reader.double(1), bundle: reader.text(2) ?? "",
+                                          uid: reader.text(3) ?? "", item: reader.int64(4))
+                    last[n] = entry
+                    guard seen.insert(entry.item).inserted else { continue }
+                    let score: Double
+                    if fromListAlone {
+                        var sum = 0.0
+                        sum += rarities[0] * entry.impact
+                        score = sum
+                    } else {
+                        exact.rewind()
+                        exact.bind(3, entry.item)
+                        guard try exact.step(), !exact.isNull(0) else { continue }
+                        score = exact.double(0)
+                    }
+                    guard let ranked = try lookUp(entry.item, score) else { continue }
+                    IndexStore.insert(ranked, into: &best)
+                    if best.count > capacity { best.removeLast() }
+                }
+            }
+            // The best an item not met yet can be.
+            if best.count == capacity, let worst = best.last, last.allSatisfy({ $0 != nil }) {
+                var bound = 0.0
+                var latest: RankEntry? = nil
+                for (n, entry) in last.enumerated() {
+                    guard let entry else { continue }
+                    bound += rarities[n] * entry.impact
+                    if latest.map({ $0.tiePrecedes(entry) }) ?? true { latest = entry }
+                }
+                if let latest {
+                    let frontier = Ranked(row: latest.item, score: bound, hint: latest.hint, bundle: latest.bundle, uid: latest.uid)
+                    if !frontier.precedes(worst) { return best }
+                }
+            }
+            if exhausted.allSatisfy({ $0 }) {
+                // A list that holds every item of its word has been read whole.
+                return boundaries.contains(where: { $0 == nil }) ? best : nil
+            }
+        }
+        return nil
+    }
+
+    // MARK: Making
+
+    /// Makes the rank lists this connection's searches wanted, and pins the average length again
+    /// if it moved: in one short write transaction that does not wait for a writer (busy, or an
+    /// index opened read-only: the searches go on reading in full).
+    func makeWantedRankLists() {
+        let upkeep = queryState.upkeep
+        guard !upkeep.wanted.isEmpty || upkeep.repin, !connection.isInTransaction else { return }
+        let wanted = upkeep.wanted
+        upkeep.wanted.removeAll()
+        upkeep.repin = false
+        connection.setBusyTimeout(milliseconds: 0)
+        defer { connection.setBusyTimeout(milliseconds: busyTimeout) }
+        try? within("BEGIN IMMEDIATE") { () throws(SQLiteError) in
+            let average = try pinnedAverage()
+            for (key, phrase) in wanted.sorted(by: { $0.key < $1.key }) { try makeRankList(key, phrase: phrase, average: average) }
+        }
+        upkeep.stamp = -1
+    }
+
+    /// The pinned average length, pinned now if there is none or it moved by more than
+    /// `RankLists.drift` (dropping every list, made for the old one).
+    private func pinnedAverage() throws(SQLiteError) -> Double {
+        let live = try fullTextTotals().average
+        let select = try statement("SELECT average FROM rank_statistics")
+        let pinned = try select.step() ? select.double(0) : nil
+        select.reset()
+        if let pinned, abs(live / pinned - 1) <= RankLists.drift { return pinned }
+        try connection.execute("DELETE FROM rank_entries; DELETE FROM rank_lists; DELETE FROM rank_statistics;")
+        let insert = try statement("INSERT INTO rank_statistics(average) VALUES(?1)")
+        insert.bind(1, live)
+        try insert.run()
+        return live
+    }
+
+    /// Makes one list from a full read of its word's matches, unless it exists.
+    private func makeRankList(_ key: String, phrase: String, average: Double) throws(SQLiteError) {
+        let exists = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
+        exists.bind(1, key)
+        let found = try exists.step()
+        exists.reset()
+        guard !found else { return }
+        let select = try statement("""
+            SELECT items_fts.rowid, reindex_impact(items_fts, ?2) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+            ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
+            """)
+        select.bind(1, phrase)
+        select.bind(2, average)
+        select.bind(3, queryState.upkeep.size)
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        var last: RankEntry? = nil
+        var count = 0
+        while try select.step() {
+            let entry = RankEntry(impact: select.double(1), hint: select.double(2), bundle: select.text(3) ?? "", uid: select.text(4) ?? "", item: select.int64(0))
+            try insertEntry(insert, key, entry)
+            last = entry
+            count += 1
+        }
+        select.reset()
+        let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        list.bind(1, key)
+        // Fewer than a list's size: the list holds every item of its word (no boundary).
+        let boundary = count < queryState.upkeep.size ? nil : last
+        list.bind(2, boundary?.impact)
+        list.bind(3, boundary?.hint)
+        list.bind(4, boundary?.bundle)
+        list.bind(5, boundary?.uid)
+        list.bind(6, boundary?.item)
+        try list.run()
+    }
+
+    private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(SQLiteError) {
+        insert.reset()
+        insert.bind(1, key)
+        insert.bind(2, entry.impact)
+        insert.bind(3, entry.hint)
+        insert.bind(4, entry.bundle)
+        insert.bind(5, entry.uid)
+        insert.bind(6, entry.item)
+        try insert.run()
+    }
+
+    // MARK: Keeping them
+
+    /// The rank lists as the current write transaction sees them.
+    private func rankUpkeep() throws(SQLiteError) -> RankUpkeep {
+        let upkeep = queryState.upkeep
+        guard !upkeep.fresh else { return upkeep }
+        let version = try connection.scalar("PRAGMA data_version") ?? 0
+        if version != upkeep.stamp || upkeep.stamp < 0 {
+            upkeep.lists.removeAll()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists")
+            while try lists.step() {
+                let key = lists.text(0) ?? ""
+                upkeep.lists[key] = lists.isNull(1) ? .some(nil) : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))
+            }
+            lists.reset()
+            upkeep.prefixLengths = Set(upkeep.lists.keys.filter { $0.hasPrefix("*") }.map { $0.utf8.count - 1 }).sorted()
+            if !upkeep.lists.isEmpty {
+                let average = try statement("SELECT average FROM rank_statistics")
+                upkeep.average = try average.step() ? average.double(0) : 1
+                average.reset()
+            }
+            upkeep.stamp = version
+        }
+        upkeep.fresh = true
+        return upkeep
+    }
+
+    /// Keeps the rank lists' rule for a full-text row just written (inserted, or written again):
+    /// its entry goes into each list of a word it holds whose boundary it precedes.
+    func noteFullTextRow(_ row: Int64) throws(SQLiteError) {
+        let upkeep = try rankUpkeep()
+        guard !upkeep.lists.isEmpty else { return }
+        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        texts.bind(1, row)
+        defer { texts.reset() }
+        guard try texts.step() else { return }
+        let tokenizer = try fullTextTokenizer()
+        var frequencies: [String: Double] = [:]
+        var length = 0
+        for column in AttributeSchema.searched.indices {
+            guard let text = texts.text(Int32(column)) else { continue }
+            let weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            for token in tokenizer.tokens(of: text) {
+                length += 1
+                let whole = "=" + token
+                if upkeep.lists[whole] != nil { frequencies[whole, default: 0] += weight }
+                let bytes = token.utf8
+                for prefixLength in upkeep.prefixLengths {
+                    guard prefixLength <= bytes.count else { break }
+                    let key = "*" + String(decoding: bytes.prefix(prefixLength), as: UTF8.self)
+                    if upkeep.lists[key] != nil { frequencies[key, default: 0] += weight }
+                }
+            }
+        }
+        guard !frequencies.isEmpty else { return }
+        let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
+        item.bind(1, row)
+        defer { item.reset() }
+        guard try item.step() else { return }
+        let hint = item.double(0), bundle = item.text(1) ?? "", uid = item.text(2) ?? ""
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        for (key, f) in frequencies where f > 0 {
+            let entry = RankEntry(impact: Ranking.impact(f, length: Double(length), average: upkeep.average), hint: hint, bundle: bundle, uid: uid, item: row)
+            if case .some(.some(let boundary)) = upkeep.lists[key], !entry.precedes(boundary) { continue }
+            try insertEntry(insert, key, entry)
+        }
+    }
+
+    /// Drops the list entries of the items matching `condition` (as `deleteItems` takes it),
+    /// before they go.
+    func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        let forget = try statement("DELETE FROM rank_entries WHERE EXISTS (SELECT 1 FROM items WHERE items.id = rank_entries.item AND (\(condition)))")
+        bind(forget)
+        try forget.run()
+    }
+
+    /// Drops the list entries of one item, about to be written again.
+    func forgetRankedItem(_ row: Int64) throws(SQLiteError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        let forget = try statement("DELETE FROM rank_entries WHERE item = ?1")
+        forget.bind(1, row)
+        try forget.run()
+    }
+}
