@@ -84,6 +84,17 @@ final class RankListTests: XCTestCase {
         try assertAgree(listed, full, "after deletes and an expired item")
         XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)"), 0,
                        "deleted items leave no entries")
+        // `check` reads each list's word in full and finds the lists as the rule wants them…
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        // …and says so when one is not: an entry gone, another with an impact its item does not have.
+        try listed.connection.execute("""
+            DELETE FROM rank_entries WHERE list = '=comet' AND item = (SELECT item FROM rank_entries WHERE list = '=comet' ORDER BY impact DESC LIMIT 1);
+            UPDATE rank_entries SET impact = impact + 1 WHERE list = '=river' AND item = (SELECT item FROM rank_entries WHERE list = '=river' ORDER BY impact LIMIT 1);
+            """)
+        XCTAssertEqual(try listed.health(quick: false).problems, [
+            "the rank list of 'comet' misses 1 item(s) it should hold",
+            "the rank list of 'river' gives 1 item(s) an impact they do not have",
+        ])
     }
 
     func testAListIsMadeOnlyWhenNoWriterHoldsTheIndexAndSearchesStillAnswer() throws {

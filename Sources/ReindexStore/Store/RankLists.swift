@@ -402,3 +402,58 @@ extension IndexStore {
         try forget.run()
     }
 }
+
+extension IndexStore {
+    /// What is wrong with the rank lists, from a full read of each list's word: an item that
+    /// precedes the boundary but is not in the list, an entry whose impact is not the item's, or
+    /// an entry of an item that no longer exists. Part of `check` (not `--quick`).
+    func rankListProblems() throws(SQLiteError) -> [String] {
+        try read { () throws(SQLiteError) -> [String] in
+            try prepareQueries()
+            var problems: [String] = []
+            let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
+            if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
+            let select = try statement("SELECT average FROM rank_statistics")
+            let average = try select.step() ? select.double(0) : nil
+            select.reset()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists ORDER BY key")
+            var all: [(key: String, boundary: RankEntry?)] = []
+            while try lists.step() {
+                all.append((lists.text(0) ?? "", lists.isNull(1) ? nil : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))))
+            }
+            lists.reset()
+            guard !all.isEmpty else { return problems }
+            guard let average else { return problems + ["rank lists exist without the average length they were made for"] }
+            let entries = try statement("SELECT item, impact FROM rank_entries WHERE list = ?1")
+            let matches = try statement("""
+                SELECT items_fts.rowid, reindex_impact(items_fts, ?2), IFNULL(i.ranking_hint, 0), i.bundle, i.uid
+                FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+                """)
+            for list in all {
+                entries.reset()
+                entries.bind(1, list.key)
+                var impacts: [Int64: Double] = [:]
+                while try entries.step() { impacts[entries.int64(0)] = entries.double(1) }
+                entries.reset()
+                let word = String(list.key.dropFirst())
+                matches.reset()
+                matches.bind(1, FullText.quoted(word) + (list.key.hasPrefix("*") ? "*" : ""))
+                matches.bind(2, average)
+                var missing = 0, wrong = 0
+                while try matches.step() {
+                    let entry = RankEntry(impact: matches.double(1), hint: matches.double(2), bundle: matches.text(3) ?? "", uid: matches.text(4) ?? "", item: matches.int64(0))
+                    if let kept = impacts[entry.item] {
+                        if kept != entry.impact { wrong += 1 }
+                    } else if list.boundary.map({ entry.precedes($0) }) ?? true {
+                        missing += 1
+                    }
+                }
+                matches.reset()
+                if missing > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") misses \(missing) item(s) it should hold") }
+                if wrong > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") gives \(wrong) item(s) an impact they do not have") }
+            }
+            return problems
+        }
+    }
+}
