@@ -23,14 +23,18 @@ import ReindexProtocol
 // made anew) when the full-text index's own average moves from it by more than a fifth.
 
 enum RankLists {
-    /// Entries a list is made with.
-    static let size = 1_000
+    /// Entries a list is made with: enough for a page whose filters pass one item in a hundred.
+    static let size = 4_000
     /// A unit matching at most this many rows is read in full (cheaply); above, through its list.
     static let commonWords = 2_000
     /// How far the index's average length may move from the pinned one before it is pinned again.
     static let drift = 0.2
-    /// List entries read for one page before a full read is the better way.
+    /// List entries read for one page of one word before a full read is the better way.
     static let maximumDepth = 20_000
+    /// The same for several words: when the best items of each rarely hold the others (words
+    /// found together less often than apart), the lists cannot prove a page soon, and a full read
+    /// of the items holding them all costs less than scoring the lists' items one by one.
+    static let maximumDepthOfSeveral = 512
 }
 
 /// A list entry, or a boundary: an item's place in a word's relevance order.
@@ -135,9 +139,10 @@ extension IndexStore {
     /// one token, or without a list yet (then wanted, for `makeWantedRankLists`), or lists that
     /// run out before the page is proven.
     ///
-    /// `match` is the pass's full-text query; `arguments` `reindex_rank`'s; `lookUp` looks an
-    /// item up (live, unexpired, passing the filters, after the cursor) with its score.
-    func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, counts: [Int], rarities: [Double], capacity: Int,
+    /// `match` is the pass's full-text query (`excluding`: it leaves out the whole-word pass's
+    /// matches); `arguments` `reindex_rank`'s; `lookUp` looks an item up (live, unexpired,
+    /// passing the filters, after the cursor) with its score.
+    func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, excluding: Bool, counts: [Int], rarities: [Double], capacity: Int,
                            match: String, arguments: [UInt8],
                            lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked]? {
         guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
@@ -176,13 +181,16 @@ extension IndexStore {
         exact.bind(1, match)
         exact.bind(2, blob: arguments)
         defer { exact.reset() }
-        let fromListAlone = units.count == 1 && !prefix
+        // One word's score is its rarity times the impact its list keeps; several words', or an
+        // item the pass may leave out, are read from the full-text index.
+        let fromListAlone = units.count == 1 && !excluding
         var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
         var exhausted = Array(repeating: false, count: keys.count)
         var seen = Set<Int64>()
         var best: [Ranked] = []
         var depth = 0
-        while depth < RankLists.maximumDepth {
+        let maximumDepth = units.count == 1 ? RankLists.maximumDepth : RankLists.maximumDepthOfSeveral
+        while depth < maximumDepth {
             for (n, reader) in readers.enumerated() where !exhausted[n] {
                 for _ in 0..<8 {
                     guard try reader.step() else {

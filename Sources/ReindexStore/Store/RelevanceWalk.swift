@@ -60,9 +60,12 @@ extension IndexStore {
             if let start, pass < start.pass { continue }
             let prefix = pass == 1
             let after = start.flatMap { $0.pass == pass ? $0.entry : nil }
-            let exclusion = prefix ? " NOT (" + FullText.conjunction(units, prefix: false) + ")" : ""
             var counts: [Int] = []
             for unit in units { counts.append(try documentFrequency(unit, prefix: prefix)) }
+            // The prefix pass leaves out the whole-word pass's matches, unless a word is in no row.
+            var excluding = prefix
+            for unit in units where excluding { excluding = try documentFrequency(unit, prefix: false) > 0 }
+            let exclusion = excluding ? " NOT (" + FullText.conjunction(units, prefix: false) + ")" : ""
             let capacity = limit + 1 - picked.count
             let match = "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion
             let arguments = Ranking.arguments(rows: statistics.rows, average: statistics.average, counts: counts)
@@ -77,8 +80,8 @@ extension IndexStore {
             // Common words: through their rank lists (RankLists.swift), when they have them.
             threshold.value = -.infinity
             let rarities = counts.map { Ranking.rarity(rows: Double(statistics.rows), matching: Double($0)) }
-            if let listed = try bestFromRankLists(units, prefix: prefix, counts: counts, rarities: rarities, capacity: capacity,
-                                                  match: match, arguments: arguments, lookUp: lookUp) {
+            if let listed = try bestFromRankLists(units, prefix: prefix, excluding: excluding, counts: counts, rarities: rarities,
+                                                  capacity: capacity, match: match, arguments: arguments, lookUp: lookUp) {
                 picked += listed.map { ($0, pass) }
                 continue
             }
