@@ -71,8 +71,8 @@ final class RankUpkeep {
     var average = 1.0
     /// Each list's boundary (nil: the list holds every item of its word).
     var lists: [String: RankEntry?] = [:]
-    /// The lengths (in bytes) of the prefixes with a list.
-    var prefixLengths: [Int] = []
+    /// The lists' words, to find them in a written row's tokens.
+    var table = RankKeyTable(keys: [])
     /// Lists the searches of this connection wanted and did not find: key → full-text phrase.
     var wanted: [String: String] = [:]
     /// The pinned average has moved too far: pin it again after the read.
@@ -340,7 +340,7 @@ extension IndexStore {
                     impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))
             }
             lists.reset()
-            upkeep.prefixLengths = Set(upkeep.lists.keys.filter { $0.hasPrefix("*") }.map { $0.utf8.count - 1 }).sorted()
+            upkeep.table = RankKeyTable(keys: Array(upkeep.lists.keys))
             if !upkeep.lists.isEmpty {
                 let average = try statement("SELECT average FROM rank_statistics")
                 upkeep.average = try average.step() ? average.double(0) : 1
@@ -353,7 +353,9 @@ extension IndexStore {
     }
 
     /// Keeps the rank lists' rule for a full-text row just written (inserted, or written again):
-    /// its entry goes into each list of a word it holds whose boundary it precedes.
+    /// its entry goes into each list of a word it holds whose boundary it precedes. The row is
+    /// split by the full-text index's own tokenizer and its tokens are matched to the lists' words
+    /// as bytes (`RankKeyTable`), without making strings of them.
     func noteFullTextRow(_ row: Int64) throws(SQLiteError) {
         let upkeep = try rankUpkeep()
         guard !upkeep.lists.isEmpty else { return }
@@ -362,32 +364,24 @@ extension IndexStore {
         defer { texts.reset() }
         guard try texts.step() else { return }
         let tokenizer = try fullTextTokenizer()
-        var frequencies: [String: Double] = [:]
-        var length = 0
+        let table = upkeep.table
+        table.startRow()
+        let context = Unmanaged.passUnretained(table).toOpaque()
         for column in AttributeSchema.searched.indices {
-            guard let text = texts.text(Int32(column)) else { continue }
-            let weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
-            for token in tokenizer.tokens(of: text) {
-                length += 1
-                let whole = "=" + token
-                if upkeep.lists[whole] != nil { frequencies[whole, default: 0] += weight }
-                let bytes = token.utf8
-                for prefixLength in upkeep.prefixLengths {
-                    guard prefixLength <= bytes.count else { break }
-                    let key = "*" + String(decoding: bytes.prefix(prefixLength), as: UTF8.self)
-                    if upkeep.lists[key] != nil { frequencies[key, default: 0] += weight }
-                }
-            }
+            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
         }
-        guard !frequencies.isEmpty else { return }
+        guard !table.touched.isEmpty else { return }
         let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
         item.bind(1, row)
         defer { item.reset() }
         guard try item.step() else { return }
         let hint = item.double(0), bundle = item.text(1) ?? "", uid = item.text(2) ?? ""
         let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
-        for (key, f) in frequencies where f > 0 {
-            let entry = RankEntry(impact: Ranking.impact(f, length: Double(length), average: upkeep.average), hint: hint, bundle: bundle, uid: uid, item: row)
+        for index in table.touched {
+            let key = table.names[index]
+            let entry = RankEntry(impact: Ranking.impact(table.frequencies[index], length: Double(table.length), average: upkeep.average),
+                                  hint: hint, bundle: bundle, uid: uid, item: row)
             if case .some(.some(let boundary)) = upkeep.lists[key], !entry.precedes(boundary) { continue }
             try insertEntry(insert, key, entry)
         }
@@ -397,7 +391,9 @@ extension IndexStore {
     /// before they go.
     func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
         guard !(try rankUpkeep().lists.isEmpty) else { return }
-        let forget = try statement("DELETE FROM rank_entries WHERE EXISTS (SELECT 1 FROM items WHERE items.id = rank_entries.item AND (\(condition)))")
+        // By the items' ids (`rank_entries_item`): a sweep deletes a generation in chunks, and
+        // scanning every entry per chunk would cost the lists' size each time.
+        let forget = try statement("DELETE FROM rank_entries WHERE item IN (SELECT id FROM items WHERE \(condition))")
         bind(forget)
         try forget.run()
     }
@@ -463,5 +459,78 @@ extension IndexStore {
             }
             return problems
         }
+    }
+}
+
+/// The lists' words (`=word`) and prefixes (`*prefix`) by a hash of their bytes, and what one
+/// row's tokens add up to: its length and each word's weighted frequency. The tokenizer's
+/// callback (`token`) hashes each token once, byte by byte, looking up a prefix at each length a
+/// prefix has and the whole word at its end.
+final class RankKeyTable {
+    let names: [String]
+    private let bytes: [[UInt8]]
+    private var whole: [UInt64: [Int]] = [:]
+    private var prefixes: [UInt64: [Int]] = [:]
+    /// `hasPrefix[n]`: some prefix is `n` bytes long.
+    private var hasPrefix: [Bool] = []
+    // One row.
+    var weight = 0.0
+    var length = 0
+    var frequencies: [Double]
+    var touched: [Int] = []
+
+    init(keys: [String]) {
+        names = keys
+        bytes = keys.map { Array($0.utf8.dropFirst()) }
+        frequencies = Array(repeating: 0, count: keys.count)
+        for (index, key) in keys.enumerated() {
+            let hash = Self.hash(bytes[index])
+            if key.hasPrefix("*") {
+                prefixes[hash, default: []].append(index)
+                let n = bytes[index].count
+                if hasPrefix.count <= n { hasPrefix += Array(repeating: false, count: n + 1 - hasPrefix.count) }
+                hasPrefix[n] = true
+            } else {
+                whole[hash, default: []].append(index)
+            }
+        }
+    }
+
+    static func hash(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    func startRow() {
+        for index in touched { frequencies[index] = 0 }
+        touched.removeAll(keepingCapacity: true)
+        length = 0
+    }
+
+    private func add(_ candidates: [Int], _ token: UnsafePointer<UInt8>, _ count: Int) {
+        for index in candidates where bytes[index].count == count {
+            let same = count == 0 || bytes[index].withUnsafeBufferPointer { memcmp(UnsafeRawPointer($0.baseAddress!), UnsafeRawPointer(token), count) == 0 }
+            guard same else { continue }
+            if frequencies[index] == 0 { touched.append(index) }
+            frequencies[index] += weight
+        }
+    }
+
+    /// FTS5's `xToken` for `FullTextTokenizer.scan`, its context a `RankKeyTable`.
+    static let token: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32, Int32, Int32) -> Int32 = { context, _, token, count, _, _ in
+        guard let context, let token else { return SQLITE_OK }
+        let table = Unmanaged<RankKeyTable>.fromOpaque(context).takeUnretainedValue()
+        table.length += 1
+        let n = Int(count)
+        token.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for i in 0..<n {
+                hash = (hash ^ UInt64(bytes[i])) &* 0x100_0000_01b3
+                if i + 1 < table.hasPrefix.count, table.hasPrefix[i + 1], let candidates = table.prefixes[hash] { table.add(candidates, bytes, i + 1) }
+            }
+            if let candidates = table.whole[hash] { table.add(candidates, bytes, n) }
+        }
+        return SQLITE_OK
     }
 }

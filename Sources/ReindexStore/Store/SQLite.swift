@@ -210,6 +210,12 @@ package final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// A TEXT column's bytes as SQLite holds them, valid until the next step or reset; nil for NULL.
+    func withText<R>(_ column: Int32, _ body: (UnsafePointer<UInt8>, Int) -> R) -> R? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return body(pointer, Int(sqlite3_column_bytes(handle, column)))
+    }
+
     /// A BLOB column's bytes (empty for NULL or an empty BLOB).
     package func blob(_ column: Int32) -> [UInt8] {
         // The pointer first, then the size (SQLite's order: the size is of the value as fetched).
