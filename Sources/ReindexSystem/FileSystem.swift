@@ -38,12 +38,18 @@ package enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = String(decoding: entryName(entry), as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
+    }
+
+    /// An entry's name, read where `readdir` put it: a record is only as long as its name, so
+    /// copying the whole `dirent` (`entry.pointee`) can read past the end of the directory's
+    /// buffer — and fault, when that is the end of a page.
+    private static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> UnsafeRawBufferPointer {
+        let name = UnsafeRawPointer(entry.pointer(to: \.d_name)!)
+        return UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self)))
     }
 
     /// The names in a directory that start with `prefix`, in the directory's order, or nil when
@@ -55,11 +61,9 @@ package enum FileSystem {
         let wanted = Array(prefix.utf8)
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                guard raw.count >= wanted.count, raw.prefix(wanted.count).elementsEqual(wanted) else { return nil }
-                return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let name { names.append(name) }
+            let raw = entryName(entry)
+            guard raw.count >= wanted.count, raw.prefix(wanted.count).elementsEqual(wanted) else { continue }
+            names.append(String(decoding: raw, as: UTF8.self))
         }
         return names
     }
@@ -178,7 +182,7 @@ package enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = String(decoding: entryName(entry), as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
         for name in names {

@@ -83,7 +83,7 @@ final class RelevanceTests: XCTestCase {
         XCTAssertEqual(try store.search("lantern", limit: 3).first?.uniqueIdentifier, "early")
     }
 
-    func testScoresAddUpOverWordsAndTiesGoNewestFirst() throws {
+    func testScoresAddUpOverWordsWeightedByAttributeAndTheShorterItemWins() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.rank")
@@ -92,11 +92,63 @@ final class RelevanceTests: XCTestCase {
             SearchableItem(uniqueIdentifier: "title-desc", attributes: .init(title: "river", contentDescription: "signal")),
             SearchableItem(uniqueIdentifier: "kw-desc", attributes: .init(contentDescription: "river", keywords: ["signal"])),
             SearchableItem(uniqueIdentifier: "desc-desc", attributes: .init(contentDescription: "river signal")),
-            SearchableItem(uniqueIdentifier: "desc-desc-newer", attributes: .init(contentDescription: "signal and river")),
+            SearchableItem(uniqueIdentifier: "desc-desc-longer", attributes: .init(contentDescription: "signal and river")),
         ])
         let results = try store.search("river signal", limit: 10)
-        XCTAssertEqual(results.map(\.uniqueIdentifier), ["both-title", "title-desc", "kw-desc", "desc-desc-newer", "desc-desc"])
-        XCTAssertEqual(results.map { $0.score ?? 0 }, [20, 12, 7, 4, 4])
+        XCTAssertEqual(results.map(\.uniqueIdentifier), ["both-title", "title-desc", "kw-desc", "desc-desc", "desc-desc-longer"])
+        let scores = results.map { $0.score ?? 0 }
+        XCTAssertEqual(scores, scores.sorted(by: >))
+        XCTAssertEqual(Set(scores).count, 5, "\(scores)")
+    }
+
+    func testARareWordInADescriptionBeatsACommonWordInATitle() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.rarity")
+        // "tool" is in the title of 60 items; "zephyr" in 4 items.
+        var items = (0..<60).map { SearchableItem(uniqueIdentifier: "t\($0)", attributes: .init(title: "tool \($0)", contentDescription: "made of steel")) }
+        items += [
+            SearchableItem(uniqueIdentifier: "described", attributes: .init(title: "gadget", contentDescription: "zephyr tool")),
+            SearchableItem(uniqueIdentifier: "titled", attributes: .init(title: "tool", textContent: "zephyr")),
+            SearchableItem(uniqueIdentifier: "rare-title", attributes: .init(title: "zephyr", contentDescription: "a tool")),
+            SearchableItem(uniqueIdentifier: "common-title", attributes: .init(title: "tool", contentDescription: "a zephyr")),
+        ]
+        try index.put(items)
+        let found = try store.search("zephyr tool", limit: 10).map(\.uniqueIdentifier)
+        // Both words in titles and descriptions: the rare word's title first.
+        XCTAssertEqual(found.first, "rare-title", "\(found)")
+        // The rare word in a description before the common word in a title (and the rare one
+        // only in the body text).
+        XCTAssertLessThan(try XCTUnwrap(found.firstIndex(of: "described")), try XCTUnwrap(found.firstIndex(of: "titled")), "\(found)")
+    }
+
+    func testAnItemWithBothWordsBeatsItemsTitledWithTheCommonOne() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.passwords")
+        // "manager" is in 40 titles; three of these mention a password somewhere in their text.
+        var items = (0..<40).map { SearchableItem(uniqueIdentifier: "m\($0)", attributes: .init(title: "manager \($0)", contentDescription: "manages things")) }
+        for n in 0..<3 {
+            items.append(SearchableItem(uniqueIdentifier: "titled\(n)", attributes: .init(
+                title: "Session manager \(n)", contentDescription: "Manages sessions",
+                textContent: "Starts the session after the login screen has checked the password of the user, then restores the windows.")))
+        }
+        items.append(SearchableItem(uniqueIdentifier: "keepass", attributes: .init(title: "KeePass", contentDescription: "Password manager")))
+        try index.put(items)
+        XCTAssertEqual(try store.search("password manager", limit: 10).map(\.uniqueIdentifier).first, "keepass")
+    }
+
+    func testEqualScoresAreOrderedByIdentifierNotByWhenTheyWereWritten() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let store = try IndexStore.open(path: directory + "/index.sqlite")
+        let index = LocalIndex(store: store, bundleIdentifier: "com.example.ties")
+        for id in ["m", "z", "a", "q"] { try index.put([SearchableItem(uniqueIdentifier: id, attributes: .init(title: "sqlite"))]) }
+        let other = LocalIndex(store: store, bundleIdentifier: "com.example.another")
+        try other.put([SearchableItem(uniqueIdentifier: "b", attributes: .init(title: "sqlite"))])
+        let results = try store.search("sqlite", limit: 10)
+        // Bundle, then identifier: com.example.another's b, then a, m, q, z.
+        XCTAssertEqual(results.map(\.uniqueIdentifier), ["b", "a", "m", "q", "z"])
+        XCTAssertEqual(Set(results.map(\.score)).count, 1)
     }
 }
 
@@ -124,8 +176,8 @@ final class CountTests: XCTestCase {
     }
 }
 
-/// rankingHint in relevance (docs/QUERIES.md, "Relevance"): among items of equal field score,
-/// the higher hint first (none counts as 0), then the newest; never above a better score.
+/// rankingHint in relevance (docs/QUERIES.md, "Relevance"): among items of equal score, the
+/// higher hint first (none counts as 0), then by bundle and identifier; never above a better score.
 final class RankingHintTests: XCTestCase {
     private func item(_ id: String, title: String? = nil, description: String? = nil, hint: Double? = nil) -> SearchableItem {
         SearchableItem(uniqueIdentifier: id, attributes: .init(title: title, contentDescription: description, rankingHint: hint))
@@ -149,7 +201,6 @@ final class RankingHintTests: XCTestCase {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
-        // Written oldest first: without hints the described items would come newest first.
         try index.put([
             item("high", description: "river", hint: 5),
             item("low", description: "river", hint: 1),
@@ -167,25 +218,28 @@ final class RankingHintTests: XCTestCase {
         XCTAssertEqual(try paged(store, "river && rankingHint != 1", limit: 2), ["titled", "high", "none", "zero", "sunk"])
     }
 
-    func testALargeGroupOrdersItsNewest200ByHintThenTheRestNewestFirstAndPagesThroughEveryItemOnce() throws {
+    func testEveryTieIsOrderedByHintThenIdentifierAndPagesThroughEveryItemOnce() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
         let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
-        // 300 matches in one score group: the newest 200 (i100…i299) are ordered by hint, the
-        // older ones follow newest first, their hints (i5) not lifting them.
+        // 300 matches of one score: every hint counts, however many ties and however old.
         var items: [SearchableItem] = []
         let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
         for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
         items.append(item("other", title: "unrelated", hint: 50))
         try index.put(items)
-        let window = (100..<300).reversed().filter { hints[$0] == nil }.map { "i\($0)" }
-        let older = (0..<100).reversed().map { "i\($0)" }
-        let expected = ["i100", "i260"] + window + ["i250"] + older
+        // Another bundle's ties (its key sorts first), one of them expired, written after.
+        let another = LocalIndex(store: store, bundleIdentifier: "com.example.another")
+        try another.put((0..<30).map { item("a\($0)", description: "lantern \($0)") } + [
+            SearchableItem(uniqueIdentifier: "a-gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(contentDescription: "lantern gone")),
+        ])
+        let plain = (0..<30).map { "a\($0)" }.sorted() + (0..<300).filter { hints[$0] == nil }.map { "i\($0)" }.sorted()
+        let expected = ["i100", "i260", "i5"] + plain + ["i250"]
         XCTAssertEqual(try store.search("lantern", limit: 400).map(\.uniqueIdentifier), expected)
         for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
-        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i299"])
-        // A filter applies after the window is chosen: what passes keeps the window's order.
-        XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i250", "i5"])
+        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i5"])
+        XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i5", "i250"])
+        XCTAssertEqual(try store.search("lantern", bundle: "com.example.hints", limit: 4).map(\.uniqueIdentifier), ["i100", "i260", "i5", "i0"])
     }
 
     func testAPartialUpdateOfTheHintReordersTheResults() throws {
@@ -197,10 +251,10 @@ final class RankingHintTests: XCTestCase {
             """)
         XCTAssertEqual(result.status, 0, result.description)
         let store = try IndexStore.open(path: directory + "/index.sqlite")
-        XCTAssertEqual(try store.search("comet").map(\.uniqueIdentifier), ["b", "a"])
-        let update = try TestSupport.runReindex(["--index", directory + "/index.sqlite", "put", "com.example.hints"], scratch: directory,
-                                                stdin: #"{"uniqueIdentifier":"a","isUpdate":true,"attributes":{"rankingHint":3}}"# + "\n")
-        XCTAssertEqual(update.status, 0, update.description)
         XCTAssertEqual(try store.search("comet").map(\.uniqueIdentifier), ["a", "b"])
+        let update = try TestSupport.runReindex(["--index", directory + "/index.sqlite", "put", "com.example.hints"], scratch: directory,
+                                                stdin: #"{"uniqueIdentifier":"b","isUpdate":true,"attributes":{"rankingHint":3}}"# + "\n")
+        XCTAssertEqual(update.status, 0, update.description)
+        XCTAssertEqual(try store.search("comet").map(\.uniqueIdentifier), ["b", "a"])
     }
 }

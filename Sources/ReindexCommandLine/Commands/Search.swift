@@ -14,9 +14,11 @@ package struct SearchCommand: ReindexCommand {
             and the last word also matches as a prefix (it may still be being typed). A word ending in * is
             always a prefix: 'eng' and 'staff eng' find engineering, 'eng staff' does not, 'eng* staff' does.
             Several arguments are one query, joined by spaces: reindex search staff eng is reindex search "staff eng".
-            Relevance: each word scores by the most important attribute it is found in (title 10, displayName 8,
-            alternateNames and keywords 5, authors 3, contentDescription 2, textContent 1), summed over the words;
-            whole words before prefixes; ties newest first. See docs/QUERIES.md for the language.
+            Relevance (SQLite index): BM25F - a word counts more the rarer it is in the index, the more often
+            it occurs, and the weightier the attribute (title 10, displayName 8, alternateNames and keywords 5,
+            authors 3, contentDescription 2, textContent 1), with repeats saturating and long items discounted;
+            whole words before prefixes; ties by rankingHint, then bundle and identifier. A PostgreSQL index
+            ranks by the attribute weights alone. See docs/QUERIES.md, "Relevance", and the language there.
             Limits: 16 KiB, 32 levels of ( and !, 256 words and comparisons (docs/QUERIES.md, "Limits").
             Exit status: 0 (also when nothing matches), 65 a malformed query or one past the limits (the message
             gives its position), or a --after cursor that is damaged or of another query's order; 66 no index at

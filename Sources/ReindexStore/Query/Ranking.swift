@@ -2,121 +2,150 @@ import ReindexSystem
 import CSQLite
 import ReindexProtocol
 
-/// The relevance of a search (docs/QUERIES.md, "Relevance"):
+/// The relevance of a search (docs/QUERIES.md, "Relevance"): BM25F, the weighted-field form
+/// of BM25 that FTS5's `bm25()` and Lucene's `BM25` compute.
 ///
-/// 1. every word of the query is scored by the most important attribute it is found in —
-///    title 10, displayName 8, alternateNames and keywords 5, authors 3, contentDescription 2,
-///    textContent 1 — and an item's score is the sum over the words;
-/// 2. among equal scores, the higher `rankingHint` first (none counts as 0), within the
-///    newest `IndexStore.hintWindow` matches of the score (older ones follow, newest first);
-/// 3. then the item written most recently first.
+/// For each unit `u` of the query (a word, or the phrase of a `w` string) and item `d`:
 ///
-/// Whole words come before matches of the last word as a prefix only. Because a word's score
-/// depends only on which attributes hold it, the items of one score form a full-text query of
-/// their own (`{title}: word`, `{keywords}: word NOT {title}: word`, …), so the best page is
-/// read by walking those queries from the best score down, each newest first — exact over all
-/// matches, at a cost that depends on the page and not on how many items match.
+/// - `f(u, d)` = Σ over the unit's occurrences in `d` of the weight of the attribute it occurs in —
+///   title 10, displayName 8, alternateNames and keywords 5, authors 3, contentDescription 2,
+///   textContent 1 (`weights`);
+/// - `idf(u)` = ln(1 + (N − n + 0.5) / (n + 0.5)), `N` the rows of the full-text index, `n` those
+///   matching the unit (always above 0, so a very common word still counts a little);
+/// - `len(d)` the item's tokens over all its searched attributes, `avglen` their average over the
+///   full-text index;
+///
+/// and score(d) = Σ_u idf(u) · f · (k1 + 1) / (f + k1 · (1 − b + b · len(d) / avglen)), with
+/// k1 = 1.2 and b = 0.75. Equal scores are ordered by `rankingHint` (highest first, none
+/// counting as 0), then by bundle and identifier. Items where every word matches whole come
+/// before items that match only because the last word is also a prefix.
+///
+/// Exact over every match, and cheap: `rankFunction` (an FTS5 auxiliary function) reads each
+/// match's occurrences from the full-text index, and the page is kept as the best `limit + 1`
+/// matches so far (`IndexStore.ranked`). A match whose score cannot reach the worst of these —
+/// bounded from its occurrences alone, taking its length as short as they allow — is passed
+/// over without reading its length (its `docsize` row) or its item; only the matches that enter
+/// the page (or tie with its worst) are looked up.
 enum Ranking {
     /// Column weights in `AttributeSchema.searched` order.
     static let weights: [Double] = [10, 8, 5, 2, 1, 5, 3]
-    /// More score groups than this are ranked by one pass over all matches instead.
-    static let maximumCombinations = 64
+    /// Term-frequency saturation: how fast further occurrences stop counting.
+    static let k1 = 1.2
+    /// Length normalisation: 0 ignores an item's length, 1 divides by it in full.
+    static let b = 0.75
 
-    /// One score and the full-text query of exactly the items with that score.
-    struct Group {
-        var score: Double
-        var expression: String
+    /// A unit's term-frequency part of the score, `f · (k1 + 1) / (f + k1 · (1 − b + b · len / avglen))`:
+    /// what a rank list orders by (`RankLists.swift`), and what the score sums, weighted by rarity.
+    @inline(__always)
+    static func impact(_ f: Double, length: Double, average: Double) -> Double {
+        f * (k1 + 1) / (f + k1 * (1 - b + b * length / average))
     }
 
-    /// The score groups of `units`, best first, restricted to the columns each unit can
-    /// possibly match in (`possible`); nil when there are too many to walk.
-    static func groups(_ units: [RankingUnit], possible: [UInt8], prefix: Bool) -> [Group]? {
-        // Per unit: its tiers (one weight each), best first.
-        var tiers: [[(weight: Double, expression: String)]] = []
-        var combinations = 1
-        for (unit, columns) in zip(units, possible) {
-            var byWeight: [Double: UInt8] = [:]
-            for column in 0..<weights.count where columns & (1 << UInt8(column)) != 0 {
-                byWeight[weights[column], default: 0] |= 1 << UInt8(column)
-            }
-            let ordered = byWeight.keys.sorted(by: >)
-            var unitTiers: [(weight: Double, expression: String)] = []
-            var higher: UInt8 = 0
-            for weight in ordered {
-                let cols = byWeight[weight] ?? 0
-                var expression = "(" + FullText.phrase(unit, prefix: prefix, columns: cols) + ")"
-                if higher != 0 { expression = "(" + expression + " NOT (" + FullText.phrase(unit, prefix: prefix, columns: higher) + "))" }
-                unitTiers.append((weight, expression))
-                higher |= cols
-            }
-            if unitTiers.isEmpty { return [] }
-            tiers.append(unitTiers)
-            combinations *= unitTiers.count
-            if combinations > maximumCombinations { return nil }
-        }
-        // Every combination of tiers (at most `maximumCombinations`, counted like a number
-        // whose digits are the units' tiers), grouped by the sum of their weights. A loop and
-        // not a recursion over the units: units of one tier each do not multiply the
-        // combinations, so there may be many of them.
-        var byScore: [Double: [String]] = [:]
-        var choice = [Int](repeating: 0, count: tiers.count)
-        for _ in 0..<combinations {
-            var score = 0.0
-            var parts: [String] = []
-            parts.reserveCapacity(tiers.count)
-            for (unit, tier) in choice.enumerated() {
-                score += tiers[unit][tier].weight
-                parts.append(tiers[unit][tier].expression)
-            }
-            byScore[score, default: []].append(parts.joined(separator: " AND "))
-            // The next combination: the last unit's tier moves fastest.
-            var unit = tiers.count - 1
-            while unit >= 0 {
-                choice[unit] += 1
-                if choice[unit] < tiers[unit].count { break }
-                choice[unit] = 0
-                unit -= 1
-            }
-        }
-        return byScore.keys.sorted(by: >).map { score in
-            let alternatives = byScore[score] ?? []
-            return Group(score: score, expression: alternatives.count == 1 ? alternatives[0] : alternatives.map { "(" + $0 + ")" }.joined(separator: " OR "))
-        }
+    /// A unit's rarity, `ln(1 + (N − n + 0.5) / (n + 0.5))`.
+    static func rarity(rows: Double, matching n: Double) -> Double {
+        log(1 + (rows - n + 0.5) / (n + 0.5))
     }
 
-    /// The score of the current row for the first `units` phrases, from the columns each is
-    /// found in (no document lengths: cheap enough for one pass over every match).
+    /// The second argument of `reindex_rank`, as a blob of 8-byte doubles: the rows of the
+    /// full-text index `N`, the average length `avglen` the score uses (`RankStatistics`), and
+    /// each unit's document frequency.
+    static func arguments(rows: Int64, average: Double, counts: [Int]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity((counts.count + 2) * 8)
+        for value in [Double(rows), average] + counts.map(Double.init) { withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) } }
+        return bytes
+    }
+
+    /// The weighted frequency `f` of `phrase` in the current row, and how many times it occurs.
+    static func weightedFrequency(_ api: UnsafePointer<Fts5ExtensionApi>, _ context: OpaquePointer, phrase: Int32) -> (f: Double, occurrences: Int) {
+        var iterator = Fts5PhraseIter()
+        var column: Int32 = -1
+        var offset: Int32 = -1
+        guard api.pointee.xPhraseFirst(context, phrase, &iterator, &column, &offset) == SQLITE_OK else { return (0, 0) }
+        var f = 0.0
+        var occurrences = 0
+        while column >= 0 {
+            if Int(column) < weights.count { f += weights[Int(column)] }
+            occurrences += 1
+            api.pointee.xPhraseNext(context, &iterator, &column, &offset)
+        }
+        return (f, occurrences)
+    }
+
+    /// `reindex_rank(items_fts, arguments)`: the BM25F score of the current row for the first
+    /// phrases of the full-text query, one per unit (`arguments`: see `arguments(rows:average:counts:)`);
+    /// NULL when the score is certainly below the connection's `RankThreshold` (the function's
+    /// user data).
     static let rankFunction: fts5_extension_function = { api, context, result, count, arguments in
         guard let api, let context, let result else { return }
-        var units = Int32.max
-        if count >= 1, let arguments, let first = arguments[0] { units = Int32(truncatingIfNeeded: sqlite3_value_int64(first)) }
-        let phrases = min(api.pointee.xPhraseCount(context), units)
-        var score = 0.0
-        var iterator = Fts5PhraseIter()
-        for phrase in 0..<max(0, phrases) {
-            var column: Int32 = -1
-            var best = 0.0
-            guard api.pointee.xPhraseFirstColumn(context, phrase, &iterator, &column) == SQLITE_OK else { continue }
-            while column >= 0 {
-                if Int(column) < weights.count { best = max(best, weights[Int(column)]) }
-                api.pointee.xPhraseNextColumn(context, &iterator, &column)
-            }
-            score += best
+        let threshold = api.pointee.xUserData(context).map { Unmanaged<RankThreshold>.fromOpaque($0).takeUnretainedValue().value } ?? -.infinity
+        guard count >= 1, let arguments, let blob = arguments[0], let base = sqlite3_value_blob(blob), sqlite3_value_bytes(blob) >= 16 else {
+            sqlite3_result_double(result, 0)
+            return
         }
-        sqlite3_result_double(result, score)
+        let rows = base.loadUnaligned(fromByteOffset: 0, as: Double.self)
+        let average = base.loadUnaligned(fromByteOffset: 8, as: Double.self)
+        let units = Int32(sqlite3_value_bytes(blob) / 8) - 2
+        let phrases = min(api.pointee.xPhraseCount(context), units)
+        // Each unit's weighted frequency, its rarity, and how many times it occurs (the row is
+        // at least that many tokens long).
+        var terms: [(f: Double, idf: Double)] = []
+        terms.reserveCapacity(Int(max(0, phrases)))
+        var shortest = 1
+        for phrase in 0..<max(0, phrases) {
+            let (f, occurrences) = weightedFrequency(api, context, phrase: phrase)
+            guard f > 0 else { continue }
+            shortest = max(shortest, occurrences)
+            let n = base.loadUnaligned(fromByteOffset: Int(phrase + 2) * 8, as: Double.self)
+            terms.append((f, rarity(rows: rows, matching: n)))
+        }
+        func score(length: Double) -> Double {
+            var sum = 0.0
+            for term in terms { sum += term.idf * impact(term.f, length: length, average: average) }
+            return sum
+        }
+        // The score falls as the row grows longer: at its shortest possible length, an upper bound.
+        if threshold > -.infinity, score(length: Double(shortest)) < threshold {
+            sqlite3_result_null(result)
+            return
+        }
+        var length: Int32 = 0
+        _ = api.pointee.xColumnSize(context, -1, &length)
+        sqlite3_result_double(result, score(length: Double(length)))
+    }
+
+    /// `reindex_impact(items_fts, average)`: the current row's `impact` for the full-text query's
+    /// first phrase (what a rank list is built from).
+    static let impactFunction: fts5_extension_function = { api, context, result, count, arguments in
+        guard let api, let context, let result else { return }
+        guard count >= 1, let arguments, let value = arguments[0] else { sqlite3_result_null(result); return }
+        let average = sqlite3_value_double(value)
+        let (f, _) = weightedFrequency(api, context, phrase: 0)
+        var length: Int32 = 0
+        _ = api.pointee.xColumnSize(context, -1, &length)
+        sqlite3_result_double(result, impact(f, length: Double(length), average: average))
     }
 }
 
-/// What a connection keeps for queries: whether its functions are registered, and the columns
-/// each full-text term occurs in, valid while the full-text index is unchanged.
+/// The lowest score the page being ranked can still take (−∞: any).
+final class RankThreshold {
+    var value = -Double.infinity
+}
+
+/// What a connection keeps for queries: whether its functions are registered, and how many
+/// rows of the full-text index each unit matches, valid while the full-text index is unchanged.
 final class QueryState {
     var registered = false
     var ftsVersion: [UInt8] = []
-    var termColumns: [String: UInt8] = [:]
+    var frequencies: [String: Int] = [:]
+    /// The score a match must reach to matter to the page being read (`reindex_rank`'s user data).
+    let threshold = RankThreshold()
     /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
     var explained: [String]? = nil
     /// The full-text index's own tokenizer, made on first use (`Refinement.swift`).
     var tokenizer: FullTextTokenizer? = nil
+    /// The rank lists, as writes keep them and searches want them (`RankLists.swift`).
+    let upkeep = RankUpkeep()
 }
 
 extension IndexStore {
@@ -126,8 +155,10 @@ extension IndexStore {
         guard !queryState.registered else { return }
         let db = connection.handle
         let api = try fts5API()
-        var rc = api.pointee.xCreateFunction(api, "reindex_rank", nil, Ranking.rankFunction, nil)
+        var rc = api.pointee.xCreateFunction(api, "reindex_rank", Unmanaged.passUnretained(queryState.threshold).toOpaque(), Ranking.rankFunction, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_rank") }
+        rc = api.pointee.xCreateFunction(api, "reindex_impact", nil, Ranking.impactFunction, nil)
+        guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_impact") }
         rc = sqlite3_create_function_v2(db, "reindex_seconds", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, _, arguments in
             guard let arguments, let value = arguments[0], let text = sqlite3_value_text(value) else { sqlite3_result_null(context); return }
             let string = String(cString: text)
@@ -162,45 +193,25 @@ extension IndexStore {
         return api
     }
 
-    /// The columns `unit` can match in at all, from the full-text index's vocabulary (cached
-    /// until the index changes). A unit of several words can only be where all of them are.
-    func possibleColumns(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> UInt8 {
-        try refreshVocabularyCache()
-        var columns = unit.columns
-        let tokens = Folding.tokens(unit.text)
-        guard !tokens.isEmpty else { return 0 }
-        for (n, token) in tokens.enumerated() {
-            let asPrefix = n == tokens.count - 1 && (unit.starred || (prefix && unit.prefixable))
-            columns &= try termColumns(token, prefix: asPrefix)
-        }
-        return columns
-    }
-
-    private func refreshVocabularyCache() throws(SQLiteError) {
+    /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix
+    /// pass): its document frequency, for its rarity. Counted from the unit's postings, cached
+    /// until the full-text index changes.
+    func documentFrequency(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> Int {
         let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
-        defer { version.reset() }
         let current = try version.step() ? version.bytes(0) : []
+        version.reset()
         if current != queryState.ftsVersion {
             queryState.ftsVersion = current
-            queryState.termColumns.removeAll(keepingCapacity: true)
+            queryState.frequencies.removeAll(keepingCapacity: true)
         }
-    }
-
-    private func termColumns(_ term: String, prefix: Bool) throws(SQLiteError) -> UInt8 {
-        let key = (prefix ? "*" : "=") + term
-        if let cached = queryState.termColumns[key] { return cached }
-        try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.reindex_vocabulary USING fts5vocab(main, items_fts, 'col')")
-        let select = try statement(prefix
-            ? "SELECT DISTINCT col FROM temp.reindex_vocabulary WHERE term >= ?1 AND term < ?1 || x'F48FBFBF'"
-            : "SELECT DISTINCT col FROM temp.reindex_vocabulary WHERE term = ?1")
-        select.bind(1, term)
-        var columns: UInt8 = 0
-        while try select.step() {
-            if let name = select.text(0), let column = AttributeSchema.searched.firstIndex(of: name) { columns |= 1 << UInt8(column) }
-        }
-        select.reset()
-        if queryState.termColumns.count > 10_000 { queryState.termColumns.removeAll() }
-        queryState.termColumns[key] = columns
-        return columns
+        let phrase = FullText.phrase(unit, prefix: prefix)
+        if let cached = queryState.frequencies[phrase] { return cached }
+        let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
+        count.bind(1, phrase)
+        let n = try count.step() ? count.int(0) : 0
+        count.reset()
+        if queryState.frequencies.count > 10_000 { queryState.frequencies.removeAll() }
+        queryState.frequencies[phrase] = n
+        return n
     }
 }

@@ -61,6 +61,7 @@ extension IndexStore {
                 let invariants = try checkInvariants()
                 health.problems = invariants.problems
                 health.leftovers = invariants.leftovers
+                if !quick { health.problems += try rankListProblems() }
             } catch {
                 guard error.isCorruption else { throw error }
                 health.problems.append(error.message)

@@ -26,6 +26,8 @@ public final class IndexStore {
     var statements: [String: SQLiteStatement] = [:]
     /// Per-connection state of queries (Query/Ranking.swift).
     let queryState = QueryState()
+    /// How long a statement waits for another connection's lock, in milliseconds.
+    let busyTimeout: Int32
     let openedInode: UInt64
     let openedDevice: UInt64
 
@@ -126,6 +128,7 @@ public final class IndexStore {
         self.openReport = report
         connection = try SQLiteConnection(path: path)
         connection.setBusyTimeout(milliseconds: busyTimeout)
+        self.busyTimeout = busyTimeout
         try Self.checkOwnership(connection, path: path)
         try Self.checkTruncation(connection, path: path)
         try Self.enableWAL(connection, waitingUpTo: Double(busyTimeout) / 1000)
@@ -185,6 +188,7 @@ public final class IndexStore {
     /// that `bind` sets) and their full-text rows; returns how many items went.
     @discardableResult
     func deleteItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) -> Int {
+        try forgetRankedItems(where: condition, bind)
         let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
         bind(fts)
         try fts.run()
@@ -238,6 +242,7 @@ public final class IndexStore {
     func within<T, E: Error>(_ begin: String, _ body: () throws(E) -> T, _ wrap: (SQLiteError) -> E) throws(E) -> T {
         if connection.isInTransaction { return try body() }
         do { try connection.execute(begin) } catch { throw wrap(error) }
+        queryState.upkeep.fresh = false
         do throws(E) {
             let result = try body()
             do { try connection.execute("COMMIT") } catch { throw wrap(error) }

@@ -19,6 +19,7 @@ extension IndexStore {
     public func query(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> QueryPage {
         let prepared = try prepare(text, options: options)
         do {
+            defer { makeWantedRankLists() }
             return try read { () throws(SQLiteError) in try run(prepared) }
         } catch {
             throw IndexStore.explainQuery(error, index: path, doing: "search failed")
@@ -123,6 +124,9 @@ extension IndexStore {
         // `sorted` orders by two keys per sort key, then bundle, generation and identifier.
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
         let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3)
+        if case .ranked? = cursor {
+            throw ReindexError(.invalidData, "cursor: it continues a page of a PostgreSQL index, this index is a SQLite file; \(Cursor.again)")
+        }
         return PreparedQuery(plan: plan, options: options, now: now, cursor: cursor)
     }
 
@@ -403,9 +407,12 @@ extension IndexStore {
 /// which keys) and the place in that order. Cursors are read back with `decode`, which
 /// checks everything in them: they come from outside (a command line, an application).
 enum Cursor: Equatable {
-    /// Relevance order: the pass (whole words, then prefixes), the score, the rankingHint and
-    /// the row.
+    /// Relevance order on PostgreSQL: the pass (whole words, then prefixes), the score, the
+    /// rankingHint and the row.
     case ranked(pass: Int, score: Double, hint: Double, row: Int64)
+    /// Relevance order on SQLite: the pass, the score, the rankingHint, the bundle (its key) and
+    /// the identifier.
+    case relevance(pass: Int, score: Double, hint: Double, bundle: String, uid: String)
     /// Sorted order: the sort keys (`ordering(_:)`) and the values of every key of the page's
     /// last result (each sort key as "is it missing" and its value, then the bundle, the
     /// generation and the identifier).
@@ -415,6 +422,8 @@ enum Cursor: Equatable {
         let json: JSONValue
         switch self {
         case .ranked(let pass, let score, let hint, let row): json = .array([.string("r"), .integer(Int64(pass)), .double(score), .integer(row), .double(hint)])
+        case .relevance(let pass, let score, let hint, let bundle, let uid):
+            json = .array([.string("b"), .integer(Int64(pass)), .double(score), .double(hint), .string(bundle), .string(uid)])
         case .sorted(let ordering, let values): json = .array([.string("s"), .string(ordering)] + values)
         }
         return Base64.encode(JSONWriter.bytes(json)).replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -442,7 +451,7 @@ enum Cursor: Equatable {
     /// error naming the problem.
     static func decode(_ text: String) throws(ReindexError) -> Cursor {
         guard let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json,
-              let kind = items.first?.stringValue, kind == "r" || kind == "s" else {
+              let kind = items.first?.stringValue, kind == "r" || kind == "b" || kind == "s" else {
             throw ReindexError(.invalidData, "cursor: not a cursor this version of reindex wrote; \(again)")
         }
         if kind == "r" {
@@ -452,6 +461,14 @@ enum Cursor: Equatable {
             guard let row = items[3].integerValue, row > 0 else { throw damaged("its row is not a positive integer") }
             guard let hint = items[4].doubleValue else { throw damaged("its rankingHint is not a number") }
             return .ranked(pass: pass == 0 ? 0 : 1, score: score, hint: hint, row: row)
+        }
+        if kind == "b" {
+            guard items.count == 6 else { throw damaged("a relevance cursor holds 5 values, this one \(items.count - 1)") }
+            guard let pass = items[1].integerValue, pass == 0 || pass == 1 else { throw damaged("its pass is not 0 or 1") }
+            guard let score = items[2].doubleValue, score >= 0 else { throw damaged("its score is not a number of at least 0") }
+            guard let hint = items[3].doubleValue else { throw damaged("its rankingHint is not a number") }
+            guard let bundle = items[4].stringValue, let uid = items[5].stringValue else { throw damaged("its bundle or identifier is not a string") }
+            return .relevance(pass: pass == 0 ? 0 : 1, score: score, hint: hint, bundle: bundle, uid: uid)
         }
         guard items.count >= 5, let ordering = items[1].stringValue else { throw damaged("a sorted cursor holds its sort keys and at least 3 values") }
         let values = Array(items.dropFirst(2))
@@ -478,7 +495,7 @@ enum Cursor: Equatable {
         let wanted = ordering(options.sort)
         let order = ranked ? "by relevance" : describe(ordering: wanted)
         switch cursor {
-        case .ranked:
+        case .ranked, .relevance:
             guard ranked else { throw ReindexError(.invalidData, "cursor: it continues a page by relevance, this query is \(order); \(again)") }
         case .sorted(let ordering, let values):
             guard !ranked, ordering == wanted else {

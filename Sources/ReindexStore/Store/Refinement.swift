@@ -150,6 +150,15 @@ final class FullTextTokenizer {
         if let instance { tokenizer.xDelete?(instance) }
     }
 
+    /// Calls `callback` with each token of `count` bytes at `text` (FTS5's `xToken`, `context` its
+    /// first argument).
+    func scan(_ text: UnsafePointer<UInt8>, count: Int, context: UnsafeMutableRawPointer,
+              _ callback: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32, Int32, Int32) -> Int32) {
+        text.withMemoryRebound(to: CChar.self, capacity: count) { chars in
+            _ = tokenizer.xTokenize?(instance, context, FTS5_TOKENIZE_DOCUMENT, chars, Int32(count), callback)
+        }
+    }
+
     /// The tokens of `text`, as the index stores them.
     func tokens(of text: String) -> [String] {
         final class Collected { var tokens: [String] = [] }

@@ -1,160 +1,201 @@
 import ReindexSystem
 import ReindexProtocol
 
-// The relevance walk of a query with words (split from Queries.swift, which keeps the query's
-// preparation, the filters, sorted pages, counts and facets): the score groups of
-// Query/Ranking.swift from the best down, each ordered by rankingHint within its window, then
-// newest first, keeping the visible items that pass the filters.
+// The relevance order of a query with words (split from Queries.swift, which keeps the query's
+// preparation, the filters, sorted pages, counts and facets): BM25F (Query/Ranking.swift), then
+// rankingHint, then bundle and identifier; whole words before prefixes.
 extension IndexStore {
-    /// Relevance order (Query/Ranking.swift): walks the score groups from the best down, each
-    /// by rankingHint (highest first, none counting as 0) then newest first, keeping the visible
-    /// items that pass the filters.
+    /// One match in relevance order.
+    struct Ranked {
+        var row: Int64
+        var score: Double
+        var hint: Double
+        var bundle: String
+        var uid: String
+
+        /// Whether `self` comes before `other`: higher score, then higher hint, then bundle and
+        /// identifier.
+        func precedes(_ other: Ranked) -> Bool {
+            if score != other.score { return score > other.score }
+            if hint != other.hint { return hint > other.hint }
+            // In SQLite's order of text (bytes), which the unique index of identifiers keeps.
+            if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+            return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
+        }
+    }
+
+    /// Relevance order (Query/Ranking.swift): the best `limit` visible matches that pass the
+    /// filters, by score (highest first), rankingHint (highest first, none counting as 0), bundle
+    /// and identifier. Items where every word matches whole (pass 0) come before items that match
+    /// only because the last word is also a prefix (pass 1).
+    ///
+    /// Every match of a pass is scored in one read of the full-text index; the best `limit + 1`
+    /// so far are kept, best first. A match is looked up (visibility, filters, hint, identifier)
+    /// only when its score reaches the worst kept one, and `reindex_rank` skips reading the
+    /// length of a match that cannot (`RankThreshold`), so the cost is one pass over the
+    /// matches' postings plus a few lookups, and the memory the page's.
     func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
         let units = q.plan.units
+        let hasPrefixPass = units.contains { $0.prefixable && !$0.starred }
+        var start: (pass: Int, entry: Ranked)? = nil
+        if case .relevance(let pass, let score, let hint, let bundle, let uid)? = cursor {
+            start = (pass, Ranked(row: 0, score: score, hint: hint, bundle: bundle, uid: uid))
+        }
         let check = try statement("""
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, IFNULL(i.ranking_hint, 0)
+            SELECT IFNULL(i.ranking_hint, 0), b.key, i.uid
             FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
             WHERE i.id = ?1 AND \(QueryPlan.forOneItem(filterSQL(q)))
             """)
         bindFilters(check, q)
         defer { check.reset() }
-        var results: [SearchResult] = []
-        var last: Cursor? = nil
-        let hasPrefixPass = units.contains { $0.prefixable && !$0.starred }
-        var start: (pass: Int, score: Double, hint: Double, row: Int64)? = nil
-        if case .ranked(let pass, let score, let hint, let row)? = cursor { start = (pass, score, hint, row) }
-        /// Whether (hint, row) comes at or before the cursor in its group (so is skipped).
-        func seen(_ pass: Int, _ score: Double, _ hint: Double, _ row: Int64) -> Bool {
-            guard let start, start.pass == pass else { return false }
-            return score > start.score || (score == start.score && (hint > start.hint || (hint == start.hint && row >= start.row)))
+        let stream = try statement("SELECT rowid, reindex_rank(items_fts, ?2) FROM items_fts WHERE items_fts MATCH ?1")
+        let threshold = queryState.threshold
+        defer {
+            stream.reset()
+            threshold.value = -.infinity
         }
-        /// Adds the row if visible and passing the filters; true when the page is full and one
-        /// more match exists. `order` is the row's place in its group when it is not its own
-        /// hint (`Self.beyondWindow` for a match older than its group's window).
-        func take(_ row: Int64, score: Double, pass: Int, order: Double? = nil) throws(SQLiteError) -> Bool {
-            check.bind(1, row)
-            defer { sqlite3Reset(check) }
-            guard try check.step() else { return false }
-            let hint = order ?? check.double(6)
-            if seen(pass, score, hint, row) { return false }
-            if results.count == limit { return true }
-            results.append(result(check, score: score))
-            last = .ranked(pass: pass, score: score, hint: hint, row: row)
-            return false
-        }
-        let hinted = try hasRankingHints()
-        for pass in (hasPrefixPass ? [0, 1] : [0]) {
+        let statistics = try rankStatistics()
+        var picked: [(entry: Ranked, pass: Int)] = []
+        for pass in (hasPrefixPass ? [0, 1] : [0]) where picked.count <= limit {
             if let start, pass < start.pass { continue }
             let prefix = pass == 1
-            let exclusion = prefix ? " NOT (" + FullText.conjunction(units, prefix: false) + ")" : ""
-            var possible: [UInt8] = []
-            for unit in units { possible.append(try possibleColumns(unit, prefix: prefix)) }
-            if let groups = Ranking.groups(units, possible: possible, prefix: prefix) {
-                let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
-                for group in groups {
-                    if let start, start.pass == pass, group.score > start.score { continue }
-                    let expression = "(" + group.expression + ")" + exclusion
-                    if hinted {
-                        var resume: (hint: Double, row: Int64)? = nil
-                        if let start, start.pass == pass, group.score == start.score { resume = (start.hint, start.row) }
-                        if try hintedGroup(expression, score: group.score, pass: pass, resume: resume, take: take) {
-                            return QueryPage(results: results, nextCursor: last?.encoded)
-                        }
+            let after = start.flatMap { $0.pass == pass ? $0.entry : nil }
+            var counts: [Int] = []
+            for unit in units { counts.append(try documentFrequency(unit, prefix: prefix)) }
+            // The prefix pass leaves out the whole-word pass's matches, unless a word is in no row.
+            var excluding = prefix
+            for unit in units where excluding { excluding = try documentFrequency(unit, prefix: false) > 0 }
+            let exclusion = excluding ? " NOT (" + FullText.conjunction(units, prefix: false) + ")" : ""
+            let capacity = limit + 1 - picked.count
+            let match = "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion
+            let arguments = Ranking.arguments(rows: statistics.rows, average: statistics.average, counts: counts)
+            func lookUp(_ row: Int64, _ score: Double) throws(SQLiteError) -> Ranked? {
+                check.rewind()
+                check.bind(1, row)
+                guard try check.step() else { return nil }
+                let entry = Ranked(row: row, score: score, hint: check.double(0), bundle: check.text(1) ?? "", uid: check.text(2) ?? "")
+                if let after, !after.precedes(entry) { return nil }
+                return entry
+            }
+            // Common words: through their rank lists (RankLists.swift), when they have them.
+            threshold.value = -.infinity
+            let rarities = counts.map { Ranking.rarity(rows: Double(statistics.rows), matching: Double($0)) }
+            if let listed = try bestFromRankLists(units, prefix: prefix, excluding: excluding, counts: counts, rarities: rarities,
+                                                  capacity: capacity, match: match, arguments: arguments, lookUp: lookUp) {
+                picked += listed.map { ($0, pass) }
+                continue
+            }
+            // Best first; at most `capacity`.
+            var best: [Ranked] = []
+            best.reserveCapacity(min(capacity, 1024))
+            stream.reset()
+            stream.bind(1, match)
+            stream.bind(2, blob: arguments)
+            // Matches that tie with the worst kept score once the page is full: not looked up
+            // yet (row ids only); resolved at the end if that score is still the page's last.
+            var tied: [Int64] = []
+            while try stream.step() {
+                guard !stream.isNull(1) else { continue }
+                let score = stream.double(1)
+                if let after, score > after.score { continue }
+                if best.count == capacity, let worst = best.last {
+                    if score < worst.score { continue }
+                    if score == worst.score {
+                        tied.append(stream.int64(0))
                         continue
                     }
-                    var below = Int64.max
-                    if let start, start.pass == pass, group.score == start.score { below = start.row }
-                    stream.reset()
-                    stream.bind(1, expression)
-                    stream.bind(2, below)
-                    while try stream.step() {
-                        if try take(stream.int64(0), score: group.score, pass: pass) {
-                            stream.reset()
-                            return QueryPage(results: results, nextCursor: last?.encoded)
-                        }
-                    }
-                    stream.reset()
                 }
-            } else {
-                // Too many score groups to walk: one pass over every match, scored by column.
-                let all = try statement("""
-                    SELECT items_fts.rowid, reindex_rank(items_fts, ?2) AS s, IFNULL(i.ranking_hint, 0) AS h
-                    FROM items_fts JOIN items i ON i.id = items_fts.rowid
-                    WHERE items_fts MATCH ?1 ORDER BY s DESC, h DESC, items_fts.rowid DESC
-                    """)
-                all.bind(1, "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion)
-                all.bind(2, units.count)
-                while try all.step() {
-                    if try take(all.int64(0), score: all.double(1), pass: pass) {
-                        all.reset()
-                        return QueryPage(results: results, nextCursor: last?.encoded)
-                    }
+                guard let entry = try lookUp(stream.int64(0), score) else { continue }
+                Self.insert(entry, into: &best)
+                if best.count > capacity {
+                    let dropped = best.removeLast()
+                    if let worst = best.last, worst.score == dropped.score { tied.append(dropped.row) } else { tied.removeAll() }
                 }
-                all.reset()
+                if best.count == capacity, let worst = best.last { threshold.value = worst.score }
+            }
+            stream.reset()
+            threshold.value = -.infinity
+            if !tied.isEmpty, let worst = best.last {
+                // The page's last score is shared by more matches than fit: order the whole tie.
+                let boundary = worst.score
+                tied += best.filter { $0.score == boundary }.map(\.row)
+                best.removeAll { $0.score == boundary }
+                let wanted = capacity - best.count
+                for entry in try resolveTie(tied, score: boundary, wanted: wanted, lookUp: lookUp) { Self.insert(entry, into: &best) }
+            }
+            picked += best.map { ($0, pass) }
+        }
+        let fetch = try statement("""
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id
+            FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen WHERE i.id = ?1
+            """)
+        var results: [SearchResult] = []
+        for choice in picked.prefix(limit) {
+            fetch.reset()
+            fetch.bind(1, choice.entry.row)
+            if try fetch.step() { results.append(result(fetch, score: choice.entry.score)) }
+        }
+        fetch.reset()
+        guard picked.count > limit, let last = picked.prefix(limit).last else { return QueryPage(results: results, nextCursor: nil) }
+        let next = Cursor.relevance(pass: last.pass, score: last.entry.score, hint: last.entry.hint, bundle: last.entry.bundle, uid: last.entry.uid)
+        return QueryPage(results: results, nextCursor: next.encoded)
+    }
+
+    /// Inserts `entry` into `list` (best first) in order.
+    static func insert(_ entry: Ranked, into list: inout [Ranked]) {
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle].precedes(entry) { low = middle + 1 } else { high = middle }
+        }
+        list.insert(entry, at: low)
+    }
+
+    /// The first `wanted` of the matches `rows` (all of score `score`) in relevance order —
+    /// hint, then bundle and identifier — that are visible, pass the filters and come after the
+    /// cursor (`lookUp` tells, nil otherwise). A few are looked up one by one; many are found
+    /// in the index's own orders instead of each being looked up: the items with a nonzero hint
+    /// through `items_ranking_hint`, then the others by walking each bundle's live items in
+    /// identifier order (the unique index) until enough of them are among `rows`.
+    fileprivate func resolveTie(_ rows: [Int64], score: Double, wanted: Int,
+                                lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked] {
+        guard wanted > 0 else { return [] }
+        if rows.count <= 256 {
+            var all: [Ranked] = []
+            for row in rows { if let entry = try lookUp(row, score) { all.append(entry) } }
+            return Array(all.sorted { $0.precedes($1) }.prefix(wanted))
+        }
+        let members = Set(rows)
+        // Hinted items (the partial index holds only nonzero hints).
+        var hinted: [Ranked] = []
+        let withHint = try statement("SELECT id FROM items WHERE ranking_hint != 0")
+        var hintedRows: [Int64] = []
+        while try withHint.step() { if members.contains(withHint.int64(0)) { hintedRows.append(withHint.int64(0)) } }
+        withHint.reset()
+        for row in hintedRows { if let entry = try lookUp(row, score), entry.hint != 0 { hinted.append(entry) } }
+        hinted.sort { $0.precedes($1) }
+        var result = Array(hinted.filter { $0.hint > 0 }.prefix(wanted))
+        guard result.count < wanted else { return result }
+        // Hint 0: bundles by key, each one's live items by identifier.
+        let bundles = try statement("SELECT key, live_gen FROM bundles ORDER BY key")
+        var live: [(key: String, gen: Int64)] = []
+        while try bundles.step() { live.append((bundles.text(0) ?? "", bundles.int64(1))) }
+        bundles.reset()
+        let walk = try statement("SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 ORDER BY uid")
+        defer { walk.reset() }
+        outer: for bundle in live {
+            walk.reset()
+            walk.bind(1, bundle.key)
+            walk.bind(2, bundle.gen)
+            while try walk.step() {
+                let row = walk.int64(0)
+                guard members.contains(row), let entry = try lookUp(row, score), entry.hint == 0 else { continue }
+                result.append(entry)
+                if result.count == wanted { break outer }
             }
         }
-        return QueryPage(results: results, nextCursor: nil)
-    }
-
-    /// With hints in the index, the newest this many matches of a score group are ordered by
-    /// hint; the group's older matches follow, newest first (docs/QUERIES.md, "Relevance").
-    static let hintWindow = 200
-    /// The place in its group of a match older than the group's window: after every match of
-    /// the window, whatever its hint (hints are finite JSON numbers), and among these by row.
-    static let beyondWindow = -Double.greatestFiniteMagnitude
-
-    /// Whether any item has a nonzero rankingHint (one lookup in `items_ranking_hint`); when
-    /// none has, groups are read newest first straight from the full-text index.
-    func hasRankingHints() throws(SQLiteError) -> Bool {
-        let any = try statement("SELECT 1 FROM items WHERE ranking_hint != 0 LIMIT 1")
-        defer { any.reset() }
-        return try any.step()
-    }
-
-    /// One score group when the index holds hints: its newest `hintWindow` matches (before
-    /// the filters) ordered by hint, highest first, then newest first; then its older matches,
-    /// newest first. A cursor past the window (`resume` with `beyondWindow`) goes straight to
-    /// the rows below it, so a deep page does not read the window again. True when the page
-    /// is full.
-    fileprivate func hintedGroup(_ expression: String, score: Double, pass: Int, resume: (hint: Double, row: Int64)?,
-                             take: (Int64, Double, Int, Double?) throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
-        let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
-        defer { stream.reset() }
-        var below = Int64.max
-        if let resume, resume.hint == Self.beyondWindow {
-            below = resume.row
-        } else {
-            stream.reset()
-            stream.bind(1, expression)
-            stream.bind(2, Int64.max)
-            var window: [Int64] = []
-            while window.count < Self.hintWindow, try stream.step() { window.append(stream.int64(0)) }
-            stream.reset()
-            let hintOf = try statement("SELECT IFNULL(ranking_hint, 0) FROM items WHERE id = ?1")
-            var ordered: [(row: Int64, hint: Double)] = []
-            ordered.reserveCapacity(window.count)
-            for row in window {
-                hintOf.reset()
-                hintOf.bind(1, row)
-                ordered.append((row, try hintOf.step() ? hintOf.double(0) : 0))
-            }
-            hintOf.reset()
-            ordered.sort { $0.hint != $1.hint ? $0.hint > $1.hint : $0.row > $1.row }
-            for entry in ordered where try take(entry.row, score, pass, entry.hint) { return true }
-            guard window.count == Self.hintWindow, let oldest = window.last else { return false }
-            below = oldest
-        }
-        stream.reset()
-        stream.bind(1, expression)
-        stream.bind(2, below)
-        while try stream.step() {
-            if try take(stream.int64(0), score, pass, Self.beyondWindow) { return true }
-        }
-        return false
-    }
-
-    fileprivate func sqlite3Reset(_ s: SQLiteStatement) {
-        // Keeps the bindings (the filters) and rewinds the statement.
-        s.rewind()
+        walk.reset()
+        if result.count < wanted { result += hinted.filter { $0.hint < 0 }.prefix(wanted - result.count) }
+        return result
     }
 }

@@ -166,6 +166,13 @@ package final class SQLiteStatement {
 
     package func bind(_ index: Int32, _ value: Int?) { bind(index, value.map(Int64.init)) }
 
+    /// Binds bytes as a blob.
+    package func bind(_ index: Int32, blob: [UInt8]) {
+        blob.withUnsafeBytes { raw in
+            _ = sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transient)
+        }
+    }
+
     package func bind(_ index: Int32, _ value: Double?) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         sqlite3_bind_double(handle, index, value)
@@ -201,6 +208,12 @@ package final class SQLiteStatement {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// A TEXT column's bytes as SQLite holds them, valid until the next step or reset; nil for NULL.
+    func withText<R>(_ column: Int32, _ body: (UnsafePointer<UInt8>, Int) -> R) -> R? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return body(pointer, Int(sqlite3_column_bytes(handle, column)))
     }
 
     /// A BLOB column's bytes (empty for NULL or an empty BLOB).

@@ -181,5 +181,21 @@ enum Schema {
             last_request INTEGER NOT NULL DEFAULT 0
         );
         """,
+        // 9: rank lists (Store/RankLists.swift): for each common word or prefix searched, its
+        // items in relevance order down to a boundary (`rank_lists.last_*`; NULL: the list holds
+        // every item of the word), kept by every write; and the average length the score uses,
+        // pinned while the lists are made for it.
+        """
+        CREATE TABLE rank_statistics(average REAL NOT NULL);
+        CREATE TABLE rank_lists(
+            key TEXT PRIMARY KEY,
+            last_impact REAL, last_hint REAL, last_bundle TEXT, last_uid TEXT, last_item INTEGER
+        ) WITHOUT ROWID;
+        CREATE TABLE rank_entries(
+            list TEXT NOT NULL, impact REAL NOT NULL, hint REAL NOT NULL, bundle TEXT NOT NULL, uid TEXT NOT NULL, item INTEGER NOT NULL,
+            PRIMARY KEY(list, impact DESC, hint DESC, bundle, uid, item)
+        ) WITHOUT ROWID;
+        CREATE INDEX rank_entries_item ON rank_entries(item);
+        """,
     ]
 }

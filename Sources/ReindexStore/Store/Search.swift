@@ -7,7 +7,8 @@ public struct SearchResult: Sendable, Equatable {
     public var uniqueIdentifier: String
     public var domainIdentifier: String?
     public var expiration: Double?
-    /// Relevance, higher is better (the negated bm25 rank); nil for listings.
+    /// Relevance, higher is better (BM25F on SQLite, the field score on PostgreSQL;
+    /// docs/QUERIES.md, "Relevance"); nil for listings.
     public var score: Double?
     public var attributes: JSONValue
     /// Where the query's words were found, marked (queries with words only).
@@ -81,6 +82,7 @@ extension IndexStore {
         options.now = now
         let q = PreparedQuery(plan: wordsPlan(text), options: options, now: now)
         guard !q.plan.units.isEmpty else { return [] }
+        defer { makeWantedRankLists() }
         return try read { () throws(SQLiteError) in try run(q).results }
     }
 

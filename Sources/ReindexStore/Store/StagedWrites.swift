@@ -130,6 +130,7 @@ public final class StagedWrites {
     private func begin() throws(SQLiteError) {
         guard !groupOpen else { return }
         try store.connection.execute("BEGIN IMMEDIATE")
+        store.queryState.upkeep.fresh = false
         groupOpen = true
         groupStarted = Clock.monotonic()
         groupCount = 0
@@ -206,6 +207,7 @@ public final class StagedWrites {
             let remove = try store.statement("DELETE FROM items_fts WHERE rowid = ?1")
             remove.bind(1, rowID)
             try remove.run()
+            try store.forgetRankedItem(rowID)
             try store.deleteAttributeText(item: rowID)
             if !typedNames.isEmpty { try store.deleteTypedAttributes(item: rowID) }
         }
@@ -219,6 +221,7 @@ public final class StagedWrites {
             item.withField(field) { fts.bindText(Int32(n + 2), $0) }
         }
         try fts.run()
+        try store.noteFullTextRow(rowID)
         if !searchableNames.isEmpty || !typedNames.isEmpty { try writeCustomAttributes(item, rowID: rowID) }
         counts.put += 1
         try operationDone()

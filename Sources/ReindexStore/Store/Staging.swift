@@ -125,6 +125,7 @@ extension IndexStore {
             fts.bind(1, restored)
             for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
+            try noteFullTextRow(restored)
             try restoreAttributeText(row[10], item: restored)
             try restoreTypedAttributes(row[11], item: restored)
             try fillFilterColumns(item: restored)

@@ -197,6 +197,9 @@ extension PostgresStore {
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
         let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
         let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
+        if case .relevance? = cursor {
+            throw ReindexError(.invalidData, "cursor: it continues a page of a SQLite index, this index is PostgreSQL; \(Cursor.again)")
+        }
         var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
         // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's

@@ -1,0 +1,536 @@
+import CSQLite
+import ReindexProtocol
+
+// Rank lists: the first page of a common word without reading every item that holds it.
+//
+// A search's score (Query/Ranking.swift) sums, over the query's units, the unit's rarity times its
+// *impact* in the item — its weighted frequency saturated and normalised by the item's length. A
+// word in 100,000 items would have all 100,000 read to find the best 20. So for a word (or a
+// prefix) that more than `RankLists.commonWords` rows hold, the index keeps a *rank list*: its
+// items in relevance order — impact (highest first), then rankingHint (highest first), bundle and
+// identifier — from the best down to a *boundary* entry, `RankLists.size` long when made. The
+// rule every write keeps (`noteFullTextRow`): **every item whose order for the word precedes the
+// boundary is in the list.** So the best items of a word are its list's first entries, and a
+// query of several common words reads their lists side by side (Fagin's threshold algorithm):
+// each item met is scored exactly, and reading stops when the page's last item comes before the
+// best any item not met yet could be (the sum of the impacts last read, and, on a tie, the
+// latest tie order last read). Lists are made by the first search that needs one (after its own
+// full read, in a short write transaction of its own that never waits for a writer), and kept up
+// by every write after that; an item's entries go with it.
+//
+// Impacts depend on the average item length, so the score uses the average *pinned* in
+// `rank_statistics` when the first list was made, taken again (and every list dropped, to be
+// made anew) when the full-text index's own average moves from it by more than a fifth.
+
+enum RankLists {
+    /// Entries a list is made with: enough for a page whose filters pass one item in a hundred.
+    static let size = 4_000
+    /// A unit matching at most this many rows is read in full (cheaply); above, through its list.
+    static let commonWords = 2_000
+    /// How far the index's average length may move from the pinned one before it is pinned again.
+    static let drift = 0.2
+    /// List entries read for one page of one word before a full read is the better way.
+    static let maximumDepth = 20_000
+    /// The same for several words: when the best items of each rarely hold the others (words
+    /// found together less often than apart), the lists cannot prove a page soon, and a full read
+    /// of the items holding them all costs less than scoring the lists' items one by one.
+    static let maximumDepthOfSeveral = 512
+}
+
+/// A list entry, or a boundary: an item's place in a word's relevance order.
+struct RankEntry {
+    var impact: Double
+    var hint: Double
+    var bundle: String
+    var uid: String
+    var item: Int64
+
+    func precedes(_ other: RankEntry) -> Bool {
+        if impact != other.impact { return impact > other.impact }
+        if hint != other.hint { return hint > other.hint }
+        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+        if uid != other.uid { return uid.utf8.lexicographicallyPrecedes(other.uid.utf8) }
+        return item < other.item
+    }
+
+    /// Whether `self` comes before `other` among items of equal score: rankingHint, then bundle
+    /// and identifier.
+    func tiePrecedes(_ other: RankEntry) -> Bool {
+        if hint != other.hint { return hint > other.hint }
+        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
+        return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
+    }
+}
+
+/// What a writing connection knows of the rank lists: read again in each write transaction in
+/// which another connection has committed since (`PRAGMA data_version`).
+final class RankUpkeep {
+    /// Checked in the current write transaction.
+    var fresh = false
+    var stamp: Int64 = -1
+    var average = 1.0
+    /// Each list's boundary (nil: the list holds every item of its word).
+    var lists: [String: RankEntry?] = [:]
+    /// The lists' words, to find them in a written row's tokens.
+    var table = RankKeyTable(keys: [])
+    /// Lists the searches of this connection wanted and did not find: key → full-text phrase.
+    var wanted: [String: String] = [:]
+    /// The pinned average has moved too far: pin it again after the read.
+    var repin = false
+    /// `RankLists.size` and `.commonWords` for this connection (smaller in tests).
+    var size = RankLists.size
+    var commonWords = RankLists.commonWords
+}
+
+extension IndexStore {
+    // MARK: Statistics
+
+    /// The full-text index's rows and its average length in tokens, from FTS5's own record of
+    /// them (the "averages" row of `items_fts_data`).
+    func fullTextTotals() throws(SQLiteError) -> (rows: Int64, average: Double) {
+        let select = try statement("SELECT block FROM items_fts_data WHERE id = 1")
+        defer { select.reset() }
+        guard try select.step() else { return (0, 1) }
+        let bytes = select.bytes(0)
+        var offset = 0
+        func varint() -> Int64 {
+            var value: UInt64 = 0
+            for n in 0..<9 {
+                guard offset < bytes.count else { break }
+                let byte = bytes[offset]
+                offset += 1
+                if n == 8 { value = value << 8 | UInt64(byte); break }
+                value = value << 7 | UInt64(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            return Int64(bitPattern: value)
+        }
+        let rows = varint()
+        var tokens: Int64 = 0
+        for _ in AttributeSchema.searched { tokens += varint() }
+        return (rows, rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1)
+    }
+
+    /// The rows `N` and the average length the score uses: the pinned one if any
+    /// (`rank_statistics`), else the index's own. Notes when the pinned one has moved too far.
+    func rankStatistics() throws(SQLiteError) -> (rows: Int64, average: Double, pinned: Bool) {
+        let live = try fullTextTotals()
+        let select = try statement("SELECT average FROM rank_statistics")
+        defer { select.reset() }
+        guard try select.step() else { return (live.rows, live.average, false) }
+        let pinned = select.double(0)
+        if abs(live.average / pinned - 1) > RankLists.drift { queryState.upkeep.repin = true }
+        return (live.rows, pinned, true)
+    }
+
+    /// The rank list key of `unit` in a pass: `=` and the word's one token, or `*` and the
+    /// prefix's; nil when the unit is not one token of every attribute.
+    func rankKey(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> String? {
+        guard unit.columns == QueryPlan.allColumns else { return nil }
+        let tokens = try fullTextTokenizer().tokens(of: unit.text)
+        guard tokens.count == 1 else { return nil }
+        return (unit.starred || (prefix && unit.prefixable) ? "*" : "=") + tokens[0]
+    }
+
+    // MARK: Reading
+
+    /// The best `capacity` matches of one pass (in relevance order) read through the units' rank
+    /// lists, or nil when that is not the way: a unit that is rare (read in full, cheaply), not
+    /// one token, or without a list yet (then wanted, for `makeWantedRankLists`), or lists that
+    /// run out before the page is proven.
+    ///
+    /// `match` is the pass's full-text query (`excluding`: it leaves out the whole-word pass's
+    /// matches); `arguments` `reindex_rank`'s; `lookUp` looks an item up (live, unexpired,
+    /// passing the filters, after the cursor) with its score.
+    func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, excluding: Bool, counts: [Int], rarities: [Double], capacity: Int,
+                           match: String, arguments: [UInt8],
+                           lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked]? {
+        guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
+        var keys: [String] = []
+        for unit in units {
+            guard let key = try rankKey(unit, prefix: prefix) else { return nil }
+            keys.append(key)
+        }
+        // Each list's boundary.
+        let boundarySelect = try statement("SELECT last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists WHERE key = ?1")
+        var boundaries: [RankEntry?] = []
+        var missing = false
+        for (n, key) in keys.enumerated() {
+            boundarySelect.reset()
+            boundarySelect.bind(1, key)
+            guard try boundarySelect.step() else {
+                queryState.upkeep.wanted[key] = FullText.phrase(units[n], prefix: prefix, columns: QueryPlan.allColumns)
+                missing = true
+                continue
+            }
+            boundaries.append(boundarySelect.isNull(0) ? nil : RankEntry(
+                impact: boundarySelect.double(0), hint: boundarySelect.double(1),
+                bundle: boundarySelect.text(2) ?? "", uid: boundarySelect.text(3) ?? "", item: boundarySelect.int64(4)))
+        }
+        boundarySelect.reset()
+        guard !missing else { return nil }
+        // One statement per list, read as far as needed.
+        var readers: [SQLiteStatement] = []
+        for key in keys {
+            let reader = try connection.prepare("SELECT impact, hint, bundle, uid, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
+            reader.bind(1, key)
+            readers.append(reader)
+        }
+        // Scoring one item exactly, for a query whose score the lists alone do not give.
+        let exact = try statement("SELECT reindex_rank(items_fts, ?2) FROM items_fts WHERE items_fts MATCH ?1 AND rowid = ?3")
+        exact.bind(1, match)
+        exact.bind(2, blob: arguments)
+        defer { exact.reset() }
+        // One word's score is its rarity times the impact its list keeps; several words', or an
+        // item the pass may leave out, are read from the full-text index.
+        let fromListAlone = units.count == 1 && !excluding
+        var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
+        var exhausted = Array(repeating: false, count: keys.count)
+        var seen = Set<Int64>()
+        var best: [Ranked] = []
+        var depth = 0
+        let maximumDepth = units.count == 1 ? RankLists.maximumDepth : RankLists.maximumDepthOfSeveral
+        while depth < maximumDepth {
+            for (n, reader) in readers.enumerated() where !exhausted[n] {
+                for _ in 0..<8 {
+                    guard try reader.step() else {
+                        exhausted[n] = true
+                        if let boundary = boundaries[n] { last[n] = boundary }
+                        break
+                    }
+                    depth += 1
+                    let entry = RankEntry(impact: reader.double(0), hint: reader.double(1), bundle: reader.text(2) ?? "",
+                                          uid: reader.text(3) ?? "", item: reader.int64(4))
+                    last[n] = entry
+                    guard seen.insert(entry.item).inserted else { continue }
+                    let score: Double
+                    if fromListAlone {
+                        var sum = 0.0
+                        sum += rarities[0] * entry.impact
+                        score = sum
+                    } else {
+                        exact.rewind()
+                        exact.bind(3, entry.item)
+                        guard try exact.step(), !exact.isNull(0) else { continue }
+                        score = exact.double(0)
+                    }
+                    guard let ranked = try lookUp(entry.item, score) else { continue }
+                    IndexStore.insert(ranked, into: &best)
+                    if best.count > capacity { best.removeLast() }
+                }
+            }
+            // The best an item not met yet can be.
+            if best.count == capacity, let worst = best.last, last.allSatisfy({ $0 != nil }) {
+                var bound = 0.0
+                var latest: RankEntry? = nil
+                for (n, entry) in last.enumerated() {
+                    guard let entry else { continue }
+                    bound += rarities[n] * entry.impact
+                    if latest.map({ $0.tiePrecedes(entry) }) ?? true { latest = entry }
+                }
+                if let latest {
+                    let frontier = Ranked(row: latest.item, score: bound, hint: latest.hint, bundle: latest.bundle, uid: latest.uid)
+                    if !frontier.precedes(worst) { return best }
+                }
+            }
+            if exhausted.allSatisfy({ $0 }) {
+                // A list that holds every item of its word has been read whole.
+                return boundaries.contains(where: { $0 == nil }) ? best : nil
+            }
+        }
+        return nil
+    }
+
+    // MARK: Making
+
+    /// Makes the rank lists this connection's searches wanted, and pins the average length again
+    /// if it moved: in one short write transaction that does not wait for a writer (busy, or an
+    /// index opened read-only: the searches go on reading in full).
+    func makeWantedRankLists() {
+        let upkeep = queryState.upkeep
+        guard !upkeep.wanted.isEmpty || upkeep.repin, !connection.isInTransaction else { return }
+        let wanted = upkeep.wanted
+        upkeep.wanted.removeAll()
+        upkeep.repin = false
+        connection.setBusyTimeout(milliseconds: 0)
+        defer { connection.setBusyTimeout(milliseconds: busyTimeout) }
+        try? within("BEGIN IMMEDIATE") { () throws(SQLiteError) in
+            let average = try pinnedAverage()
+            for (key, phrase) in wanted.sorted(by: { $0.key < $1.key }) { try makeRankList(key, phrase: phrase, average: average) }
+        }
+        upkeep.stamp = -1
+    }
+
+    /// The pinned average length, pinned now if there is none or it moved by more than
+    /// `RankLists.drift` (dropping every list, made for the old one).
+    private func pinnedAverage() throws(SQLiteError) -> Double {
+        let live = try fullTextTotals().average
+        let select = try statement("SELECT average FROM rank_statistics")
+        let pinned = try select.step() ? select.double(0) : nil
+        select.reset()
+        if let pinned, abs(live / pinned - 1) <= RankLists.drift { return pinned }
+        try connection.execute("DELETE FROM rank_entries; DELETE FROM rank_lists; DELETE FROM rank_statistics;")
+        let insert = try statement("INSERT INTO rank_statistics(average) VALUES(?1)")
+        insert.bind(1, live)
+        try insert.run()
+        return live
+    }
+
+    /// Makes one list from a full read of its word's matches, unless it exists.
+    private func makeRankList(_ key: String, phrase: String, average: Double) throws(SQLiteError) {
+        let exists = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
+        exists.bind(1, key)
+        let found = try exists.step()
+        exists.reset()
+        guard !found else { return }
+        let select = try statement("""
+            SELECT items_fts.rowid, reindex_impact(items_fts, ?2) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+            ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
+            """)
+        select.bind(1, phrase)
+        select.bind(2, average)
+        select.bind(3, queryState.upkeep.size)
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        var last: RankEntry? = nil
+        var count = 0
+        while try select.step() {
+            let entry = RankEntry(impact: select.double(1), hint: select.double(2), bundle: select.text(3) ?? "", uid: select.text(4) ?? "", item: select.int64(0))
+            try insertEntry(insert, key, entry)
+            last = entry
+            count += 1
+        }
+        select.reset()
+        let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        list.bind(1, key)
+        // Fewer than a list's size: the list holds every item of its word (no boundary).
+        let boundary = count < queryState.upkeep.size ? nil : last
+        list.bind(2, boundary?.impact)
+        list.bind(3, boundary?.hint)
+        list.bind(4, boundary?.bundle)
+        list.bind(5, boundary?.uid)
+        list.bind(6, boundary?.item)
+        try list.run()
+    }
+
+    private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(SQLiteError) {
+        insert.reset()
+        insert.bind(1, key)
+        insert.bind(2, entry.impact)
+        insert.bind(3, entry.hint)
+        insert.bind(4, entry.bundle)
+        insert.bind(5, entry.uid)
+        insert.bind(6, entry.item)
+        try insert.run()
+    }
+
+    // MARK: Keeping them
+
+    /// The rank lists as the current write transaction sees them.
+    private func rankUpkeep() throws(SQLiteError) -> RankUpkeep {
+        let upkeep = queryState.upkeep
+        guard !upkeep.fresh else { return upkeep }
+        let version = try connection.scalar("PRAGMA data_version") ?? 0
+        if version != upkeep.stamp || upkeep.stamp < 0 {
+            upkeep.lists.removeAll()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists")
+            while try lists.step() {
+                let key = lists.text(0) ?? ""
+                upkeep.lists[key] = lists.isNull(1) ? .some(nil) : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))
+            }
+            lists.reset()
+            upkeep.table = RankKeyTable(keys: Array(upkeep.lists.keys))
+            if !upkeep.lists.isEmpty {
+                let average = try statement("SELECT average FROM rank_statistics")
+                upkeep.average = try average.step() ? average.double(0) : 1
+                average.reset()
+            }
+            upkeep.stamp = version
+        }
+        upkeep.fresh = true
+        return upkeep
+    }
+
+    /// Keeps the rank lists' rule for a full-text row just written (inserted, or written again):
+    /// its entry goes into each list of a word it holds whose boundary it precedes. The row is
+    /// split by the full-text index's own tokenizer and its tokens are matched to the lists' words
+    /// as bytes (`RankKeyTable`), without making strings of them.
+    func noteFullTextRow(_ row: Int64) throws(SQLiteError) {
+        let upkeep = try rankUpkeep()
+        guard !upkeep.lists.isEmpty else { return }
+        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        texts.bind(1, row)
+        defer { texts.reset() }
+        guard try texts.step() else { return }
+        let tokenizer = try fullTextTokenizer()
+        let table = upkeep.table
+        table.startRow()
+        let context = Unmanaged.passUnretained(table).toOpaque()
+        for column in AttributeSchema.searched.indices {
+            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
+        }
+        guard !table.touched.isEmpty else { return }
+        let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
+        item.bind(1, row)
+        defer { item.reset() }
+        guard try item.step() else { return }
+        let hint = item.double(0), bundle = item.text(1) ?? "", uid = item.text(2) ?? ""
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        for index in table.touched {
+            let key = table.names[index]
+            let entry = RankEntry(impact: Ranking.impact(table.frequencies[index], length: Double(table.length), average: upkeep.average),
+                                  hint: hint, bundle: bundle, uid: uid, item: row)
+            if case .some(.some(let boundary)) = upkeep.lists[key], !entry.precedes(boundary) { continue }
+            try insertEntry(insert, key, entry)
+        }
+    }
+
+    /// Drops the list entries of the items matching `condition` (as `deleteItems` takes it),
+    /// before they go.
+    func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        // By the items' ids (`rank_entries_item`): a sweep deletes a generation in chunks, and
+        // scanning every entry per chunk would cost the lists' size each time.
+        let forget = try statement("DELETE FROM rank_entries WHERE item IN (SELECT id FROM items WHERE \(condition))")
+        bind(forget)
+        try forget.run()
+    }
+
+    /// Drops the list entries of one item, about to be written again.
+    func forgetRankedItem(_ row: Int64) throws(SQLiteError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        let forget = try statement("DELETE FROM rank_entries WHERE item = ?1")
+        forget.bind(1, row)
+        try forget.run()
+    }
+}
+
+extension IndexStore {
+    /// What is wrong with the rank lists, from a full read of each list's word: an item that
+    /// precedes the boundary but is not in the list, an entry whose impact is not the item's, or
+    /// an entry of an item that no longer exists. Part of `check` (not `--quick`).
+    func rankListProblems() throws(SQLiteError) -> [String] {
+        try read { () throws(SQLiteError) -> [String] in
+            try prepareQueries()
+            var problems: [String] = []
+            let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
+            if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
+            let select = try statement("SELECT average FROM rank_statistics")
+            let average = try select.step() ? select.double(0) : nil
+            select.reset()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists ORDER BY key")
+            var all: [(key: String, boundary: RankEntry?)] = []
+            while try lists.step() {
+                all.append((lists.text(0) ?? "", lists.isNull(1) ? nil : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))))
+            }
+            lists.reset()
+            guard !all.isEmpty else { return problems }
+            guard let average else { return problems + ["rank lists exist without the average length they were made for"] }
+            let entries = try statement("SELECT item, impact FROM rank_entries WHERE list = ?1")
+            let matches = try statement("""
+                SELECT items_fts.rowid, reindex_impact(items_fts, ?2), IFNULL(i.ranking_hint, 0), i.bundle, i.uid
+                FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+                """)
+            for list in all {
+                entries.reset()
+                entries.bind(1, list.key)
+                var impacts: [Int64: Double] = [:]
+                while try entries.step() { impacts[entries.int64(0)] = entries.double(1) }
+                entries.reset()
+                let word = String(list.key.dropFirst())
+                matches.reset()
+                matches.bind(1, FullText.quoted(word) + (list.key.hasPrefix("*") ? "*" : ""))
+                matches.bind(2, average)
+                var missing = 0, wrong = 0
+                while try matches.step() {
+                    let entry = RankEntry(impact: matches.double(1), hint: matches.double(2), bundle: matches.text(3) ?? "", uid: matches.text(4) ?? "", item: matches.int64(0))
+                    if let kept = impacts[entry.item] {
+                        if kept != entry.impact { wrong += 1 }
+                    } else if list.boundary.map({ entry.precedes($0) }) ?? true {
+                        missing += 1
+                    }
+                }
+                matches.reset()
+                if missing > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") misses \(missing) item(s) it should hold") }
+                if wrong > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") gives \(wrong) item(s) an impact they do not have") }
+            }
+            return problems
+        }
+    }
+}
+
+/// The lists' words (`=word`) and prefixes (`*prefix`) by a hash of their bytes, and what one
+/// row's tokens add up to: its length and each word's weighted frequency. The tokenizer's
+/// callback (`token`) hashes each token once, byte by byte, looking up a prefix at each length a
+/// prefix has and the whole word at its end.
+final class RankKeyTable {
+    let names: [String]
+    private let bytes: [[UInt8]]
+    private var whole: [UInt64: [Int]] = [:]
+    private var prefixes: [UInt64: [Int]] = [:]
+    /// `hasPrefix[n]`: some prefix is `n` bytes long.
+    private var hasPrefix: [Bool] = []
+    // One row.
+    var weight = 0.0
+    var length = 0
+    var frequencies: [Double]
+    var touched: [Int] = []
+
+    init(keys: [String]) {
+        names = keys
+        bytes = keys.map { Array($0.utf8.dropFirst()) }
+        frequencies = Array(repeating: 0, count: keys.count)
+        for (index, key) in keys.enumerated() {
+            let hash = Self.hash(bytes[index])
+            if key.hasPrefix("*") {
+                prefixes[hash, default: []].append(index)
+                let n = bytes[index].count
+                if hasPrefix.count <= n { hasPrefix += Array(repeating: false, count: n + 1 - hasPrefix.count) }
+                hasPrefix[n] = true
+            } else {
+                whole[hash, default: []].append(index)
+            }
+        }
+    }
+
+    static func hash(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    func startRow() {
+        for index in touched { frequencies[index] = 0 }
+        touched.removeAll(keepingCapacity: true)
+        length = 0
+    }
+
+    private func add(_ candidates: [Int], _ token: UnsafePointer<UInt8>, _ count: Int) {
+        for index in candidates where bytes[index].count == count {
+            let same = count == 0 || bytes[index].withUnsafeBufferPointer { memcmp(UnsafeRawPointer($0.baseAddress!), UnsafeRawPointer(token), count) == 0 }
+            guard same else { continue }
+            if frequencies[index] == 0 { touched.append(index) }
+            frequencies[index] += weight
+        }
+    }
+
+    /// FTS5's `xToken` for `FullTextTokenizer.scan`, its context a `RankKeyTable`.
+    static let token: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?, Int32, Int32, Int32) -> Int32 = { context, _, token, count, _, _ in
+        guard let context, let token else { return SQLITE_OK }
+        let table = Unmanaged<RankKeyTable>.fromOpaque(context).takeUnretainedValue()
+        table.length += 1
+        let n = Int(count)
+        token.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for i in 0..<n {
+                hash = (hash ^ UInt64(bytes[i])) &* 0x100_0000_01b3
+                if i + 1 < table.hasPrefix.count, table.hasPrefix[i + 1], let candidates = table.prefixes[hash] { table.add(candidates, bytes, i + 1) }
+            }
+            if let candidates = table.whole[hash] { table.add(candidates, bytes, n) }
+        }
+        return SQLITE_OK
+    }
+}

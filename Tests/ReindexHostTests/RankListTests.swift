@@ -1,0 +1,120 @@
+import Foundation
+@testable import ReindexStore
+import ReindexProtocol
+import ReindexTestSupport
+import XCTest
+
+/// Rank lists (Store/RankLists.swift): a search that reads a common word's list returns exactly
+/// the pages a full read returns, before and after every kind of write.
+final class RankListTests: XCTestCase {
+    static let words = ["lantern", "river", "orchard", "summit", "comet", "harbour", "signal", "garden", "glass", "paper"]
+
+    /// Item `n` of a deterministic set: short and long titles and descriptions, repeated words,
+    /// a few hints, and identifiers whose order is not their writing order.
+    static func item(_ n: Int, salt: Int = 0) -> SearchableItem {
+        var x = UInt64(n * 7919 + salt * 104_729 + 17)
+        func next(_ bound: Int) -> Int {
+            x = x &* 6364136223846793005 &+ 1442695040888963407
+            return Int((x >> 33) % UInt64(bound))
+        }
+        let title = (0..<(1 + next(3))).map { _ in words[next(words.count)] }.joined(separator: " ")
+        let description = (0..<next(9)).map { _ in words[next(words.count)] }.joined(separator: " ")
+        let hint: Double? = n % 37 == 0 ? Double(n % 5) - 2 : nil
+        return SearchableItem(uniqueIdentifier: "i\((n * 7) % 1009)", attributes: .init(title: title, contentDescription: description, rankingHint: hint))
+    }
+
+    static let queries = words + ["lantern river", "comet garden", "glass paper summit", "la", "ri", "orchard si", "sum*", "lantern && rankingHint >= 0"]
+
+    /// Every page of `query`, `limit` at a time: identifiers and scores.
+    func pages(_ store: IndexStore, _ query: String, limit: Int = 7) throws -> [String] {
+        var options = QueryOptions(limit: limit)
+        var all: [String] = []
+        for _ in 0..<400 {
+            let page = try store.query(query, options: options)
+            all += page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+            guard let next = page.nextCursor, all.count < 60 else { return all }
+            options.after = next
+        }
+        return all
+    }
+
+    func assertAgree(_ listed: IndexStore, _ full: IndexStore, _ when: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        for query in Self.queries {
+            // Twice: the first search makes the lists it wants, the second reads them.
+            _ = try pages(listed, query)
+            XCTAssertEqual(try pages(listed, query), try pages(full, query), "\(query) \(when)", file: file, line: line)
+            XCTAssertEqual(try listed.search(query, limit: 25).map(\.uniqueIdentifier), try full.search(query, limit: 25).map(\.uniqueIdentifier),
+                           "search \(query) \(when)", file: file, line: line)
+        }
+    }
+
+    func testPagesReadThroughRankListsAreThePagesOfAFullReadThroughWritesUpdatesDeletesAndExpiry() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let path = directory + "/index.sqlite"
+        let listed = try IndexStore.open(path: path)
+        listed.queryState.upkeep.commonWords = 5
+        listed.queryState.upkeep.size = 12
+        let full = try IndexStore.open(path: path)
+        full.queryState.upkeep.commonWords = .max
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        let other = LocalIndex(store: listed, bundleIdentifier: "com.example.another")
+        try index.put((0..<300).map { Self.item($0) })
+        try other.put((300..<360).map { Self.item($0) })
+        try assertAgree(listed, full, "after the first writes")
+        let lists = try listed.connection.scalar("SELECT count(*) FROM rank_lists") ?? 0
+        XCTAssertGreaterThanOrEqual(lists, 10, "the searches made lists")
+        let entries = try listed.connection.scalar("SELECT count(*) FROM rank_entries") ?? 0
+
+        // New items, some better than every entry of their words' lists (one word, short).
+        try index.put((400..<460).map { n in
+            n % 3 == 0 ? SearchableItem(uniqueIdentifier: "new\(n)", attributes: .init(title: Self.words[n % Self.words.count])) : Self.item(n)
+        })
+        XCTAssertGreaterThan(try listed.connection.scalar("SELECT count(*) FROM rank_entries") ?? 0, entries, "writes kept the lists")
+        try assertAgree(listed, full, "after new items")
+        // Items written again with other words and hints, deleted, and expired.
+        try index.put((0..<80).map { n in
+            var item = Self.item(n, salt: 1)
+            item.uniqueIdentifier = Self.item(n).uniqueIdentifier
+            if n % 4 == 0 { item.attributes.rankingHint = 7 }
+            return item
+        })
+        try assertAgree(listed, full, "after items were written again")
+        _ = try index.delete(identifiers: (100..<200).map { Self.item($0).uniqueIdentifier })
+        try other.put([SearchableItem(uniqueIdentifier: "gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "lantern"))])
+        try assertAgree(listed, full, "after deletes and an expired item")
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)"), 0,
+                       "deleted items leave no entries")
+        // `check` reads each list's word in full and finds the lists as the rule wants them…
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        // …and says so when one is not: an entry gone, another with an impact its item does not have.
+        try listed.connection.execute("""
+            DELETE FROM rank_entries WHERE list = '=comet' AND item = (SELECT item FROM rank_entries WHERE list = '=comet' ORDER BY impact DESC LIMIT 1);
+            UPDATE rank_entries SET impact = impact + 1 WHERE list = '=river' AND item = (SELECT item FROM rank_entries WHERE list = '=river' ORDER BY impact LIMIT 1);
+            """)
+        XCTAssertEqual(try listed.health(quick: false).problems, [
+            "the rank list of 'comet' misses 1 item(s) it should hold",
+            "the rank list of 'river' gives 1 item(s) an impact they do not have",
+        ])
+    }
+
+    func testAListIsMadeOnlyWhenNoWriterHoldsTheIndexAndSearchesStillAnswer() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let path = directory + "/index.sqlite"
+        let listed = try IndexStore.open(path: path)
+        listed.queryState.upkeep.commonWords = 5
+        listed.queryState.upkeep.size = 12
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<200).map { Self.item($0) })
+        let full = try IndexStore.open(path: path)
+        full.queryState.upkeep.commonWords = .max
+        // A writer holds the index: the search answers from a full read, and makes no list.
+        let writer = try IndexStore.open(path: path)
+        try writer.connection.execute("BEGIN IMMEDIATE")
+        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+        try writer.connection.execute("COMMIT")
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists"), 0)
+        // Once it is free, the next search makes it.
+        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key = '=comet'"), 1)
+        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+    }
+}
