@@ -122,7 +122,7 @@ final class QueryState {
 extension IndexStore {
     /// Registers the query functions on this connection once: `reindex_rank` (an FTS5
     /// auxiliary function, through `fts5_api`), `reindex_match` and `reindex_seconds`.
-    func prepareQueries() throws(SQLiteError) {
+    func prepareQueries() throws(StoreError) {
         guard !queryState.registered else { return }
         let db = connection.handle
         let api = try fts5API()
@@ -147,7 +147,7 @@ extension IndexStore {
     }
 
     /// This connection's FTS5 API (`SELECT fts5(?1)` with a pointer bound, as SQLite documents).
-    func fts5API() throws(SQLiteError) -> UnsafeMutablePointer<fts5_api> {
+    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> {
         var api: UnsafeMutablePointer<fts5_api>? = nil
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(connection.handle, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw connection.error(SQLITE_ERROR, "fts5_api") }
@@ -157,14 +157,14 @@ extension IndexStore {
         }
         sqlite3_finalize(statement)
         guard let api, api.pointee.iVersion >= 2 else {
-            throw SQLiteError(code: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
+            throw StoreError(sqlite: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
         }
         return api
     }
 
     /// The columns `unit` can match in at all, from the full-text index's vocabulary (cached
     /// until the index changes). A unit of several words can only be where all of them are.
-    func possibleColumns(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> UInt8 {
+    func possibleColumns(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> UInt8 {
         try refreshVocabularyCache()
         var columns = unit.columns
         let tokens = Folding.tokens(unit.text)
@@ -176,7 +176,7 @@ extension IndexStore {
         return columns
     }
 
-    private func refreshVocabularyCache() throws(SQLiteError) {
+    private func refreshVocabularyCache() throws(StoreError) {
         let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
         defer { version.reset() }
         let current = try version.step() ? version.bytes(0) : []
@@ -186,7 +186,7 @@ extension IndexStore {
         }
     }
 
-    private func termColumns(_ term: String, prefix: Bool) throws(SQLiteError) -> UInt8 {
+    private func termColumns(_ term: String, prefix: Bool) throws(StoreError) -> UInt8 {
         let key = (prefix ? "*" : "=") + term
         if let cached = queryState.termColumns[key] { return cached }
         try connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.reindex_vocabulary USING fts5vocab(main, items_fts, 'col')")

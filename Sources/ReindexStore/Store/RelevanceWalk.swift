@@ -9,7 +9,7 @@ extension IndexStore {
     /// Relevance order (Query/Ranking.swift): walks the score groups from the best down, each
     /// by rankingHint (highest first, none counting as 0) then newest first, keeping the visible
     /// items that pass the filters.
-    func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
+    func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(StoreError) -> QueryPage {
         let units = q.plan.units
         let check = try statement("""
             SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, IFNULL(i.ranking_hint, 0)
@@ -31,7 +31,7 @@ extension IndexStore {
         /// Adds the row if visible and passing the filters; true when the page is full and one
         /// more match exists. `order` is the row's place in its group when it is not its own
         /// hint (`Self.beyondWindow` for a match older than its group's window).
-        func take(_ row: Int64, score: Double, pass: Int, order: Double? = nil) throws(SQLiteError) -> Bool {
+        func take(_ row: Int64, score: Double, pass: Int, order: Double? = nil) throws(StoreError) -> Bool {
             check.bind(1, row)
             defer { sqlite3Reset(check) }
             guard try check.step() else { return false }
@@ -105,7 +105,7 @@ extension IndexStore {
 
     /// Whether any item has a nonzero rankingHint (one lookup in `items_ranking_hint`); when
     /// none has, groups are read newest first straight from the full-text index.
-    func hasRankingHints() throws(SQLiteError) -> Bool {
+    func hasRankingHints() throws(StoreError) -> Bool {
         let any = try statement("SELECT 1 FROM items WHERE ranking_hint != 0 LIMIT 1")
         defer { any.reset() }
         return try any.step()
@@ -117,7 +117,7 @@ extension IndexStore {
     /// the rows below it, so a deep page does not read the window again. True when the page
     /// is full.
     fileprivate func hintedGroup(_ expression: String, score: Double, pass: Int, resume: (hint: Double, row: Int64)?,
-                             take: (Int64, Double, Int, Double?) throws(SQLiteError) -> Bool) throws(SQLiteError) -> Bool {
+                             take: (Int64, Double, Int, Double?) throws(StoreError) -> Bool) throws(StoreError) -> Bool {
         let stream = try statement("SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC")
         defer { stream.reset() }
         var below = Int64.max
