@@ -70,6 +70,7 @@ final class StoreErrorTests: XCTestCase {
 /// PostgreSQL errors of a real server carry their code and are explained by it: a busy index
 /// (75), a lost connection (75), never an I/O error.
 final class PostgresStoreErrorTests: XCTestCase {
+    private typealias T = TestSupport
     private var server: PostgresServer!
     private var schema = ""
 
@@ -125,5 +126,27 @@ final class PostgresStoreErrorTests: XCTestCase {
             XCTAssertTrue(explained.message.hasPrefix("status failed: the connection to PostgreSQL at "), explained.message)
             XCTAssertTrue(explained.message.hasSuffix("; try again"), explained.message)
         }
+    }
+
+    /// Through the command line: `reset` waits for a transaction in progress at most its lock
+    /// timeout, then the lock it could not get is the index being busy (75), named with the
+    /// password masked, and nothing is erased.
+    func testResetBlockedByATransactionInProgressExitsBusy() throws {
+        let scratch = try T.makeScratchDirectory(for: self)
+        let schema = server.freshSchema("reset")
+        let store = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+        try T.seed(store, bundle: "com.example.kept", [T.item("a", title: "Kept")])
+        let holder = try PGConnection(server.connectionString)
+        try holder.begin()
+        _ = try holder.query("SELECT count(*) FROM \(PGConnection.quoteIdentifier(schema)).items")
+        defer { holder.rollback() }
+        let index = "postgresql://postgres:s3cret-pw@\(server.socketDirectory.replacingOccurrences(of: "/", with: "%2F")):\(server.port)/postgres"
+        let result = try T.runReindex(["--index", index, "reset"], scratch: scratch,
+                                      environment: T.commandEnvironment(scratch: scratch, extra: ["REINDEX_PG_SCHEMA": schema]), timeout: 60)
+        XCTAssertEqual(result.status, 75, "\(result)")
+        XCTAssertTrue(result.stderr.contains("reset failed: the index at postgresql://postgres:***@"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("is busy (") && result.stderr.contains("try again later"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("s3cret") || result.stderr.contains("I/O error"), result.stderr)
+        XCTAssertEqual(try store.itemCount(bundle: "com.example.kept", now: 0), 1, "nothing is erased")
     }
 }
