@@ -14,8 +14,8 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertEqual(result.int(0, 1), 42)
         XCTAssertTrue(result.bool(0, 2))
         XCTAssertThrowsError(try connection.execute("SELECT * FROM no_such_table")) { error in
-            XCTAssertEqual((error as? PostgresError)?.sqlState, "42P01")
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, false)
+            XCTAssertEqual((error as? StoreError)?.sqlState, "42P01")
+            XCTAssertNotEqual((error as? StoreError)?.code, .connectionLost)
         }
         // The connection is still usable after an error.
         XCTAssertEqual(try connection.query("SELECT 1").int(0, 0), 1)
@@ -27,7 +27,7 @@ final class PostgresConnectionTests: XCTestCase {
         let pid = connection.backendPID
         XCTAssertEqual(try server.psql("SELECT pg_terminate_backend(\(pid))"), "t")
         XCTAssertThrowsError(try connection.query("SELECT 1")) { error in
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+            XCTAssertEqual((error as? StoreError)?.code, .connectionLost, "\(error)")
         }
         XCTAssertFalse(connection.isHealthy)
     }
@@ -36,7 +36,7 @@ final class PostgresConnectionTests: XCTestCase {
         XCTAssertThrowsError(try PGConnection("host=127.0.0.1 port=9 user=nobody dbname=none connect_timeout=5")) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("127.0.0.1 port 9"), text)
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, true)
+            XCTAssertEqual((error as? StoreError)?.code, .connectionLost)
         }
     }
 

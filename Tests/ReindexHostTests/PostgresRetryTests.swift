@@ -171,8 +171,8 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
 
         XCTAssertEqual(outcome.value, "failed")
         let error = try XCTUnwrap(failure.value)
-        XCTAssertEqual((error as? PostgresError)?.sqlState, "40P01", "\(error)")
-        XCTAssertTrue(isBusyStoreError(error), "a deadlock is the index being busy, retried without counting against the extension: \(error)")
+        XCTAssertEqual((error as? StoreError)?.sqlState, "40P01", "\(error)")
+        XCTAssertEqual((error as? StoreError)?.code, .busy, "a deadlock is the index being busy, retried without counting against the extension: \(error)")
         XCTAssertEqual(RequestFailure(.storeFailure, "\(error)").code.exitCode, 75)
         XCTAssertEqual(try store.itemCount(bundle: "com.example.one"), 0, "nothing of the failed acknowledgement is visible")
         XCTAssertEqual(try store.request(request.id)?.state, .running, "the request was not marked done")

@@ -221,7 +221,7 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(taken.clientState, "Y29tbWl0dGVk")
         XCTAssertEqual(taken.attempts, 2)
         XCTAssertThrowsError(try writes.acknowledge(), "the old worker's session was ended, so its batch cannot commit") { error in
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+            XCTAssertEqual((error as? StoreError)?.code, .connectionLost, "\(error)")
         }
         let resumed = try PostgresWrites(store: second, bundleIdentifier: "com.example.one", scope: .replacement(generation: taken.id))
         try resumed.put(Self.item("resumed", title: "Resumed"))
@@ -241,7 +241,7 @@ final class PostgresStoreTests: XCTestCase {
         try writes.flush()
         try server.psql("SELECT pg_terminate_backend(\(store.connection.backendPID))")
         XCTAssertThrowsError(try writes.commitBatch()) { error in
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+            XCTAssertEqual((error as? StoreError)?.code, .connectionLost, "\(error)")
         }
         writes.rollback()
         XCTAssertEqual(uids(try reader.items(bundle: "com.example.one")), ["first"])
@@ -260,7 +260,7 @@ final class PostgresStoreTests: XCTestCase {
         try writes.flush()
         try server.stop()
         XCTAssertThrowsError(try writes.commitBatch()) { error in
-            XCTAssertEqual((error as? PostgresError)?.connectionLost, true, "\(error)")
+            XCTAssertEqual((error as? StoreError)?.code, .connectionLost, "\(error)")
         }
         writes.rollback()
         XCTAssertThrowsError(try store.itemCount(bundle: "com.example.one"), "the server is down")

@@ -418,20 +418,20 @@ extension QueryCommandTests {
     func testStoreErrorsOfAQueryAreExplainedNotShown() {
         let path = scratch + "/index.sqlite"
         for (code, message) in [(Int32(1), "parser stack overflow"), (1, "Expression tree is too large (maximum depth 1000)"), (18, "string or blob too big")] {
-            let error = IndexStore.explainQuery(SQLiteError(code: code, message: message, context: "SELECT b.identifier FROM items i"), index: path, doing: "search failed")
+            let error = StoreError(sqlite: code, message: message, context: "SELECT b.identifier FROM items i").explained(index: path, doing: "search failed", query: true)
             XCTAssertEqual(error.code, .invalidData, message)
             XCTAssertTrue(error.message.hasPrefix("query: the index cannot run a query of this shape"), error.message)
             XCTAssertFalse(error.message.contains(message) || error.message.contains("SELECT"), error.message)
         }
-        XCTAssertEqual(IndexStore.explainQuery(SQLiteError(code: 5, message: "database is locked", context: "SELECT 1"), index: path, doing: "search failed").code, .requestFailed)
-        XCTAssertEqual(IndexStore.explainQuery(SQLiteError(code: 10, message: "disk I/O error", context: "SELECT 1"), index: path, doing: "search failed").code, .ioError)
-        let internalError = IndexStore.explainQuery(SQLiteError(code: 21, message: "bad parameter or other API misuse", context: "SELECT 1"), index: path, doing: "search failed")
+        XCTAssertEqual(StoreError(sqlite: 5, message: "database is locked", context: "SELECT 1").explained(index: path, doing: "search failed", query: true).code, .requestFailed)
+        XCTAssertEqual(StoreError(sqlite: 10, message: "disk I/O error", context: "SELECT 1").explained(index: path, doing: "search failed", query: true).code, .ioError)
+        let internalError = StoreError(sqlite: 21, message: "bad parameter or other API misuse", context: "SELECT 1").explained(index: path, doing: "search failed", query: true)
         XCTAssertFalse(internalError.message.contains("misuse") || internalError.message.contains("SELECT"), internalError.message)
         for state in ["54001", "54000", "22P02", "53200"] {
-            let error = PostgresStore.explainQuery(PostgresError(sqlState: state, message: "stack depth limit exceeded", context: "SELECT"), index: "postgresql://h/db", doing: "search failed")
+            let error = StoreError(postgres: state, message: "stack depth limit exceeded", context: "SELECT").explained(index: "postgresql://h/db", doing: "search failed", query: true)
             XCTAssertEqual(error.code, .invalidData, state)
             XCTAssertFalse(error.message.contains("stack depth") || error.message.contains("SELECT"), error.message)
         }
-        XCTAssertEqual(PostgresStore.explainQuery(PostgresError(sqlState: "40001", message: "serialization", context: ""), index: "pg", doing: "search failed").code, .requestFailed)
+        XCTAssertEqual(StoreError(postgres: "40001", message: "serialization", context: "").explained(index: "pg", doing: "search failed", query: true).code, .requestFailed)
     }
 }

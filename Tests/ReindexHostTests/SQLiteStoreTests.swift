@@ -252,10 +252,10 @@ final class SQLiteStoreTests: XCTestCase, @unchecked Sendable {
         // Not noticed at open (only the header and two tables are touched there): the integrity
         // check must report it, as a list of problems ("an empty list means healthy").
         let problems: [String]
-        do throws(SQLiteError) {
+        do throws(StoreError) {
             problems = try store.integrityCheck()
         } catch {
-            XCTAssertTrue(error.isCorruption, "\(error)")
+            XCTAssertEqual(error.code, .damaged, "\(error)")
             XCTFail("""
                 Regression (was a bug): Sources/ReindexStore/Store/IndexStore.swift integrityCheck(quick:): on an index whose pages are \
                 damaged (a good index with its middle quarter overwritten), PRAGMA integrity_check fails with \

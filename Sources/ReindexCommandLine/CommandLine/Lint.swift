@@ -190,7 +190,7 @@ package enum BundleLint {
             var committedState: String?
             var putIdentifier: String?
             if let request = enqueue(.reindexAll) {
-                let outcome = session.perform(request) { _, _ throws(SQLiteError) in }
+                let outcome = session.perform(request) { _, _ throws(StoreError) in }
                 counts = outcome.counts
                 let rejected = outcome.rejections.prefix(3).map(\.description).joined(separator: "; ")
                 if let failure = outcome.failure, failure.kind != .allRejected {
@@ -245,7 +245,7 @@ package enum BundleLint {
                 record("reindexAll-resume", .skipped, "the session ended at reindexAll")
             } else if let state = committedState, var request = enqueue(.reindexAll) {
                 request.clientState = state
-                let outcome = session.perform(request) { _, _ throws(SQLiteError) in }
+                let outcome = session.perform(request) { _, _ throws(StoreError) in }
                 if let failure = outcome.failure {
                     record("reindexAll-resume", .fail, "with clientState \(state): \(failure.message)")
                     alive = failure.kind == .refused
@@ -260,7 +260,7 @@ package enum BundleLint {
             if !alive {
                 record("reindexItems", .skipped, "the session ended at an earlier check")
             } else if let request = enqueue(.reindexItems, identifiers: [putIdentifier, missing].compactMap { $0 }) {
-                let outcome = session.perform(request) { _, _ throws(SQLiteError) in }
+                let outcome = session.perform(request) { _, _ throws(StoreError) in }
                 if let failure = outcome.failure {
                     record("reindexItems", .fail, "identifiers \(request.identifiers): \(failure.message)")
                     alive = failure.kind == .refused
@@ -345,7 +345,7 @@ package enum BundleLint {
             var byte: UInt8 = 1
             _ = write(fds[1], &byte, 1)
             let sent = Clock.monotonic()
-            let outcome = session.perform(request) { _, _ throws(SQLiteError) in }
+            let outcome = session.perform(request) { _, _ throws(StoreError) in }
             let took = milliseconds(Clock.monotonic() - sent)
             switch outcome.failure {
             case nil:

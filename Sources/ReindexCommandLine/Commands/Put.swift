@@ -52,7 +52,7 @@ package struct PutCommand: ReindexCommand {
                                                               undeclared: { names.note($0, item: item, declarations: declarations) },
                                                               unknownMember: { names.noteMember($0, item: item, declarations: declarations) }))
                     for warning in names.take() { Console.err("warning: \(bundle): stdin line \(number): \(warning)") }
-                } catch let error where isStoreError(error) {
+                } catch let error as StoreError {
                     throw error
                 } catch {
                     rejected += 1

@@ -53,9 +53,9 @@ package enum Reindex {
         } catch let error as ReindexError {
             Console.report(error)
             return error.code.exitCode
-        } catch where isStoreError(error) {
+        } catch let error as StoreError {
             // The index failed under the command: damaged, busy past the timeout, disk full,
-            // a lost connection.
+            // a lost connection; its code decides the exit code (StoreError.explained).
             let explained = Index.explain(error, index: index ?? "")
             Console.report(explained)
             return explained.code.exitCode

@@ -30,7 +30,7 @@ package struct StatusCommand: ReindexCommand {
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.
-        let statuses = try store.read { () throws(SQLiteError) -> [BundleStatus] in
+        let statuses = try store.read { () throws(StoreError) -> [BundleStatus] in
             var identifiers: [String] = discovered.map(\.identifier)
             var seen = Set(identifiers.map { $0.lowercased() })
             for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }

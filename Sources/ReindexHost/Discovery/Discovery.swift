@@ -152,7 +152,7 @@ public enum Discovery {
 
 extension IndexStore {
     /// Records that a bundle was seen on the search path with this version and executable.
-    public func recordSeen(_ bundle: DiscoveredBundle, now: Double = Clock.now()) throws(SQLiteError) {
+    public func recordSeen(_ bundle: DiscoveredBundle, now: Double = Clock.now()) throws(StoreError) {
         try recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version,
                        fingerprint: bundle.executableFingerprint, now: now)
     }

@@ -58,7 +58,7 @@ public final class FleetServer {
             let now = Clock.now()
             if stopping && workers.isEmpty { break }
             if !stopping {
-                do { try tick(now: now) } catch let error as PostgresError where error.connectionLost {
+                do { try tick(now: now) } catch let error as StoreError where error.code == .connectionLost {
                     listening = false
                     ServeLog.warning("\(error.message); reconnecting")
                 } catch {

@@ -166,9 +166,9 @@ public final class Server {
             if !stopping {
                 do {
                     try tick(now: now)
-                } catch let error as SQLiteError where error.isCorruption {
+                } catch let error as StoreError where error.code == .damaged {
                     indexLost("the database is corrupt (\(error.message))")
-                } catch let error as SQLiteError where error.isBusy {
+                } catch let error as StoreError where error.code == .busy {
                     // A request holds the write lock; this turn's bookkeeping waits for the next.
                     lastScan = -Double.infinity
                 } catch {
@@ -275,7 +275,7 @@ public final class Server {
                     ServeLog.info("\(record.identifier): missing from the search path; its items go after \(Int(options.removalGraceSeconds)) s unless it returns")
                 }
             }
-        } catch let error as SQLiteError where error.isBusy {
+        } catch let error as StoreError where error.code == .busy {
             lastScan = -Double.infinity  // a request holds the write lock: try again next turn
         } catch {
             ServeLog.error("cannot record bundle changes: \(error)")

@@ -144,7 +144,7 @@ public struct RequestRunner {
             try store.recordRun(RunRecord(
                 requestID: request.id, bundleIdentifier: request.bundleIdentifier, kind: request.kind, reason: request.reason,
                 started: started, ended: ended, outcome: failure.kind.rawValue, counts: counts, error: failure.message))
-        } catch let lost as LeaseLost {
+        } catch let lost as StoreError where lost.code == .leaseLost {
             // Another worker took the request over while this one was frozen: its books are the
             // other worker's now, and this attempt leaves them alone.
             state = .running

@@ -87,7 +87,7 @@ public final class ExtensionSession {
     /// index was busy with another writer).
     func storeFailure(_ what: String, _ error: any Error) -> RequestFailure {
         var failure = fail(.storeFailure, "\(what): \(error)")
-        failure.hostSide = isBusyStoreError(error)
+        failure.hostSide = (error as? StoreError)?.code == .busy
         self.failure = failure
         return failure
     }
@@ -226,7 +226,7 @@ public final class ExtensionSession {
             } catch {
                 writes.rollback()
                 var failure = fail(.storeFailure, "cannot commit the acknowledged request: \(error)")
-                failure.hostSide = isBusyStoreError(error)
+                failure.hostSide = (error as? StoreError)?.code == .busy
                 return (writes.counts, context.rejections, failure)
             }
         }

@@ -151,7 +151,7 @@ final class QueryState {
 extension IndexStore {
     /// Registers the query functions on this connection once: `reindex_rank` (an FTS5
     /// auxiliary function, through `fts5_api`), `reindex_match` and `reindex_seconds`.
-    func prepareQueries() throws(SQLiteError) {
+    func prepareQueries() throws(StoreError) {
         guard !queryState.registered else { return }
         let db = connection.handle
         let api = try fts5API()
@@ -178,7 +178,7 @@ extension IndexStore {
     }
 
     /// This connection's FTS5 API (`SELECT fts5(?1)` with a pointer bound, as SQLite documents).
-    func fts5API() throws(SQLiteError) -> UnsafeMutablePointer<fts5_api> {
+    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> {
         var api: UnsafeMutablePointer<fts5_api>? = nil
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(connection.handle, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw connection.error(SQLITE_ERROR, "fts5_api") }
@@ -188,7 +188,7 @@ extension IndexStore {
         }
         sqlite3_finalize(statement)
         guard let api, api.pointee.iVersion >= 2 else {
-            throw SQLiteError(code: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
+            throw StoreError(sqlite: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
         }
         return api
     }
@@ -196,7 +196,7 @@ extension IndexStore {
     /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix
     /// pass): its document frequency, for its rarity. Counted from the unit's postings, cached
     /// until the full-text index changes.
-    func documentFrequency(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> Int {
+    func documentFrequency(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> Int {
         let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
         let current = try version.step() ? version.bytes(0) : []
         version.reset()

@@ -8,7 +8,7 @@ import ReindexProtocol
 extension IndexStore {
     /// The custom attributes in effect for a bundle: those its last acknowledged reindexAll was
     /// run with (none before the first). A record this version cannot read counts as none.
-    public func declarations(bundle key: String) throws(SQLiteError) -> [String: AttributeDeclaration] {
+    public func declarations(bundle key: String) throws(StoreError) -> [String: AttributeDeclaration] {
         let select = try statement("SELECT attributes FROM bundles WHERE key = ?1")
         select.bind(1, key.lowercased())
         defer { select.reset() }
@@ -19,7 +19,7 @@ extension IndexStore {
 
     /// Every bundle's custom attributes in effect (for queries over all bundles); a name two
     /// bundles declare differently takes the first bundle's declaration, by bundle key.
-    func allDeclarations() throws(SQLiteError) -> [String: AttributeDeclaration] {
+    func allDeclarations() throws(StoreError) -> [String: AttributeDeclaration] {
         let select = try statement("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key")
         defer { select.reset() }
         var result: [String: AttributeDeclaration] = [:]
@@ -32,7 +32,7 @@ extension IndexStore {
 
     /// Records the custom attributes a bundle's items were written with (at a reindexAll's
     /// acknowledgement, in its transaction).
-    func recordDeclarations(_ declarations: [String: AttributeDeclaration], bundle key: String) throws(SQLiteError) {
+    func recordDeclarations(_ declarations: [String: AttributeDeclaration], bundle key: String) throws(StoreError) {
         let update = try statement("UPDATE bundles SET attributes = ?2 WHERE key = ?1")
         update.bind(1, key)
         update.bind(2, declarations.isEmpty ? nil : String(decoding: JSONWriter.bytes(AttributeDeclaration.json(declarations)), as: UTF8.self))
@@ -40,14 +40,14 @@ extension IndexStore {
     }
 
     /// Whether any item has searchable custom attribute text (else deletions skip that table).
-    func hasAttributeText() throws(SQLiteError) -> Bool {
+    func hasAttributeText() throws(StoreError) -> Bool {
         let any = try statement("SELECT 1 FROM attributes_fts LIMIT 1")
         defer { any.reset() }
         return try any.step()
     }
 
     /// Removes an item's searchable custom attribute text.
-    func deleteAttributeText(item id: Int64) throws(SQLiteError) {
+    func deleteAttributeText(item id: Int64) throws(StoreError) {
         let remove = try statement("DELETE FROM attributes_fts WHERE rowid BETWEEN ?1 AND ?2")
         remove.bind(1, id << 6)
         remove.bind(2, id << 6 | 63)
@@ -67,7 +67,7 @@ extension IndexStore {
         """
 
     /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
-    func fillFilterColumns(item id: Int64) throws(SQLiteError) {
+    func fillFilterColumns(item id: Int64) throws(StoreError) {
         try prepareQueries()
         let fill = try statement("""
             UPDATE items SET \(Self.filterColumnsFromJSON) WHERE id = ?1
@@ -92,14 +92,14 @@ extension IndexStore {
     }
 
     /// Whether any item has a declared attribute's value (else deletions skip that table).
-    func hasTypedAttributes() throws(SQLiteError) -> Bool {
+    func hasTypedAttributes() throws(StoreError) -> Bool {
         let any = try statement("SELECT 1 FROM item_attributes LIMIT 1")
         defer { any.reset() }
         return try any.step()
     }
 
     /// Removes an item's declared attribute values.
-    func deleteTypedAttributes(item id: Int64) throws(SQLiteError) {
+    func deleteTypedAttributes(item id: Int64) throws(StoreError) {
         let remove = try statement("DELETE FROM item_attributes WHERE item = ?1")
         remove.bind(1, id)
         try remove.run()
@@ -107,7 +107,7 @@ extension IndexStore {
 
     /// Writes back the declared attribute values `keepCommittedRows` kept aside (a JSON array
     /// of [name, num, text]) for the restored item `id`.
-    func restoreTypedAttributes(_ kept: String?, item id: Int64) throws(SQLiteError) {
+    func restoreTypedAttributes(_ kept: String?, item id: Int64) throws(StoreError) {
         guard let kept, let json = try? JSONParser.parse(text: kept), case .array(let rows) = json, !rows.isEmpty else { return }
         let insert = try statement("INSERT INTO item_attributes(item, name, num, text) VALUES(?1, ?2, ?3, ?4)")
         for case .array(let row) in rows where row.count == 3 {
@@ -123,7 +123,7 @@ extension IndexStore {
 
     /// Fills `item_attributes` for the items an index held before it existed (schema 7), from
     /// each item's JSON and its bundle's recorded declarations, inside the migration.
-    func fillTypedAttributes() throws(SQLiteError) {
+    func fillTypedAttributes() throws(StoreError) {
         let bundles = try statement("SELECT key FROM bundles WHERE attributes IS NOT NULL")
         var keys: [String] = []
         while try bundles.step() { keys.append(bundles.text(0) ?? "") }
@@ -155,7 +155,7 @@ extension IndexStore {
 
     /// Writes back the custom attribute text `keepCommittedRows` kept aside (a JSON array of
     /// [slot, name, value]) for the restored item `id`.
-    func restoreAttributeText(_ kept: String?, item id: Int64) throws(SQLiteError) {
+    func restoreAttributeText(_ kept: String?, item id: Int64) throws(StoreError) {
         guard let kept, let json = try? JSONParser.parse(text: kept), case .array(let rows) = json, !rows.isEmpty else { return }
         let insert = try statement("INSERT INTO attributes_fts(rowid, name, value) VALUES(?1, ?2, ?3)")
         for case .array(let row) in rows where row.count == 3 {

@@ -13,7 +13,7 @@ public struct BundleRecord: Sendable, Equatable {
 
 extension IndexStore {
     /// Every bundle the index has a row for.
-    public func bundleRecords() throws(SQLiteError) -> [BundleRecord] {
+    public func bundleRecords() throws(StoreError) -> [BundleRecord] {
         let s = try statement("SELECT key, identifier, version, fingerprint, missing_since FROM bundles ORDER BY key")
         var records: [BundleRecord] = []
         while try s.step() {
@@ -25,7 +25,7 @@ extension IndexStore {
     }
 
     /// Records that a bundle was seen on the search path with this version and executable.
-    public func recordSeen(key: String, identifier: String, version: String?, fingerprint: String?, now: Double = Clock.now()) throws(SQLiteError) {
+    public func recordSeen(key: String, identifier: String, version: String?, fingerprint: String?, now: Double = Clock.now()) throws(StoreError) {
         let s = try statement("""
             INSERT INTO bundles(key, identifier, live_gen, version, fingerprint, first_seen, last_seen, missing_since)
             VALUES(?1, ?2, 0, ?3, ?4, ?5, ?5, NULL)
@@ -40,7 +40,7 @@ extension IndexStore {
     }
 
     /// Marks a bundle missing from the search path (keeps the first time it was noticed).
-    public func markMissing(_ key: String, now: Double = Clock.now()) throws(SQLiteError) {
+    public func markMissing(_ key: String, now: Double = Clock.now()) throws(StoreError) {
         let s = try statement("UPDATE bundles SET missing_since = coalesce(missing_since, ?2) WHERE key = ?1")
         s.bind(1, key)
         s.bind(2, now)
@@ -76,7 +76,7 @@ extension IndexStore {
 
     /// Live items of a bundle whose expiration falls in `(after, until]` and whose refresh has not
     /// been asked for at that expiration yet, by identifier.
-    public func expiringItems(bundle key: String, after: Double, until: Double, limit: Int = 10_000) throws(SQLiteError) -> [String] {
+    public func expiringItems(bundle key: String, after: Double, until: Double, limit: Int = 10_000) throws(StoreError) -> [String] {
         let s = try statement("""
             SELECT i.uid FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
             WHERE i.bundle = ?1 AND i.expires > ?2 AND i.expires <= ?3
@@ -94,7 +94,7 @@ extension IndexStore {
     }
 
     /// Remembers that a refresh was asked for these items at their current expiration.
-    public func markRefreshAsked(bundle key: String, identifiers: [String]) throws(SQLiteError) {
+    public func markRefreshAsked(bundle key: String, identifiers: [String]) throws(StoreError) {
         let s = try statement("""
             UPDATE items SET refresh_asked_for = expires
             WHERE bundle = ?1 AND uid = ?2 AND gen = (SELECT live_gen FROM bundles WHERE key = ?1)

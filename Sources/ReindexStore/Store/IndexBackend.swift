@@ -96,6 +96,11 @@ public protocol IndexWriting: AnyObject {
 }
 
 extension IndexBackend {
+    /// What a failed operation on this index means to a person (`StoreError.explained`).
+    public func explain(_ error: any Error, doing what: String?) -> ReindexError {
+        Index.explain(error, index: displayLocation, doing: what)
+    }
+
     /// A failed attempt that may be retried (see the requirement).
     public func markAttemptFailed(_ id: Int64, error: String, backoff: Backoff, now: Double = Clock.now()) throws -> QueuedRequest? {
         try markAttemptFailed(id, error: error, backoff: backoff, now: now, final: false)
@@ -107,16 +112,6 @@ extension IndexBackend {
         try enqueue(bundleIdentifier: bundleIdentifier, kind: kind, identifiers: identifiers, reason: reason,
                     maxAttempts: maxAttempts, notBefore: notBefore, coalesce: true)
     }
-}
-
-/// Whether a store error is the database being busy rather than a failure of the host's own:
-/// SQLite held by another writer past the wait, or a PostgreSQL transaction that collided with
-/// another session's (a serialization failure or a deadlock's victim) and that its request, run
-/// again, will get through.
-package func isBusyStoreError(_ error: any Error) -> Bool {
-    if let sqlite = error as? SQLiteError { return sqlite.isBusy }
-    if let postgres = error as? PostgresError { return postgres.isRetryable }
-    return false
 }
 
 /// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.
@@ -131,14 +126,14 @@ public enum Index {
     }
 
     /// What a failure of either backend means for the person who ran the command, with its exit
-    /// code (`IndexStore.explain`, `PostgresStore.explain`): the one place a store error becomes
-    /// a message, for a caller that has the index's location but no store (the command line's
-    /// last resort); with a store, `IndexBackend.explain` says the same. An error that is not the
-    /// store's is an internal one.
+    /// code (`StoreError.explained`), for a caller that has the index's location but no store
+    /// (the command line's last resort); with a store, `IndexBackend.explain` says the same. An
+    /// error of the host's passes through; any other is an internal one.
     public static func explain(_ error: any Error, index: String, doing what: String? = nil) -> ReindexError {
         if let error = error as? ReindexError { return error }
-        if let error = error as? SQLiteError { return IndexStore.explain(error, index: index, doing: what) }
-        if error is PostgresError { return PostgresStore.explain(error, index: PostgresLocation.masked(index), doing: what) }
+        if let error = error as? StoreError {
+            return error.explained(index: PostgresLocation.isConnectionString(index) ? PostgresLocation.masked(index) : index, doing: what)
+        }
         return ReindexError(.internal, (what.map { "\($0): " } ?? "") + "\(error)")
     }
 }
@@ -153,10 +148,6 @@ extension IndexStore: IndexBackend {
         try StagedWrites(store: self, bundleIdentifier: bundleIdentifier, scope: scope, requestID: requestID, declarations: declarations)
     }
 
-    public func explain(_ error: any Error, doing what: String?) -> ReindexError {
-        Index.explain(error, index: path, doing: what)
-    }
-
     public func prepareForSession(cancelFD: Int32?) {
         // Wait as long as it takes for another writer, unless this request is cancelled.
         connection.setBusyWait(seconds: 3600, cancelFD: cancelFD)
@@ -166,17 +157,10 @@ extension IndexStore: IndexBackend {
 
 extension StagedWrites: IndexWriting {
     public func commitBatch(with extra: (any IndexBackend) throws -> Void) throws -> Int {
-        try commitBatch({ (store: IndexStore) throws(SQLiteError) in try Self.carry(extra, store, "batch/commit") })
+        try commitBatch { (store: IndexStore) throws in try extra(store) }
     }
 
     public func acknowledge(with extra: (any IndexBackend) throws -> Void) throws -> WriteCounts {
-        try acknowledge({ (store: IndexStore) throws(SQLiteError) in try Self.carry(extra, store, "acknowledgement") })
-    }
-
-    /// Runs the caller's part of a transaction inside SQLite's typed-throws closure.
-    private static func carry(_ extra: (any IndexBackend) throws -> Void, _ store: IndexStore, _ what: String) throws(SQLiteError) {
-        do { try extra(store) } catch let error as SQLiteError { throw error } catch {
-            throw SQLiteError(code: 1, message: "\(error)", context: what)
-        }
+        try acknowledge { (store: IndexStore) throws in try extra(store) }
     }
 }

@@ -41,7 +41,7 @@ extension Index {
             do {
                 return IndexErasure(store: store, keptAs: nil, erasedItems: try store.erase())
             } catch {
-                throw PostgresStore.explain(error, index: store.displayLocation, doing: "reset failed")
+                throw store.explain(error, doing: "reset failed")
             }
         }
         let aside = try IndexStore.erase(path: index)
@@ -54,20 +54,20 @@ extension IndexStore {
     /// if the file is sound, the index's own invariants; and whether the file was found lost.
     public func health(quick: Bool) throws(ReindexError) -> IndexHealth {
         var health = IndexHealth(lostReason: openReport.lostReason, keptAs: openReport.movedAsideTo)
-        do throws(SQLiteError) {
+        do throws(StoreError) {
             health.problems = try integrityCheck(quick: quick, fullText: !quick)
             guard health.problems.isEmpty else { return health }
-            do throws(SQLiteError) {
+            do throws(StoreError) {
                 let invariants = try checkInvariants()
                 health.problems = invariants.problems
                 health.leftovers = invariants.leftovers
                 if !quick { health.problems += try rankListProblems() }
             } catch {
-                guard error.isCorruption else { throw error }
+                guard error.code == .damaged else { throw error }
                 health.problems.append(error.message)
             }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "check failed")
+            throw error.explained(index: path, doing: "check failed")
         }
         return health
     }
@@ -81,7 +81,7 @@ extension PostgresStore {
             let invariants = try checkInvariants(quick: quick)
             return IndexHealth(problems: invariants.problems, leftovers: invariants.leftovers)
         } catch {
-            throw PostgresStore.explain(error, index: displayLocation, doing: "check failed")
+            throw explain(error, doing: "check failed")
         }
     }
 }

@@ -34,7 +34,3 @@ extension Index {
     }
 }
 
-/// Whether an error is the index's own (SQLite's or PostgreSQL's) rather than one of the input.
-package func isStoreError(_ error: any Error) -> Bool {
-    error is SQLiteError || error is PostgresError
-}

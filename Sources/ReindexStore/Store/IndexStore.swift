@@ -52,7 +52,7 @@ public final class IndexStore {
         do {
             let store = try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
             return store
-        } catch let error as SQLiteError where error.isCorruption {
+        } catch let error as StoreError where error.code == .damaged {
             guard looksLikeOurs(path) else {
                 throw notOurs(path, describeForeign(path))
             }
@@ -66,8 +66,8 @@ public final class IndexStore {
             }
         } catch let error as ReindexError {
             throw error
-        } catch let error as SQLiteError {
-            throw explain(error, index: path, doing: "cannot open the index")
+        } catch let error as StoreError {
+            throw error.explained(index: path, doing: "cannot open the index")
         } catch {
             throw ReindexError(.ioError, "\(path): cannot open the index: \(error)")
         }
@@ -142,14 +142,14 @@ public final class IndexStore {
     /// Switches the database to write-ahead logging. The switch needs the database to itself for
     /// a moment and SQLite does not wait for that, so when several processes open a brand-new
     /// index at once it is retried until `seconds` have passed.
-    private static func enableWAL(_ connection: SQLiteConnection, waitingUpTo seconds: Double) throws(SQLiteError) {
+    private static func enableWAL(_ connection: SQLiteConnection, waitingUpTo seconds: Double) throws(StoreError) {
         let until = Clock.monotonic() + seconds
         var delay: useconds_t = 1_000
         while true {
             do {
                 try connection.execute("PRAGMA journal_mode=WAL")
                 return
-            } catch where error.isBusy && Clock.monotonic() < until {
+            } catch where error.code == .busy && Clock.monotonic() < until {
                 usleep(delay)
                 delay = min(delay * 2, 50_000)
             }
@@ -158,7 +158,7 @@ public final class IndexStore {
 
     /// Brings the schema to the newest version, in one transaction (the write lock makes a
     /// second process opening a new index at the same time wait, then find it migrated).
-    private func migrate() throws(SQLiteError) {
+    private func migrate() throws(StoreError) {
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         if current == Int64(Schema.migrations.count) {
             // Touch the tables so a database damaged past its header is noticed now.
@@ -167,10 +167,10 @@ public final class IndexStore {
             return
         }
         try connection.execute("BEGIN IMMEDIATE")
-        do throws(SQLiteError) {
+        do throws(StoreError) {
             let version = Int(try connection.scalar("PRAGMA user_version") ?? 0)
             if version > Schema.migrations.count {
-                throw SQLiteError(code: SQLITE_ERROR, message: "the index was written by a newer reindex (schema \(version))", context: path)
+                throw StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: path, sqliteCode: SQLITE_ERROR)
             }
             if version < Schema.migrations.count { try prepareQueries() }   // functions the migrations use
             for migration in Schema.migrations.dropFirst(version) { try connection.execute(migration) }
@@ -187,7 +187,7 @@ public final class IndexStore {
     /// Deletes the items matching `condition` (SQL over `items`' columns with `?1`… parameters
     /// that `bind` sets) and their full-text rows; returns how many items went.
     @discardableResult
-    func deleteItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) -> Int {
+    func deleteItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) -> Int {
         try forgetRankedItems(where: condition, bind)
         let fts = try statement("DELETE FROM items_fts WHERE rowid IN (SELECT id FROM items WHERE \(condition))")
         bind(fts)
@@ -212,7 +212,7 @@ public final class IndexStore {
     }
 
     /// A cached prepared statement.
-    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let cached = statements[sql] { return cached.reset() }
         let prepared = try connection.prepare(sql)
         statements[sql] = prepared
@@ -228,18 +228,18 @@ public final class IndexStore {
     /// Runs `body` as one read transaction: every statement in it sees the same snapshot of the
     /// index, so a commit by another process in between never shows half. Inside a transaction
     /// already open, it just runs.
-    public func read<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    public func read<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try within("BEGIN", body)
     }
 
     /// Runs `body` between `begin` and COMMIT (ROLLBACK on error), or just runs it inside a
     /// transaction already open: the one mechanism under `read`, `writeTransaction` and
     /// `transaction`. `wrap` turns the store's own errors into the caller's error type.
-    func within<T>(_ begin: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    func within<T>(_ begin: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         try within(begin, body, { $0 })
     }
 
-    func within<T, E: Error>(_ begin: String, _ body: () throws(E) -> T, _ wrap: (SQLiteError) -> E) throws(E) -> T {
+    func within<T, E: Error>(_ begin: String, _ body: () throws(E) -> T, _ wrap: (StoreError) -> E) throws(E) -> T {
         if connection.isInTransaction { return try body() }
         do { try connection.execute(begin) } catch { throw wrap(error) }
         queryState.upkeep.fresh = false
@@ -273,13 +273,13 @@ public final class IndexStore {
 
     /// Detects a main database file shorter than its own header says (a truncated copy), when no
     /// write-ahead log holds the missing pages.
-    private static func checkTruncation(_ connection: SQLiteConnection, path: String) throws(SQLiteError) {
+    private static func checkTruncation(_ connection: SQLiteConnection, path: String) throws(StoreError) {
         guard let st = FileSystem.status(path), st.size > 0 else { return }
         if let wal = FileSystem.status(path + "-wal"), wal.size > 0 { return }
         let pages = try connection.scalar("PRAGMA page_count") ?? 0
         let pageSize = try connection.scalar("PRAGMA page_size") ?? 4096
         if pages * pageSize > st.size {
-            throw SQLiteError(code: SQLITE_CORRUPT, message: "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))", context: path)
+            throw StoreError(sqlite: SQLITE_CORRUPT, message: "the database file is truncated (\(st.size) bytes, its header says \(pages * pageSize))", context: path)
         }
     }
 
@@ -311,28 +311,28 @@ public final class IndexStore {
     }
 
     /// Writes a consistent copy of the whole database to `path` (`VACUUM INTO`).
-    public func copy(to path: String) throws(SQLiteError) {
+    public func copy(to path: String) throws(StoreError) {
         let statement = try connection.prepare("VACUUM INTO ?1")
         statement.bind(1, path)
         try statement.run()
     }
 
     /// SQLite's own integrity check (`PRAGMA integrity_check`); an empty list means healthy.
-    public func integrityCheck(quick: Bool = false, fullText: Bool = true) throws(SQLiteError) -> [String] {
+    public func integrityCheck(quick: Bool = false, fullText: Bool = true) throws(StoreError) -> [String] {
         var problems: [String] = []
         do {
             let statement = try connection.prepare(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check")
             while try statement.step() {
                 if let line = statement.text(0), line != "ok" { problems.append(line) }
             }
-        } catch where error.isCorruption {
+        } catch where error.code == .damaged {
             // Damage bad enough that the check itself cannot read the file is a finding too.
             problems.append(error.message)
             return problems
         }
         if problems.isEmpty && fullText {
             let fts = try connection.prepare("INSERT INTO items_fts(items_fts, rank) VALUES('integrity-check', 0)")
-            do { try fts.run() } catch where error.isBusy {
+            do { try fts.run() } catch where error.code == .busy {
                 // Busy is not damage: say so as what it is.
                 throw error
             } catch { problems.append("full-text index: \(error.message)") }

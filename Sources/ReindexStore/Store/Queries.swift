@@ -20,9 +20,9 @@ extension IndexStore {
         let prepared = try prepare(text, options: options)
         do {
             defer { makeWantedRankLists() }
-            return try read { () throws(SQLiteError) in try run(prepared) }
+            return try read { () throws(StoreError) in try run(prepared) }
         } catch {
-            throw IndexStore.explainQuery(error, index: path, doing: "search failed")
+            throw error.explained(index: path, doing: "search failed", query: true)
         }
     }
 
@@ -30,9 +30,9 @@ extension IndexStore {
     public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
         let prepared = try prepare(text, options: options)
         do {
-            return try read { () throws(SQLiteError) in try count(prepared) }
+            return try read { () throws(StoreError) in try count(prepared) }
         } catch {
-            throw IndexStore.explainQuery(error, index: path, doing: "count failed")
+            throw error.explained(index: path, doing: "count failed", query: true)
         }
     }
 
@@ -54,7 +54,7 @@ extension IndexStore {
             }
         }
         do {
-            return try read { () throws(SQLiteError) -> [(value: String, count: Int)] in
+            return try read { () throws(StoreError) -> [(value: String, count: Int)] in
                 // The query's functions (`reindex_match` for `c` and `d`, …), as for a page.
                 try prepareQueries()
                 let from = list ? "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen JOIN json_each(i.attributes, '$.\(attribute)') v" : nil
@@ -67,7 +67,7 @@ extension IndexStore {
                 return result
             }
         } catch {
-            throw IndexStore.explainQuery(error, index: path, doing: "facet failed")
+            throw error.explained(index: path, doing: "facet failed", query: true)
         }
     }
 
@@ -84,7 +84,7 @@ extension IndexStore {
     /// One live item, whole.
     public func item(bundle: String, uniqueIdentifier: String, now: Double = Clock.now()) throws(ReindexError) -> ItemRecord? {
         do {
-            return try read { () throws(SQLiteError) -> ItemRecord? in
+            return try read { () throws(StoreError) -> ItemRecord? in
                 let s = try statement("""
                     SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.gen,
                         (SELECT max(r.ended) FROM runs r WHERE r.request_id = i.gen AND r.bundle = i.bundle)
@@ -101,7 +101,7 @@ extension IndexStore {
                 return ItemRecord(result: result, generation: s.int64(5), generationCommitted: s.optionalDouble(6), expired: expires.map { $0 <= now } ?? false)
             }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "show failed")
+            throw error.explained(index: path, doing: "show failed")
         }
     }
 
@@ -109,10 +109,10 @@ extension IndexStore {
         let now = options.now ?? Clock.now()
         let plan: QueryPlan
         let declared: [String: AttributeDeclaration]
-        do throws(SQLiteError) {
+        do throws(StoreError) {
             if let bundle = options.bundle { declared = try declarations(bundle: bundle) } else { declared = try allDeclarations() }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "search failed")
+            throw error.explained(index: path, doing: "search failed")
         }
         do {
             plan = try QueryPlan.compile(try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? Self.localTimeZoneOffset(),
@@ -151,7 +151,7 @@ extension IndexStore {
         (try? QueryPlan.compile(.words(QueryParser.splitWords(text)))) ?? QueryPlan()
     }
 
-    func run(_ q: PreparedQuery) throws(SQLiteError) -> QueryPage {
+    func run(_ q: PreparedQuery) throws(StoreError) -> QueryPage {
         try prepareQueries()
         let limit = max(1, q.options.limit)
         var page: QueryPage
@@ -223,7 +223,7 @@ extension IndexStore {
 
     /// `SELECT select FROM … WHERE <filters> [AND the words match] tail`, bound but for the
     /// tail's own parameters. The words' full-text query is ?4.
-    func matchStatement(_ q: PreparedQuery, select: String, from: String? = nil, tail: String) throws(SQLiteError) -> SQLiteStatement {
+    func matchStatement(_ q: PreparedQuery, select: String, from: String? = nil, tail: String) throws(StoreError) -> SQLiteStatement {
         var sql = "SELECT \(select) FROM \(from ?? "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen") WHERE " + filterSQL(q)
         if !q.plan.units.isEmpty { sql += " AND i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?4)" }
         let s = try statement(sql + tail)
@@ -267,7 +267,7 @@ extension IndexStore {
 
     /// Sorted by `options.sort` (then bundle and identifier), or, without words, by bundle and
     /// identifier alone; keyset paging on those values.
-    func sorted(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
+    func sorted(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(StoreError) -> QueryPage {
         var keys: [(expression: String, descending: Bool)] = []
         for key in q.options.sort {
             guard let expression = try? Self.sortExpression(key.attribute, declared: q.plan.declared) else { continue }
@@ -356,7 +356,7 @@ extension IndexStore {
     /// The exact count. Words alone (no filters) are counted by the full-text index, less the
     /// matching rows searches cannot see (staged, replaced or expired), so a common word is
     /// counted without reading its items.
-    func count(_ q: PreparedQuery) throws(SQLiteError) -> Int {
+    func count(_ q: PreparedQuery) throws(StoreError) -> Int {
         try prepareQueries()
         if !q.plan.units.isEmpty && q.plan.condition.isEmpty && q.options.bundle == nil && q.options.domain == nil {
             let expression = FullText.conjunction(q.plan.units, prefix: true)

@@ -87,7 +87,7 @@ extension IndexStore {
 
     /// The full-text index's rows and its average length in tokens, from FTS5's own record of
     /// them (the "averages" row of `items_fts_data`).
-    func fullTextTotals() throws(SQLiteError) -> (rows: Int64, average: Double) {
+    func fullTextTotals() throws(StoreError) -> (rows: Int64, average: Double) {
         let select = try statement("SELECT block FROM items_fts_data WHERE id = 1")
         defer { select.reset() }
         guard try select.step() else { return (0, 1) }
@@ -113,7 +113,7 @@ extension IndexStore {
 
     /// The rows `N` and the average length the score uses: the pinned one if any
     /// (`rank_statistics`), else the index's own. Notes when the pinned one has moved too far.
-    func rankStatistics() throws(SQLiteError) -> (rows: Int64, average: Double, pinned: Bool) {
+    func rankStatistics() throws(StoreError) -> (rows: Int64, average: Double, pinned: Bool) {
         let live = try fullTextTotals()
         let select = try statement("SELECT average FROM rank_statistics")
         defer { select.reset() }
@@ -125,7 +125,7 @@ extension IndexStore {
 
     /// The rank list key of `unit` in a pass: `=` and the word's one token, or `*` and the
     /// prefix's; nil when the unit is not one token of every attribute.
-    func rankKey(_ unit: RankingUnit, prefix: Bool) throws(SQLiteError) -> String? {
+    func rankKey(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> String? {
         guard unit.columns == QueryPlan.allColumns else { return nil }
         let tokens = try fullTextTokenizer().tokens(of: unit.text)
         guard tokens.count == 1 else { return nil }
@@ -144,7 +144,7 @@ extension IndexStore {
     /// passing the filters, after the cursor) with its score.
     func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, excluding: Bool, counts: [Int], rarities: [Double], capacity: Int,
                            match: String, arguments: [UInt8],
-                           lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked]? {
+                           lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked]? {
         guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
         var keys: [String] = []
         for unit in units {
@@ -254,7 +254,7 @@ extension IndexStore {
         upkeep.repin = false
         connection.setBusyTimeout(milliseconds: 0)
         defer { connection.setBusyTimeout(milliseconds: busyTimeout) }
-        try? within("BEGIN IMMEDIATE") { () throws(SQLiteError) in
+        try? within("BEGIN IMMEDIATE") { () throws(StoreError) in
             let average = try pinnedAverage()
             for (key, phrase) in wanted.sorted(by: { $0.key < $1.key }) { try makeRankList(key, phrase: phrase, average: average) }
         }
@@ -263,7 +263,7 @@ extension IndexStore {
 
     /// The pinned average length, pinned now if there is none or it moved by more than
     /// `RankLists.drift` (dropping every list, made for the old one).
-    private func pinnedAverage() throws(SQLiteError) -> Double {
+    private func pinnedAverage() throws(StoreError) -> Double {
         let live = try fullTextTotals().average
         let select = try statement("SELECT average FROM rank_statistics")
         let pinned = try select.step() ? select.double(0) : nil
@@ -277,7 +277,7 @@ extension IndexStore {
     }
 
     /// Makes one list from a full read of its word's matches, unless it exists.
-    private func makeRankList(_ key: String, phrase: String, average: Double) throws(SQLiteError) {
+    private func makeRankList(_ key: String, phrase: String, average: Double) throws(StoreError) {
         let exists = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
         exists.bind(1, key)
         let found = try exists.step()
@@ -313,7 +313,7 @@ extension IndexStore {
         try list.run()
     }
 
-    private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(SQLiteError) {
+    private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(StoreError) {
         insert.reset()
         insert.bind(1, key)
         insert.bind(2, entry.impact)
@@ -327,7 +327,7 @@ extension IndexStore {
     // MARK: Keeping them
 
     /// The rank lists as the current write transaction sees them.
-    private func rankUpkeep() throws(SQLiteError) -> RankUpkeep {
+    private func rankUpkeep() throws(StoreError) -> RankUpkeep {
         let upkeep = queryState.upkeep
         guard !upkeep.fresh else { return upkeep }
         let version = try connection.scalar("PRAGMA data_version") ?? 0
@@ -356,7 +356,7 @@ extension IndexStore {
     /// its entry goes into each list of a word it holds whose boundary it precedes. The row is
     /// split by the full-text index's own tokenizer and its tokens are matched to the lists' words
     /// as bytes (`RankKeyTable`), without making strings of them.
-    func noteFullTextRow(_ row: Int64) throws(SQLiteError) {
+    func noteFullTextRow(_ row: Int64) throws(StoreError) {
         let upkeep = try rankUpkeep()
         guard !upkeep.lists.isEmpty else { return }
         let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
@@ -389,7 +389,7 @@ extension IndexStore {
 
     /// Drops the list entries of the items matching `condition` (as `deleteItems` takes it),
     /// before they go.
-    func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
+    func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) {
         guard !(try rankUpkeep().lists.isEmpty) else { return }
         // By the items' ids (`rank_entries_item`): a sweep deletes a generation in chunks, and
         // scanning every entry per chunk would cost the lists' size each time.
@@ -399,7 +399,7 @@ extension IndexStore {
     }
 
     /// Drops the list entries of one item, about to be written again.
-    func forgetRankedItem(_ row: Int64) throws(SQLiteError) {
+    func forgetRankedItem(_ row: Int64) throws(StoreError) {
         guard !(try rankUpkeep().lists.isEmpty) else { return }
         let forget = try statement("DELETE FROM rank_entries WHERE item = ?1")
         forget.bind(1, row)
@@ -411,8 +411,8 @@ extension IndexStore {
     /// What is wrong with the rank lists, from a full read of each list's word: an item that
     /// precedes the boundary but is not in the list, an entry whose impact is not the item's, or
     /// an entry of an item that no longer exists. Part of `check` (not `--quick`).
-    func rankListProblems() throws(SQLiteError) -> [String] {
-        try read { () throws(SQLiteError) -> [String] in
+    func rankListProblems() throws(StoreError) -> [String] {
+        try read { () throws(StoreError) -> [String] in
             try prepareQueries()
             var problems: [String] = []
             let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0

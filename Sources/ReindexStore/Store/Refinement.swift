@@ -17,7 +17,7 @@ extension IndexStore {
     public func refine(_ candidates: [ItemKey], words: String, now: Double) throws(ReindexError) -> [SearchResult] {
         guard Self.arePlainWords(words) else { return try refineBySearching(candidates, words: words, now: now) }
         do {
-            return try read { () throws(SQLiteError) -> [SearchResult] in
+            return try read { () throws(StoreError) -> [SearchResult] in
                 let tokenizer = try fullTextTokenizer()
                 let terms = words.split(whereSeparator: \.isWhitespace).map { tokenizer.tokens(of: String($0)) }.filter { !$0.isEmpty }
                 guard !terms.isEmpty else { return [] }
@@ -50,7 +50,7 @@ extension IndexStore {
                 return results
             }
         } catch {
-            throw IndexStore.explain(error, index: path, doing: "search failed")
+            throw error.explained(index: path, doing: "search failed")
         }
     }
 
@@ -78,7 +78,7 @@ extension IndexStore {
 
     /// The full-text index's tokenizer (`unicode61 remove_diacritics 2`, as `items_fts` is
     /// declared), made once per connection.
-    func fullTextTokenizer() throws(SQLiteError) -> FullTextTokenizer {
+    func fullTextTokenizer() throws(StoreError) -> FullTextTokenizer {
         if let made = queryState.tokenizer { return made }
         let made = try FullTextTokenizer(api: fts5API(), name: "unicode61", arguments: ["remove_diacritics", "2"], index: path)
         queryState.tokenizer = made
@@ -129,11 +129,11 @@ final class FullTextTokenizer {
     private var tokenizer = fts5_tokenizer()
     private var instance: OpaquePointer?
 
-    init(api: UnsafeMutablePointer<fts5_api>, name: String, arguments: [String], index: String) throws(SQLiteError) {
+    init(api: UnsafeMutablePointer<fts5_api>, name: String, arguments: [String], index: String) throws(StoreError) {
         var userData: UnsafeMutableRawPointer? = nil
         var rc = api.pointee.xFindTokenizer(api, name, &userData, &tokenizer)
         guard rc == SQLITE_OK, let create = tokenizer.xCreate else {
-            throw SQLiteError(code: rc, message: "FTS5 has no tokenizer '\(name)'", context: index)
+            throw StoreError(sqlite: rc, message: "FTS5 has no tokenizer '\(name)'", context: index)
         }
         let strings = arguments.map { strdup($0) }
         defer { for string in strings { free(string) } }
@@ -142,7 +142,7 @@ final class FullTextTokenizer {
             create(userData, buffer.baseAddress, Int32(buffer.count), &instance)
         }
         guard rc == SQLITE_OK, instance != nil else {
-            throw SQLiteError(code: rc, message: "cannot make the tokenizer '\(name)'", context: index)
+            throw StoreError(sqlite: rc, message: "cannot make the tokenizer '\(name)'", context: index)
         }
     }
 

@@ -34,7 +34,7 @@ extension IndexStore {
     /// only when its score reaches the worst kept one, and `reindex_rank` skips reading the
     /// length of a match that cannot (`RankThreshold`), so the cost is one pass over the
     /// matches' postings plus a few lookups, and the memory the page's.
-    func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(SQLiteError) -> QueryPage {
+    func ranked(_ q: PreparedQuery, limit: Int, cursor: Cursor?) throws(StoreError) -> QueryPage {
         let units = q.plan.units
         let hasPrefixPass = units.contains { $0.prefixable && !$0.starred }
         var start: (pass: Int, entry: Ranked)? = nil
@@ -69,7 +69,7 @@ extension IndexStore {
             let capacity = limit + 1 - picked.count
             let match = "(" + FullText.conjunction(units, prefix: prefix) + ")" + exclusion
             let arguments = Ranking.arguments(rows: statistics.rows, average: statistics.average, counts: counts)
-            func lookUp(_ row: Int64, _ score: Double) throws(SQLiteError) -> Ranked? {
+            func lookUp(_ row: Int64, _ score: Double) throws(StoreError) -> Ranked? {
                 check.rewind()
                 check.bind(1, row)
                 guard try check.step() else { return nil }
@@ -158,7 +158,7 @@ extension IndexStore {
     /// through `items_ranking_hint`, then the others by walking each bundle's live items in
     /// identifier order (the unique index) until enough of them are among `rows`.
     fileprivate func resolveTie(_ rows: [Int64], score: Double, wanted: Int,
-                                lookUp: (Int64, Double) throws(SQLiteError) -> Ranked?) throws(SQLiteError) -> [Ranked] {
+                                lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked] {
         guard wanted > 0 else { return [] }
         if rows.count <= 256 {
             var all: [Ranked] = []

@@ -87,7 +87,7 @@ extension IndexStore {
             clientState: s.text(11), created: s.double(12), updated: s.double(13))
     }
 
-    private func requests(_ whereClause: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) -> [QueuedRequest] {
+    private func requests(_ whereClause: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) -> [QueuedRequest] {
         let s = try statement("SELECT \(Self.requestColumns) FROM requests WHERE \(whereClause)")
         bind(s)
         var result: [QueuedRequest] = []
@@ -97,12 +97,12 @@ extension IndexStore {
     }
 
     /// One request by id.
-    public func request(_ id: Int64) throws(SQLiteError) -> QueuedRequest? {
+    public func request(_ id: Int64) throws(StoreError) -> QueuedRequest? {
         try requests("id = ?1") { $0.bind(1, id) }.first
     }
 
     /// The requests of one bundle in a state, oldest first.
-    public func requests(bundle identifier: String, state: RequestState) throws(SQLiteError) -> [QueuedRequest] {
+    public func requests(bundle identifier: String, state: RequestState) throws(StoreError) -> [QueuedRequest] {
         try requests("bundle = ?1 AND state = ?2 ORDER BY id") {
             $0.bind(1, identifier.lowercased())
             $0.bind(2, state.rawValue)
@@ -110,7 +110,7 @@ extension IndexStore {
     }
 
     /// Every request in a state, oldest first.
-    public func requests(state: RequestState) throws(SQLiteError) -> [QueuedRequest] {
+    public func requests(state: RequestState) throws(StoreError) -> [QueuedRequest] {
         try requests("state = ?1 ORDER BY id") { $0.bind(1, state.rawValue) }
     }
 
@@ -183,7 +183,7 @@ extension IndexStore {
     }
 
     /// The oldest pending request that is due, skipping the given bundles.
-    public func nextDueRequest(now: Double, excludingBundles: Set<String>) throws(SQLiteError) -> QueuedRequest? {
+    public func nextDueRequest(now: Double, excludingBundles: Set<String>) throws(StoreError) -> QueuedRequest? {
         for candidate in try requests("state = 'pending' AND next_attempt <= ?1 ORDER BY next_attempt, id LIMIT 64", { $0.bind(1, now) })
         where !excludingBundles.contains(candidate.bundleKey) {
             return candidate
@@ -193,7 +193,7 @@ extension IndexStore {
 
     /// The earliest time a pending request of a bundle not in `excludingBundles` (keys) becomes
     /// due, if any is pending.
-    public func nextDueTime(excludingBundles: Set<String> = []) throws(SQLiteError) -> Double? {
+    public func nextDueTime(excludingBundles: Set<String> = []) throws(StoreError) -> Double? {
         let s = try statement("SELECT bundle, min(next_attempt) FROM requests WHERE state = 'pending' GROUP BY bundle")
         defer { s.reset() }
         var earliest: Double?
@@ -207,7 +207,7 @@ extension IndexStore {
     /// Requests left `running` by a process that is gone go back to `pending` (the caller holds
     /// the bundle's lock, so nobody else is running them).
     /// What they left staged is swept (`sweepLeftovers`).
-    public func recoverAbandoned(bundle identifier: String) throws(SQLiteError) {
+    public func recoverAbandoned(bundle identifier: String) throws(StoreError) {
         let abandoned = try requests(bundle: identifier, state: .running)
         let update = try statement("UPDATE requests SET state = 'pending', last_error = coalesce(last_error, 'the host stopped while the request was running'), updated = ?2 WHERE bundle = ?1 AND state = 'running'")
         update.bind(1, identifier.lowercased())
@@ -217,7 +217,7 @@ extension IndexStore {
     }
 
     /// Puts a request back to `pending` without counting the attempt (it was cancelled).
-    public func requeue(_ id: Int64, note: String) throws(SQLiteError) {
+    public func requeue(_ id: Int64, note: String) throws(StoreError) {
         let update = try statement("UPDATE requests SET state = 'pending', attempts = max(attempts - 1, 0), last_error = ?2, updated = ?3 WHERE id = ?1")
         update.bind(1, id)
         update.bind(2, note)
@@ -226,7 +226,7 @@ extension IndexStore {
     }
 
     /// Remembers the last progress of a running request, for `status`.
-    public func saveProgress(_ id: Int64, _ progress: ProgressParams) throws(SQLiteError) {
+    public func saveProgress(_ id: Int64, _ progress: ProgressParams) throws(StoreError) {
         let update = try statement("UPDATE requests SET progress = ?2 WHERE id = ?1")
         update.bind(1, id)
         update.bind(2, JSONWriter.string(progress.json))
@@ -234,7 +234,7 @@ extension IndexStore {
     }
 
     /// Marks a request done (inside the acknowledgement's transaction).
-    public func markDone(_ id: Int64) throws(SQLiteError) {
+    public func markDone(_ id: Int64) throws(StoreError) {
         let update = try statement("UPDATE requests SET state = 'done', last_error = NULL, updated = ?2 WHERE id = ?1")
         update.bind(1, id)
         update.bind(2, Clock.now())
@@ -242,7 +242,7 @@ extension IndexStore {
     }
 
     /// Stores the client state of a committed batch (inside the batch's transaction).
-    public func saveClientState(_ id: Int64, _ clientState: String?) throws(SQLiteError) {
+    public func saveClientState(_ id: Int64, _ clientState: String?) throws(StoreError) {
         let update = try statement("UPDATE requests SET client_state = ?2, updated = ?3 WHERE id = ?1")
         update.bind(1, id)
         update.bind(2, clientState)
@@ -276,7 +276,7 @@ extension IndexStore {
     }
 
     /// Deletes the rows of a staged generation that never became live.
-    func discardGeneration(bundle key: String, generation: Int64) throws(SQLiteError) {
+    func discardGeneration(bundle key: String, generation: Int64) throws(StoreError) {
         let live = try statement("SELECT live_gen FROM bundles WHERE key = ?1")
         live.bind(1, key)
         let liveGeneration = try live.step() ? live.int64(0) : -1
@@ -290,7 +290,7 @@ extension IndexStore {
     }
 
     /// Appends one run to the bundle's history.
-    public func recordRun(_ run: RunRecord) throws(SQLiteError) {
+    public func recordRun(_ run: RunRecord) throws(StoreError) {
         let insert = try statement("""
             INSERT INTO runs(request_id, bundle, kind, reason, started, ended, outcome, put, deleted, rejected, error)
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
@@ -310,7 +310,7 @@ extension IndexStore {
     }
 
     /// The most recent run of a bundle.
-    public func lastRun(bundle identifier: String) throws(SQLiteError) -> RunRecord? {
+    public func lastRun(bundle identifier: String) throws(StoreError) -> RunRecord? {
         let s = try statement("SELECT request_id, bundle, kind, reason, started, ended, outcome, put, deleted, rejected, error FROM runs WHERE bundle = ?1 ORDER BY id DESC LIMIT 1")
         s.bind(1, identifier.lowercased())
         defer { s.reset() }

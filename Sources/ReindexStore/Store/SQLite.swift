@@ -2,22 +2,6 @@ import CSQLite
 import ReindexProtocol
 import ReindexSystem
 
-/// An error from SQLite, with its extended result code and the statement or file involved.
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
-    public var code: Int32
-    public var message: String
-    public var context: String
-
-    public var isCorruption: Bool {
-        let primary = code & 0xFF
-        return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
-    }
-    public var isBusy: Bool { (code & 0xFF) == SQLITE_BUSY || (code & 0xFF) == SQLITE_LOCKED }
-    public var isDiskFull: Bool { (code & 0xFF) == SQLITE_FULL }
-
-    public var description: String { "\(context): \(message) (SQLite code \(code))" }
-}
-
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection. Not shared between threads: each thread that needs the index opens its
@@ -27,14 +11,14 @@ package final class SQLiteConnection {
     package let path: String
     private var busyWait: BusyWait?
 
-    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false) throws(StoreError) {
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(code: rc, message: message, context: path)
+            throw StoreError(sqlite: rc, message: message, context: path)
         }
         handle = db
         self.path = path
@@ -45,22 +29,22 @@ package final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    func error(_ rc: Int32, _ context: String) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), context: context)
+    func error(_ rc: Int32, _ context: String) -> StoreError {
+        StoreError(sqlite: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), context: context)
     }
 
     /// Runs one or more statements that return no rows.
-    package func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(StoreError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, context: String(sql.prefix(80)))
+            throw StoreError(sqlite: sqlite3_extended_errcode(handle), message: message, context: String(sql.prefix(80)))
         }
     }
 
-    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(StoreError) -> SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else { throw error(rc, String(sql.prefix(120))) }
@@ -86,7 +70,7 @@ package final class SQLiteConnection {
     }
 
     /// The first column of the first row of a query, as an integer.
-    package func scalar(_ sql: String) throws(SQLiteError) -> Int64? {
+    package func scalar(_ sql: String) throws(StoreError) -> Int64? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
@@ -180,7 +164,7 @@ package final class SQLiteStatement {
 
     /// Steps once: true when a row is available, false when done.
     @discardableResult
-    package func step() throws(SQLiteError) -> Bool {
+    package func step() throws(StoreError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -193,7 +177,7 @@ package final class SQLiteStatement {
     }
 
     /// Runs to completion and resets.
-    package func run() throws(SQLiteError) {
+    package func run() throws(StoreError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
     }

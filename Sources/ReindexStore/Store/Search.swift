@@ -77,17 +77,17 @@ extension IndexStore {
     /// Full-text search over live, unexpired items, best first: `text` is words only (every
     /// word must match, the last also as a prefix), ranked exactly over all matches as
     /// docs/QUERIES.md describes. The query language is `query(_:options:)`.
-    public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
+    public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws(StoreError) -> [SearchResult] {
         var options = QueryOptions(bundle: bundle, domain: domain, limit: limit)
         options.now = now
         let q = PreparedQuery(plan: wordsPlan(text), options: options, now: now)
         guard !q.plan.units.isEmpty else { return [] }
         defer { makeWantedRankLists() }
-        return try read { () throws(SQLiteError) in try run(q).results }
+        return try read { () throws(StoreError) in try run(q).results }
     }
 
     /// The live, unexpired items of one bundle, by identifier.
-    public func items(bundle: String, domain: String? = nil, limit: Int = 100, now: Double = Clock.now()) throws(SQLiteError) -> [SearchResult] {
+    public func items(bundle: String, domain: String? = nil, limit: Int = 100, now: Double = Clock.now()) throws(StoreError) -> [SearchResult] {
         var sql = """
             SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes
             FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
@@ -103,7 +103,7 @@ extension IndexStore {
         return try collect(s, scored: false)
     }
 
-    private func collect(_ s: SQLiteStatement, scored: Bool) throws(SQLiteError) -> [SearchResult] {
+    private func collect(_ s: SQLiteStatement, scored: Bool) throws(StoreError) -> [SearchResult] {
         var results: [SearchResult] = []
         while try s.step() {
             let attributes = (try? JSONParser.parse(s.bytes(4))) ?? .object([])
@@ -116,7 +116,7 @@ extension IndexStore {
     }
 
     /// How many live, unexpired items a bundle has.
-    public func itemCount(bundle: String, now: Double = Clock.now()) throws(SQLiteError) -> Int {
+    public func itemCount(bundle: String, now: Double = Clock.now()) throws(StoreError) -> Int {
         let s = try statement("""
             SELECT count(*) FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
             WHERE i.bundle = ?1 AND (i.expires IS NULL OR i.expires > ?2)
@@ -128,7 +128,7 @@ extension IndexStore {
     }
 
     /// The identifiers of every bundle the index knows (items, requests or runs).
-    public func knownBundles() throws(SQLiteError) -> [(key: String, identifier: String)] {
+    public func knownBundles() throws(StoreError) -> [(key: String, identifier: String)] {
         let s = try statement("""
             SELECT key, identifier FROM bundles
             UNION SELECT bundle, bundle_identifier FROM requests WHERE bundle NOT IN (SELECT key FROM bundles)
@@ -141,11 +141,11 @@ extension IndexStore {
     }
 
     /// Item counts, queue state and the last run of a bundle.
-    public func status(bundle identifier: String) throws(SQLiteError) -> BundleStatus {
-        try read { () throws(SQLiteError) in try statusSnapshot(bundle: identifier) }
+    public func status(bundle identifier: String) throws(StoreError) -> BundleStatus {
+        try read { () throws(StoreError) in try statusSnapshot(bundle: identifier) }
     }
 
-    private func statusSnapshot(bundle identifier: String) throws(SQLiteError) -> BundleStatus {
+    private func statusSnapshot(bundle identifier: String) throws(StoreError) -> BundleStatus {
         let key = identifier.lowercased()
         let counts = try statement("SELECT state, count(*) FROM requests WHERE bundle = ?1 AND state IN ('pending', 'running', 'failed') GROUP BY state")
         counts.bind(1, key)

@@ -94,7 +94,7 @@ public final class StagedWrites {
     /// `declarations` are the bundle's custom attributes as its manifest declares them now; only
     /// a replacement uses them (they take effect at its acknowledgement).
     public init(store: IndexStore, bundleIdentifier: String, scope: Scope, requestID: Int64? = nil,
-                declarations: [String: AttributeDeclaration] = [:]) throws(SQLiteError) {
+                declarations: [String: AttributeDeclaration] = [:]) throws(StoreError) {
         self.store = store
         self.bundleKey = bundleIdentifier.lowercased()
         self.scope = scope
@@ -127,7 +127,7 @@ public final class StagedWrites {
     public var hasOpenGroup: Bool { groupOpen }
 
     /// Opens a group transaction if none is open.
-    private func begin() throws(SQLiteError) {
+    private func begin() throws(StoreError) {
         guard !groupOpen else { return }
         try store.connection.execute("BEGIN IMMEDIATE")
         store.queryState.upkeep.fresh = false
@@ -138,7 +138,7 @@ public final class StagedWrites {
     }
 
     /// Counts one operation into the group, committing it when it reaches its bounds.
-    private func operationDone() throws(SQLiteError) {
+    private func operationDone() throws(StoreError) {
         pendingOperations += 1
         groupCount += 1
         if case .direct = scope { return }
@@ -146,7 +146,7 @@ public final class StagedWrites {
     }
 
     /// Commits the open group transaction: the rows become durable, still invisible.
-    public func flush() throws(SQLiteError) {
+    public func flush() throws(StoreError) {
         guard groupOpen else { return }
         if case .direct = scope { return }
         try store.connection.execute("COMMIT")
@@ -156,7 +156,7 @@ public final class StagedWrites {
     /// Adds or replaces one item. A partial update (`item.isUpdate`) is merged into the existing
     /// item of its identifier as this request sees it (see `existing(_:)`) and written whole; with
     /// no such item it is ignored and counted in `ignoredUpdates`.
-    public func put(_ item: ValidatedItem) throws(SQLiteError) {
+    public func put(_ item: ValidatedItem) throws(StoreError) {
         try begin()
         var item = item
         if item.isUpdate {
@@ -229,7 +229,7 @@ public final class StagedWrites {
 
     /// The item's declared attributes: one `item_attributes` row per value (the filters' and
     /// sorts' index), and one `attributes_fts` row per searchable attribute it has.
-    private func writeCustomAttributes(_ item: ValidatedItem, rowID: Int64) throws(SQLiteError) {
+    private func writeCustomAttributes(_ item: ValidatedItem, rowID: Int64) throws(StoreError) {
         guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return }
         var values: [String: JSONValue] = [:]
         for (key, value) in members where declarations[key] != nil { values[key] = value }
@@ -267,9 +267,9 @@ public final class StagedWrites {
     /// replacement, the one already put in the new generation, else the live one; for a live
     /// staging, the staged one, else the live one unless the staging deleted it; for direct
     /// writes, the live one.
-    private func existing(_ uid: String) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+    private func existing(_ uid: String) throws(StoreError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
         let select = try store.statement("SELECT domain, expires, attributes FROM items WHERE bundle = ?1 AND gen = ?2 AND uid = ?3")
-        func row(generation: Int64) throws(SQLiteError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
+        func row(generation: Int64) throws(StoreError) -> (domain: String?, expires: Double?, attributes: [UInt8])? {
             select.bind(1, bundleKey)
             select.bind(2, generation)
             select.bind(3, uid)
@@ -313,7 +313,7 @@ public final class StagedWrites {
     public func reject(count: Int = 1) { counts.rejected += count }
 
     /// Removes items by identifier.
-    public func delete(identifiers: [String]) throws(SQLiteError) {
+    public func delete(identifiers: [String]) throws(StoreError) {
         try begin()
         for identifier in identifiers {
             try remove(where: "bundle = ?1 AND gen = ?2 AND uid = ?3", value: identifier, tombstone: "uid")
@@ -322,7 +322,7 @@ public final class StagedWrites {
     }
 
     /// Removes every item in each domain and its subdomains (`a.b` takes `a.b.c`, not `a.bc`).
-    public func delete(domains: [String]) throws(SQLiteError) {
+    public func delete(domains: [String]) throws(StoreError) {
         try begin()
         for domain in domains {
             try remove(where: "bundle = ?1 AND gen = ?2 AND " + IndexStore.domainCondition(column: "domain", parameter: 3),
@@ -332,7 +332,7 @@ public final class StagedWrites {
     }
 
     /// Removes every item of the bundle (in this request's generation).
-    public func deleteAll() throws(SQLiteError) {
+    public func deleteAll() throws(StoreError) {
         try begin()
         try remove(where: "bundle = ?1 AND gen = ?2", value: nil, tombstone: "all")
         try operationDone()
@@ -343,7 +343,7 @@ public final class StagedWrites {
     /// replaced goes too), counted now, and the deletion itself is recorded to apply to the live
     /// items at publication. For `.replacement`, committed rows are kept aside first.
     /// `?3` in `condition` is `value`.
-    private func remove(where condition: String, value: String?, tombstone kind: String) throws(SQLiteError) {
+    private func remove(where condition: String, value: String?, tombstone kind: String) throws(StoreError) {
         let bindAll: (SQLiteStatement) -> Void = { [bundleKey, generation] in
             $0.bind(1, bundleKey)
             $0.bind(2, generation)
@@ -371,7 +371,7 @@ public final class StagedWrites {
     /// Copies the rows matching `condition` that an earlier, committed batch wrote (with their
     /// full-text columns) aside, so `rollback` can restore them; the current batch's own rows
     /// need no copy, since a failure discards them anyway.
-    private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(SQLiteError) {
+    private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
                 title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed)
@@ -394,7 +394,7 @@ public final class StagedWrites {
     /// `.live` the operations become visible; for `.replacement` they stay invisible until the
     /// acknowledgement but survive a failure.
     @discardableResult
-    public func commitBatch(_ extra: (IndexStore) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }) throws(SQLiteError) -> Int {
+    public func commitBatch(_ extra: (IndexStore) throws -> Void = { _ in }) throws -> Int {
         try begin()
         switch scope {
         case .replacement(let g):
@@ -418,7 +418,7 @@ public final class StagedWrites {
     /// replacement, swaps the new generation in, so every item it did not put is gone — all in
     /// one transaction, together with `extra` (marking the request done, recording the run).
     /// The replaced generation's rows are deleted afterwards in short transactions.
-    public func acknowledge(_ extra: (IndexStore) throws(SQLiteError) -> Void = { _ throws(SQLiteError) in }) throws(SQLiteError) -> WriteCounts {
+    public func acknowledge(_ extra: (IndexStore) throws -> Void = { _ in }) throws -> WriteCounts {
         try begin()
         var retired: Int64?
         switch scope {
@@ -465,7 +465,7 @@ public final class StagedWrites {
             // and finished by the next attempt or recovery.
             _ = try? store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1, budget: 0.5)
         case .live:
-            try? store.writeTransaction { () throws(SQLiteError) in try store.dropStaging(stagingID, bundle: bundleKey) }
+            try? store.writeTransaction { () throws(StoreError) in try store.dropStaging(stagingID, bundle: bundleKey) }
         case .direct:
             break
         }

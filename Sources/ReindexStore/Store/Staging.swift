@@ -13,12 +13,12 @@ extension IndexStore {
 
     /// Runs `body` in one short write transaction (BEGIN IMMEDIATE … COMMIT), or inside the one
     /// already open.
-    func writeTransaction(_ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+    func writeTransaction(_ body: () throws(StoreError) -> Void) throws(StoreError) {
         try within("BEGIN IMMEDIATE", body)
     }
 
     /// The generation searches see for a bundle (0 before its first reindexAll).
-    func liveGeneration(bundle key: String) throws(SQLiteError) -> Int64 {
+    func liveGeneration(bundle key: String) throws(StoreError) -> Int64 {
         let select = try statement("SELECT live_gen FROM bundles WHERE key = ?1")
         select.bind(1, key)
         defer { select.reset() }
@@ -28,7 +28,7 @@ extension IndexStore {
     // MARK: Replacements (reindexAll)
 
     /// The last batch of a reindexAll that was committed with its client state (0 for none).
-    func committedBatch(bundle key: String, generation: Int64) throws(SQLiteError) -> Int64 {
+    func committedBatch(bundle key: String, generation: Int64) throws(StoreError) -> Int64 {
         let select = try statement("SELECT committed_batch FROM staged_generations WHERE bundle = ?1 AND gen = ?2")
         select.bind(1, key)
         select.bind(2, generation)
@@ -37,7 +37,7 @@ extension IndexStore {
     }
 
     /// Records a batch as committed: its rows survive a failure from now on.
-    func markBatchCommitted(bundle key: String, generation: Int64, batch: Int64) throws(SQLiteError) {
+    func markBatchCommitted(bundle key: String, generation: Int64, batch: Int64) throws(StoreError) {
         let update = try statement("INSERT OR REPLACE INTO staged_generations(bundle, gen, committed_batch) VALUES(?1, ?2, ?3)")
         update.bind(1, key)
         update.bind(2, generation)
@@ -47,7 +47,7 @@ extension IndexStore {
     }
 
     /// Forgets the batches of a generation that became live or was discarded.
-    func forgetStagedGeneration(bundle key: String, generation: Int64) throws(SQLiteError) {
+    func forgetStagedGeneration(bundle key: String, generation: Int64) throws(StoreError) {
         let forget = try statement("DELETE FROM staged_generations WHERE bundle = ?1 AND gen = ?2")
         forget.bind(1, key)
         forget.bind(2, generation)
@@ -55,7 +55,7 @@ extension IndexStore {
         try forgetKeptRows(request: generation)
     }
 
-    private func forgetKeptRows(request id: Int64) throws(SQLiteError) {
+    private func forgetKeptRows(request id: Int64) throws(StoreError) {
         let forget = try statement("DELETE FROM staged_undo WHERE request = ?1")
         forget.bind(1, id)
         try forget.run()
@@ -67,11 +67,11 @@ extension IndexStore {
     /// is spent and returns false: the rest stays invisible, and the next discard of the request
     /// (its next attempt, or recovery) finishes it.
     @discardableResult
-    package func discardUncommitted(bundle key: String, request id: Int64, committedBatch: Int64, budget: Double? = nil) throws(SQLiteError) -> Bool {
+    package func discardUncommitted(bundle key: String, request id: Int64, committedBatch: Int64, budget: Double? = nil) throws(StoreError) -> Bool {
         let started = Clock.monotonic()
         while true {
             var removed = 0
-            try writeTransaction { () throws(SQLiteError) in
+            try writeTransaction { () throws(StoreError) in
                 removed = try deleteItems(where: "id IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 AND batch > ?3 LIMIT 5000)") {
                     $0.bind(1, key)
                     $0.bind(2, id)
@@ -81,12 +81,12 @@ extension IndexStore {
             if removed == 0 { break }
             if let budget, Clock.monotonic() - started >= budget { return false }
         }
-        try writeTransaction { () throws(SQLiteError) in try restoreKeptRows(bundle: key, request: id) }
+        try writeTransaction { () throws(StoreError) in try restoreKeptRows(bundle: key, request: id) }
         return true
     }
 
     /// Puts back the committed rows a discarded batch had replaced or deleted.
-    private func restoreKeptRows(bundle key: String, request id: Int64) throws(SQLiteError) {
+    private func restoreKeptRows(bundle key: String, request id: Int64) throws(StoreError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
                 title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed
@@ -134,7 +134,7 @@ extension IndexStore {
     }
 
     /// How many live items of a bundle a new generation does not have (they go at the swap).
-    func countReplaced(bundle key: String, old: Int64, new: Int64) throws(SQLiteError) -> Int {
+    func countReplaced(bundle key: String, old: Int64, new: Int64) throws(StoreError) -> Int {
         let gone = try statement("""
             SELECT count(*) FROM items o WHERE o.bundle = ?1 AND o.gen = ?2
             AND NOT EXISTS (SELECT 1 FROM items n WHERE n.bundle = ?1 AND n.gen = ?3 AND n.uid = o.uid)
@@ -148,7 +148,7 @@ extension IndexStore {
 
     /// Makes `generation` the bundle's live one; the previous one is retired (invisible, its rows
     /// deleted by `dropGeneration` after the commit, or by recovery).
-    func swapGeneration(bundle key: String, to generation: Int64, request id: Int64) throws(SQLiteError) {
+    func swapGeneration(bundle key: String, to generation: Int64, request id: Int64) throws(StoreError) {
         let old = try liveGeneration(bundle: key)
         let swap = try statement("UPDATE bundles SET live_gen = ?2 WHERE key = ?1")
         swap.bind(1, key)
@@ -158,7 +158,7 @@ extension IndexStore {
         try forgetStagedGeneration(bundle: key, generation: generation)
     }
 
-    func retire(bundle key: String, generation: Int64) throws(SQLiteError) {
+    func retire(bundle key: String, generation: Int64) throws(StoreError) {
         let retire = try statement("INSERT OR IGNORE INTO retired_generations(bundle, gen) VALUES(?1, ?2)")
         retire.bind(1, key)
         retire.bind(2, generation)
@@ -167,10 +167,10 @@ extension IndexStore {
 
     /// Deletes the rows of a retired generation in short transactions of `chunk` rows, so other
     /// writers never wait long behind it. Never touches the live generation.
-    func dropGeneration(bundle key: String, generation: Int64, chunk: Int = 5000) throws(SQLiteError) {
+    func dropGeneration(bundle key: String, generation: Int64, chunk: Int = 5000) throws(StoreError) {
         while true {
             var removed = 0
-            try writeTransaction { () throws(SQLiteError) in
+            try writeTransaction { () throws(StoreError) in
                 guard try liveGeneration(bundle: key) != generation else { return }
                 removed = try deleteItems(where: "id IN (SELECT id FROM items WHERE bundle = ?1 AND gen = ?2 LIMIT ?3)") {
                     $0.bind(1, key)
@@ -191,7 +191,7 @@ extension IndexStore {
     // MARK: Live stagings (reindexItems, direct writes)
 
     /// Opens a staging for live writes of this process; its rows live in generation `-id`.
-    func openStaging(bundle key: String, requestID: Int64?) throws(SQLiteError) -> Int64 {
+    func openStaging(bundle key: String, requestID: Int64?) throws(StoreError) -> Int64 {
         let me = ProcessIdentity.current
         let insert = try statement("INSERT INTO stagings(bundle, request_id, pid, pid_start, started) VALUES(?1, ?2, ?3, ?4, ?5)")
         insert.bind(1, key)
@@ -206,7 +206,7 @@ extension IndexStore {
     /// Applies a staging to the bundle's live items: its deletions first, then its puts (each
     /// replacing the live item of its identifier). Returns how many live items the deletions
     /// removed that were not already counted when their staged put was deleted.
-    func publishStaging(_ staging: Int64, bundle key: String) throws(SQLiteError) -> Int {
+    func publishStaging(_ staging: Int64, bundle key: String) throws(StoreError) -> Int {
         let live = try liveGeneration(bundle: key)
         let list = try statement("SELECT kind, value, counted FROM staged_deletes WHERE staging = ?1 ORDER BY counted DESC, rowid")
         list.bind(1, staging)
@@ -251,14 +251,14 @@ extension IndexStore {
     }
 
     /// Forgets a published staging.
-    func closeStaging(_ staging: Int64) throws(SQLiteError) {
+    func closeStaging(_ staging: Int64) throws(StoreError) {
         let close = try statement("DELETE FROM stagings WHERE id = ?1")
         close.bind(1, staging)
         try close.run()
     }
 
     /// Drops a staging and everything in it.
-    func dropStaging(_ staging: Int64, bundle key: String) throws(SQLiteError) {
+    func dropStaging(_ staging: Int64, bundle key: String) throws(StoreError) {
         try deleteItems(where: "bundle = ?1 AND gen = ?2") {
             $0.bind(1, key)
             $0.bind(2, -staging)
@@ -275,13 +275,13 @@ extension IndexStore {
     /// each reindexAll in `abandoned` (requests a dead host left running), stagings whose
     /// process is gone, and retired generations not yet deleted. Committed batches of
     /// unfinished reindexAll requests stay, for their retry to resume.
-    public func sweepLeftovers(bundle identifier: String, abandoned: [QueuedRequest] = []) throws(SQLiteError) {
+    public func sweepLeftovers(bundle identifier: String, abandoned: [QueuedRequest] = []) throws(StoreError) {
         let key = identifier.lowercased()
         for request in abandoned where request.kind == .reindexAll {
             try discardUncommitted(bundle: key, request: request.id, committedBatch: try committedBatch(bundle: key, generation: request.id))
         }
         for staging in try stagings(bundle: key) where !staging.owner.isAlive {
-            try writeTransaction { () throws(SQLiteError) in try dropStaging(staging.id, bundle: key) }
+            try writeTransaction { () throws(StoreError) in try dropStaging(staging.id, bundle: key) }
         }
         let retired = try statement("SELECT gen FROM retired_generations WHERE bundle = ?1")
         retired.bind(1, key)
@@ -292,7 +292,7 @@ extension IndexStore {
     }
 
     /// The open stagings (of one bundle, or all) with the process that writes each.
-    func stagings(bundle key: String? = nil) throws(SQLiteError) -> [(id: Int64, bundle: String, owner: ProcessIdentity)] {
+    func stagings(bundle key: String? = nil) throws(StoreError) -> [(id: Int64, bundle: String, owner: ProcessIdentity)] {
         let select = try statement("SELECT id, bundle, pid, pid_start FROM stagings WHERE ?1 IS NULL OR bundle = ?1")
         select.bind(1, key)
         var result: [(id: Int64, bundle: String, owner: ProcessIdentity)] = []
@@ -319,8 +319,8 @@ extension IndexStore {
     /// its searched columns match, no full-text row is orphaned, every item belongs to a known
     /// bundle, every bundle's live generation was made live by a reindexAll of that bundle, and
     /// every invisible row belongs to a running or resumable writer (else it is a leftover).
-    public func checkInvariants() throws(SQLiteError) -> IndexInvariants {
-        try read { () throws(SQLiteError) -> IndexInvariants in
+    public func checkInvariants() throws(StoreError) -> IndexInvariants {
+        try read { () throws(StoreError) -> IndexInvariants in
             var result = IndexInvariants()
             let counts: [(String, String)] = [
                 ("SELECT count(*) FROM items i WHERE NOT EXISTS (SELECT 1 FROM items_fts f WHERE f.rowid = i.id)",
@@ -392,9 +392,9 @@ extension IndexStore {
     /// Discards what an unfinished reindexAll committed (its staged rows and client state), so
     /// its next attempt starts fresh. Returns how many committed items went, or nil when it had
     /// committed nothing.
-    public func discardPartialReplacement(_ request: QueuedRequest) throws(SQLiteError) -> Int? {
+    public func discardPartialReplacement(_ request: QueuedRequest) throws(StoreError) -> Int? {
         var discarded: Int?
-        try writeTransaction { () throws(SQLiteError) in
+        try writeTransaction { () throws(StoreError) in
             let count = try statement("SELECT count(*) FROM items WHERE bundle = ?1 AND gen = ?2")
             count.bind(1, request.bundleKey)
             count.bind(2, request.id)

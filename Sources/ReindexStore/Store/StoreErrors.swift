@@ -2,53 +2,147 @@ import CSQLite
 import ReindexProtocol
 import ReindexSystem
 
-extension IndexStore {
-    /// What a failed index operation means to the person who ran the command: a damaged file
-    /// (exit 74, with what to do), an index busy past the busy timeout (exit 75, try again later,
-    /// naming who holds it where known), a full disk or an I/O error (74). Anything else is an
-    /// internal error with the statement that failed.
-    public static func explain(_ error: SQLiteError, index path: String, doing what: String? = nil) -> ReindexError {
-        let primary = error.code & 0xFF
-        let doing = what.map { "\($0): " } ?? ""
-        if error.isCorruption {
-            return ReindexError(.ioError, "\(doing)the index at \(path) is damaged (\(error.message)); run 'reindex reset' to rebuild it from the extensions (it keeps the damaged file aside)")
+/// The one error of both indexes: what went wrong as a stable `code` (busy, damaged, full, …),
+/// the database's own words (`message`), the statement or file involved (`context`), and the
+/// underlying result code (`sqliteCode` or `sqlState`) for a person reading a report. SQLite's
+/// result codes and PostgreSQL's SQLSTATEs are sorted into the codes here, once; what a code
+/// means to the person who ran a command, and its exit code, is `explained(index:doing:query:)`.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of store failure this is, whichever database reported it.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+
+        /// Another writer held the index past the wait (SQLite `BUSY`/`LOCKED`), or a PostgreSQL
+        /// transaction collided with another's (serialization failure, deadlock, lock not
+        /// available, statement cancelled): the same work may get through later.
+        public static let busy = Code(name: "busy")
+        /// The database file or its pages are damaged (SQLite `CORRUPT`/`NOTADB`, SQLSTATE
+        /// `XX001`/`XX002`).
+        public static let damaged = Code(name: "damaged")
+        /// No space left to write (SQLite `FULL`, SQLSTATE `53100`).
+        public static let full = Code(name: "full")
+        /// The connection to the PostgreSQL server is gone (SQLSTATE class `08`, a server that
+        /// stopped or restarted, a terminated backend); the server rolled back what was open.
+        public static let connectionLost = Code(name: "connectionLost")
+        /// The index was written by a newer reindex, whose schema this one does not know.
+        public static let newerSchema = Code(name: "newerSchema")
+        /// The index cannot be opened, read or written: permissions, a read-only file, I/O
+        /// errors, or a PostgreSQL error of no other code.
+        public static let unavailable = Code(name: "unavailable")
+        /// The database would not run a statement as it was made: a limit (too large, too deep,
+        /// out of memory), a value it cannot take, a syntax error. From a query, the query's
+        /// shape is at fault.
+        public static let invalid = Code(name: "invalid")
+        /// A PostgreSQL worker's lease on its request expired and another worker took it over:
+        /// nothing of this attempt is published.
+        public static let leaseLost = Code(name: "leaseLost")
+        /// A failure the host does not expect of a working database (SQLite `MISUSE`, …).
+        public static let `internal` = Code(name: "internal")
+
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+    public var context: String
+    /// SQLite's extended result code, when SQLite reported the error.
+    public var sqliteCode: Int32?
+    /// PostgreSQL's five-character SQLSTATE, when the server answered with one.
+    public var sqlState: String?
+
+    public init(_ code: Code, _ message: String, context: String = "", sqliteCode: Int32? = nil, sqlState: String? = nil) {
+        self.code = code
+        self.message = message
+        self.context = context
+        self.sqliteCode = sqliteCode
+        self.sqlState = sqlState
+    }
+
+    /// An error SQLite reported with the (extended) result code `resultCode`.
+    public init(sqlite resultCode: Int32, message: String, context: String) {
+        self.init(Self.code(sqlite: resultCode), message, context: context, sqliteCode: resultCode)
+    }
+
+    /// An error PostgreSQL (or libpq) reported; `connectionLost` when the connection is gone.
+    public init(postgres sqlState: String?, message: String, context: String, connectionLost: Bool = false) {
+        self.init(connectionLost ? .connectionLost : Self.code(sqlState: sqlState), message, context: context, sqlState: sqlState)
+    }
+
+    /// A serialization failure or a deadlock: the transaction may simply be run again.
+    public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
+
+    public var description: String {
+        if let sqliteCode { return "\(context): \(message) (SQLite code \(sqliteCode))" }
+        let state = sqlState.map { " (SQLSTATE \($0))" } ?? ""
+        return context.isEmpty ? "\(message)\(state)" : "\(context): \(message)\(state)"
+    }
+
+    static func code(sqlite resultCode: Int32) -> Code {
+        switch resultCode & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .damaged
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_FULL: return .full
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOLFS, SQLITE_AUTH: return .unavailable
+        case SQLITE_ERROR, SQLITE_TOOBIG, SQLITE_NOMEM, SQLITE_RANGE: return .invalid
+        default: return .internal
         }
-        if error.isBusy {
-            let writing = !(error.context.uppercased().hasPrefix("SELECT") || error.context.uppercased().hasPrefix("PRAGMA"))
+    }
+
+    static func code(sqlState: String?) -> Code {
+        guard let state = sqlState else { return .unavailable }
+        switch state {
+        case "40001", "40P01", "55P03", "57014": return .busy
+        case "53100": return .full
+        case "XX001", "XX002": return .damaged
+        case "53200", "42601": return .invalid
+        default:
+            if state.hasPrefix("08") { return .connectionLost }
+            if state.hasPrefix("54") || state.hasPrefix("22") { return .invalid }
+            return .unavailable
+        }
+    }
+
+    /// What this failure means to the person who ran the command, with its exit code (cli.md):
+    /// busy or a lost connection is worth trying again (75, naming who holds a SQLite index
+    /// where the system tells); damaged (with what to do), full, unavailable, a newer schema
+    /// or a statement the index would not run are the index that cannot be used (74). From a
+    /// `query`, a statement the index would not run is the query's shape (65, "query: …"),
+    /// without the database's words about SQL the user did not write. The one place a store
+    /// error becomes a message and an exit code.
+    public func explained(index path: String, doing what: String? = nil, query: Bool = false) -> ReindexError {
+        let doing = what.map { "\($0): " } ?? ""
+        let underlying = sqliteCode.map { "SQLite result code \($0)" } ?? sqlState.map { "SQLSTATE \($0)" } ?? "no result code"
+        switch code {
+        case .damaged:
+            return ReindexError(.ioError, "\(doing)the index at \(path) is damaged (\(message)); run 'reindex reset' to rebuild it from the extensions (it keeps the damaged file aside)")
+        case .busy where sqliteCode != nil:
+            let writing = !(context.uppercased().hasPrefix("SELECT") || context.uppercased().hasPrefix("PRAGMA"))
             let lock = writing ? "its write lock" : "a lock"
-            let holders = processesUsing(index: path)
+            let holders = IndexStore.processesUsing(index: path)
             let who = holders.isEmpty ? "another program" : holders.joined(separator: ", ")
             return ReindexError(.requestFailed, "\(doing)the index at \(path) is busy: \(who) held \(lock) past the busy timeout; try again later")
-        }
-        if error.isDiskFull {
-            return ReindexError(.ioError, "\(doing)cannot write the index at \(path): the disk is full (\(error.message))")
-        }
-        switch primary {
-        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOLFS, SQLITE_AUTH:
-            return ReindexError(.ioError, "\(doing)cannot use the index at \(path): \(error.message)")
+        case .busy:
+            return ReindexError(.requestFailed, "\(doing)the index at \(path) is busy (\(message)); try again later")
+        case .connectionLost:
+            return ReindexError(.requestFailed, "\(doing)\(message); try again")
+        case .leaseLost:
+            return ReindexError(.requestFailed, "\(doing)\(message)")
+        case .full:
+            return ReindexError(.ioError, "\(doing)cannot write the index at \(path): the disk is full (\(message))")
+        case .invalid where query:
+            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (\(underlying)); use fewer words and comparisons or less nesting")
+        case .internal where query:
+            return ReindexError(.internal, "\(what ?? "query"): the index failed with \(underlying) (an internal error; please report it with the query)")
+        case .internal:
+            return ReindexError(.internal, "\(doing)\(self)")
         default:
-            return ReindexError(.internal, "\(doing)\(error)")
+            // unavailable, newerSchema, invalid outside a query
+            return ReindexError(.ioError, "\(doing)cannot use the index at \(path): \(sqliteCode != nil ? message : description)")
         }
     }
+}
 
-    /// What a failure while running a query means: as `explain` for a damaged, busy, full or
-    /// unreadable index (74, 75); else the statement the query compiled to was one SQLite
-    /// would not run — too large or too deep, out of memory — which the query's shape caused
-    /// (65, "query: …"). SQLite's own message never reaches the user: it names SQL the user
-    /// did not write. Anything else is an internal error, named by its result code alone.
-    public static func explainQuery(_ error: SQLiteError, index path: String, doing what: String) -> ReindexError {
-        let primary = error.code & 0xFF
-        if error.isCorruption || error.isBusy || error.isDiskFull { return explain(error, index: path, doing: what) }
-        switch primary {
-        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOLFS, SQLITE_AUTH:
-            return explain(error, index: path, doing: what)
-        case SQLITE_ERROR, SQLITE_TOOBIG, SQLITE_NOMEM, SQLITE_RANGE:
-            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (SQLite result code \(error.code)); use fewer words and comparisons or less nesting")
-        default:
-            return ReindexError(.internal, "\(what): the index failed with SQLite result code \(error.code) (an internal error; please report it with the query)")
-        }
-    }
-
+extension IndexStore {
     /// The other processes that have the index (or its write-ahead log) open, as
     /// "pid 123 (reindex run com.example.a)"; empty where the system does not tell.
     public static func processesUsing(index path: String) -> [String] {

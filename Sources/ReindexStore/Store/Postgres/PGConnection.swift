@@ -2,33 +2,6 @@ import CLibPQ
 import ReindexProtocol
 import ReindexSystem
 
-/// An error from PostgreSQL (or from libpq before a server answered): its SQLSTATE when the
-/// server gave one, the message, and what was being done.
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
-    /// The five-character SQLSTATE, nil when the connection failed before an answer.
-    public var sqlState: String?
-    public var message: String
-    public var context: String
-    /// The connection is gone (server stopped or restarted, backend terminated, network cut):
-    /// the transaction in progress was rolled back by the server.
-    public var connectionLost: Bool
-
-    public init(sqlState: String?, message: String, context: String, connectionLost: Bool = false) {
-        self.sqlState = sqlState
-        self.message = message
-        self.context = context
-        self.connectionLost = connectionLost
-    }
-
-    /// A serialization failure or a deadlock: the transaction may simply be run again.
-    public var isRetryable: Bool { sqlState == "40001" || sqlState == "40P01" }
-
-    public var description: String {
-        let state = sqlState.map { " (SQLSTATE \($0))" } ?? ""
-        return context.isEmpty ? "\(message)\(state)" : "\(context): \(message)\(state)"
-    }
-}
-
 /// Where a PostgreSQL index lives, as the user gave it (`postgresql://…`, `postgres://…` or a
 /// libpq keyword string), and the schema the host keeps its tables in.
 public struct PostgresLocation: Sendable, Equatable {
@@ -209,14 +182,14 @@ public final class PGConnection {
     public private(set) var inTransaction = false
 
     /// Connects; a failure names the host and port and says what libpq said.
-    public init(_ connectionString: String) throws(PostgresError) {
+    public init(_ connectionString: String) throws(StoreError) {
         // libpq is loaded here, at the first PostgreSQL connection, never at start (CLibPQ).
         guard reindex_libpq_load() != 0 else {
-            throw PostgresError(sqlState: nil, message: "a PostgreSQL index needs libpq, which cannot be loaded (\(String(cString: reindex_libpq_error()))); install it: apt-get install libpq5, brew install libpq",
+            throw StoreError(postgres: nil, message: "a PostgreSQL index needs libpq, which cannot be loaded (\(String(cString: reindex_libpq_error()))); install it: apt-get install libpq5, brew install libpq",
                                 context: PostgresLocation.masked(connectionString), connectionLost: false)
         }
         guard let conn = PQconnectdb(connectionString) else {
-            throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection", context: PostgresLocation.masked(connectionString), connectionLost: true)
+            throw StoreError(postgres: nil, message: "libpq could not allocate a connection", context: PostgresLocation.masked(connectionString), connectionLost: true)
         }
         let host = PQhost(conn).map { String(cString: $0) } ?? "localhost"
         let port = PQport(conn).map { String(cString: $0) } ?? "5432"
@@ -224,7 +197,7 @@ public final class PGConnection {
         guard PQstatus(conn) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: "\n ")
             PQfinish(conn)
-            throw PostgresError(sqlState: nil, message: "cannot connect to PostgreSQL at \(hostDescription): \(message.replacingAll("\n", with: "; "))",
+            throw StoreError(postgres: nil, message: "cannot connect to PostgreSQL at \(hostDescription): \(message.replacingAll("\n", with: "; "))",
                                 context: "", connectionLost: true)
         }
         handle = conn
@@ -243,7 +216,7 @@ public final class PGConnection {
     /// The connection's socket, for poll(2) while waiting for notifications.
     public var socket: Int32 { PQsocket(handle) }
 
-    private func check(_ result: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {
+    private func check(_ result: OpaquePointer?, _ sql: String) throws(StoreError) -> PGResult {
         let wrapped = PGResult(result)
         let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
         switch status {
@@ -260,14 +233,14 @@ public final class PGConnection {
                 self.lost = true
             }
             let statement = sql.split(separator: "\n").first.map(String.init) ?? sql
-            throw PostgresError(sqlState: state, message: lost ? "the connection to PostgreSQL at \(hostDescription) was lost: \(message)" : message,
+            throw StoreError(postgres: state, message: lost ? "the connection to PostgreSQL at \(hostDescription) was lost: \(message)" : message,
                                 context: statement.count > 120 ? String(statement.prefix(120)) + "…" : statement, connectionLost: lost)
         }
     }
 
     /// Runs one or more statements without parameters.
     @discardableResult
-    public func execute(_ sql: String) throws(PostgresError) -> PGResult {
+    public func execute(_ sql: String) throws(StoreError) -> PGResult {
         try finishSent()
         let result = try check(PQexec(handle, sql), sql)
         return result
@@ -275,10 +248,10 @@ public final class PGConnection {
 
     /// Runs one statement with text parameters ($1…), prepared on first use.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PGResult {
+    public func query(_ sql: String, _ parameters: [String?] = []) throws(StoreError) -> PGResult {
         try finishSent()
         let name = try preparedName(sql, parameters.count)
-        return try withParameters(parameters) { values throws(PostgresError) in
+        return try withParameters(parameters) { values throws(StoreError) in
             try check(PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0), sql)
         }
     }
@@ -290,7 +263,7 @@ public final class PGConnection {
     /// it while the caller prepares the next one (a bulk load overlaps the host's work with the
     /// server's). Its result — an error included — is read by the next statement on this
     /// connection, or by `finishSent`, before anything else runs.
-    public func send(_ sql: String, _ parameters: [String?]) throws(PostgresError) {
+    public func send(_ sql: String, _ parameters: [String?]) throws(StoreError) {
         try finishSent()
         let name = try preparedName(sql, parameters.count)
         let queued = withParameters(parameters) { values in
@@ -301,7 +274,7 @@ public final class PGConnection {
     }
 
     /// Waits for the statement `send` sent, if any, and throws its error.
-    public func finishSent() throws(PostgresError) {
+    public func finishSent() throws(StoreError) {
         guard let sql = sent else { return }
         sent = nil
         var first: OpaquePointer?
@@ -311,7 +284,7 @@ public final class PGConnection {
         _ = try check(first, sql)
     }
 
-    private func preparedName(_ sql: String, _ count: Int) throws(PostgresError) -> String {
+    private func preparedName(_ sql: String, _ count: Int) throws(StoreError) -> String {
         if let known = prepared[sql] { return known }
         let name = "s\(prepared.count)"
         _ = try check(PQprepare(handle, name, sql, Int32(count), nil), sql)
@@ -322,7 +295,7 @@ public final class PGConnection {
     /// `send` with parameters already in libpq's text form, each NUL-terminated (nil: NULL): a
     /// bulk statement's arrays built straight from the items' bytes (`PGArrayBuilder`), with no
     /// intermediate strings and no copy on the way to libpq.
-    public func send(_ sql: String, bytes parameters: [[UInt8]?]) throws(PostgresError) {
+    public func send(_ sql: String, bytes parameters: [[UInt8]?]) throws(StoreError) {
         try finishSent()
         let name = try preparedName(sql, parameters.count)
         var pointers: [UnsafePointer<CChar>?] = []
@@ -372,12 +345,12 @@ public final class PGConnection {
     }
 
     /// Opens a transaction (`characteristics`: e.g. `ISOLATION LEVEL REPEATABLE READ READ ONLY`).
-    public func begin(_ characteristics: String = "") throws(PostgresError) {
+    public func begin(_ characteristics: String = "") throws(StoreError) {
         try execute(characteristics.isEmpty ? "BEGIN" : "BEGIN " + characteristics)
         inTransaction = true
     }
 
-    public func commit() throws(PostgresError) {
+    public func commit() throws(StoreError) {
         inTransaction = false
         try execute("COMMIT")
     }

@@ -10,10 +10,6 @@ extension PostgresStore: IndexBackend {
     }
 
     public func prepareForSession(cancelFD: Int32?) {}
-
-    public func explain(_ error: any Error, doing what: String?) -> ReindexError {
-        Self.explain(error, index: displayLocation, doing: what)
-    }
 }
 
 extension PostgresWrites: IndexWriting {

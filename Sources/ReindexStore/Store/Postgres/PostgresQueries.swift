@@ -133,47 +133,18 @@ extension PostgresStore {
         return result
     }
 
-    /// Runs `body` in one read-only snapshot; errors of the database become the host's (for a
-    /// `query`, through `explainQuery`).
+    /// Runs `body` in one read-only snapshot; errors of the database become the host's
+    /// (`StoreError.explained`, as from a query when `query`).
     private func reading<T>(_ what: String, query: Bool = false, _ body: () throws -> T) throws(ReindexError) -> T {
         do {
             return try snapshot(body)
         } catch let error as ReindexError {
             throw error
+        } catch let error as StoreError {
+            throw error.explained(index: displayLocation, doing: what, query: query)
         } catch {
-            throw query ? Self.explainQuery(error, index: displayLocation, doing: what) : Self.explain(error, index: displayLocation, doing: what)
+            throw explain(error, doing: what)
         }
-    }
-
-    /// What a failure while running a query means: as `explain` for a lost connection, a busy
-    /// index (75) or one that cannot be used (74); but a statement PostgreSQL would not run
-    /// because of what the query made of it — a program limit (SQLSTATE class 54: too complex,
-    /// too many parameters), a value it could not take (22), memory (53200) — is the query's
-    /// (65, "query: …"), without PostgreSQL's message about SQL the user did not write.
-    public static func explainQuery(_ error: any Error, index: String, doing what: String) -> ReindexError {
-        guard let failure = error as? PostgresError, !failure.connectionLost, let state = failure.sqlState else {
-            return explain(error, index: index, doing: what)
-        }
-        if state.hasPrefix("54") || state.hasPrefix("22") || state == "53200" || state == "42601" {
-            return ReindexError(.invalidData, "query: the index cannot run a query of this shape (SQLSTATE \(state)); use fewer words and comparisons or less nesting")
-        }
-        return explain(error, index: index, doing: what)
-    }
-
-    /// What a failure of the PostgreSQL index means for the user, with the exit code of
-    /// cli.md: a lost connection, a lock or a cancelled statement is worth trying again (75);
-    /// anything else is the index that cannot be used (74).
-    public static func explain(_ error: any Error, index: String, doing what: String? = nil) -> ReindexError {
-        if let error = error as? ReindexError { return error }
-        let doing = what.map { "\($0): " } ?? ""
-        guard let error = error as? PostgresError else { return ReindexError(.internal, "\(doing)\(error)") }
-        if error.connectionLost {
-            return ReindexError(.requestFailed, "\(doing)\(error.message); try again")
-        }
-        if let state = error.sqlState, error.isRetryable || state == "55P03" || state == "57014" {
-            return ReindexError(.requestFailed, "\(doing)the index at \(index) is busy (\(error.message)); try again later")
-        }
-        return ReindexError(.ioError, "\(doing)cannot use the index at \(index): \(error)")
     }
 
     // MARK: Running

@@ -9,14 +9,6 @@ import ReindexSystem
 /// the server rolls its transaction back, so nothing half-done stays — and is re-opened, with
 /// backoff, by the next call made outside a transaction. Serialization failures and deadlocks of
 /// the store's own short transactions are retried.
-/// A publishing transaction of a request whose lease this worker lost (see `checkLease`).
-public struct LeaseLost: Error, Sendable, CustomStringConvertible {
-    public var requestID: Int64
-    public var attempt: Int
-    public var message: String
-    public var description: String { message }
-}
-
 public final class PostgresStore {
     public let location: PostgresLocation
     public private(set) var connection: PGConnection
@@ -53,8 +45,8 @@ public final class PostgresStore {
         let store = PostgresStore(location: location, connection: connection)
         do {
             try store.migrate()
-        } catch let error as PostgresError {
-            throw ReindexError(error.connectionLost ? .cannotStart : .ioError, "\(location.displayName): cannot prepare the index schema \(location.schema): \(error)")
+        } catch let error as StoreError {
+            throw ReindexError(error.code == .connectionLost ? .cannotStart : .ioError, "\(location.displayName): cannot prepare the index schema \(location.schema): \(error)")
         } catch {
             throw ReindexError(.ioError, "\(location.displayName): cannot prepare the index schema \(location.schema): \(error)")
         }
@@ -80,7 +72,7 @@ public final class PostgresStore {
     }
 
     /// Points the connection at the deployment's schema.
-    private func useSchema() throws(PostgresError) {
+    private func useSchema() throws(StoreError) {
         try connection.execute("SET search_path TO \(schema); SET statement_timeout = 0")
         // The worker's name on its connections, so a takeover ends only this worker's sessions.
         try connection.query("SELECT set_config('application_name', $1, false)", [String(workerID.prefix(63))])
@@ -103,7 +95,7 @@ public final class PostgresStore {
             let current = try connection.query("SELECT max(version) FROM \(schema).schema_version")
             let version = current.isNull(0, 0) ? 0 : current.int(0, 0)
             if version > PostgresSchema.migrations.count {
-                throw PostgresError(sqlState: nil, message: "the index was written by a newer reindex (schema \(version))", context: location.schema)
+                throw StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: location.schema)
             }
             if version == 0 {
                 created = true
@@ -177,7 +169,7 @@ public final class PostgresStore {
         let row = try query("SELECT state, lease_worker, attempts FROM requests WHERE id = $1 FOR UPDATE", [String(id)])
         guard row.rowCount == 1, row.text(0, 0) == "running", row.text(0, 1) == workerID, row.int64(0, 2) == Int64(attempt) else {
             let now = row.rowCount == 1 ? " (it is \(row.text(0, 0) ?? "?"), attempt \(row.int64(0, 2)), \(row.text(0, 1).map { "leased by \($0)" } ?? "not leased"))" : ""
-            throw LeaseLost(requestID: id, attempt: attempt, message: "request \(id) is no longer this worker's\(now): its lease expired while this worker was not renewing it and another worker took it over; nothing of attempt \(attempt) is published")
+            throw StoreError(.leaseLost, "request \(id) is no longer this worker's\(now): its lease expired while this worker was not renewing it and another worker took it over; nothing of attempt \(attempt) is published")
         }
     }
 
@@ -187,11 +179,11 @@ public final class PostgresStore {
     }
 
     /// Re-opens a lost connection (with backoff between attempts: 0.1 s doubling to 5 s).
-    package func ensureConnected() throws(PostgresError) {
+    package func ensureConnected() throws(StoreError) {
         if connection.isHealthy { return }
         let now = Clock.monotonic()
         if now < nextReconnect {
-            throw PostgresError(sqlState: nil, message: "the connection to PostgreSQL at \(connection.hostDescription) is lost; reconnecting", context: "", connectionLost: true)
+            throw StoreError(postgres: nil, message: "the connection to PostgreSQL at \(connection.hostDescription) is lost; reconnecting", context: "", connectionLost: true)
         }
         do {
             let fresh = try PGConnection(location.connectionString)
@@ -224,10 +216,10 @@ public final class PostgresStore {
         while true {
             do {
                 return try attempt()
-            } catch let error as PostgresError where error.isRetryable && retried < Self.retries {
+            } catch let error as StoreError where error.isRetryable && retried < Self.retries {
                 retried += 1
                 Self.pauseBeforeRetry(retried)
-            } catch let error as PostgresError where error.connectionLost && !reconnected {
+            } catch let error as StoreError where error.code == .connectionLost && !reconnected {
                 reconnected = true
                 try ensureConnected()
             }
