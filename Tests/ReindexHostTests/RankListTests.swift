@@ -23,6 +23,17 @@ final class RankListTests: XCTestCase {
         return SearchableItem(uniqueIdentifier: "i\((n * 7) % 1009)", attributes: .init(title: title, contentDescription: description, rankingHint: hint))
     }
 
+    /// Two connections to one index: one that reads common words (above 5 rows) through rank
+    /// lists of 12, and one that always reads in full.
+    func listedAndFull(_ path: String) throws -> (listed: IndexStore, full: IndexStore) {
+        let listed = try IndexStore.open(path: path)
+        listed.queryState.upkeep.commonWords = 5
+        listed.queryState.upkeep.size = 12
+        let full = try IndexStore.open(path: path)
+        full.queryState.upkeep.commonWords = .max
+        return (listed, full)
+    }
+
     static let queries = words + ["lantern river", "comet garden", "glass paper summit", "la", "ri", "orchard si", "sum*", "lantern && rankingHint >= 0"]
 
     /// Every page of `query`, `limit` at a time: identifiers and scores.
@@ -51,11 +62,7 @@ final class RankListTests: XCTestCase {
     func testPagesReadThroughRankListsAreThePagesOfAFullReadThroughWritesUpdatesDeletesAndExpiry() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let path = directory + "/index.sqlite"
-        let listed = try IndexStore.open(path: path)
-        listed.queryState.upkeep.commonWords = 5
-        listed.queryState.upkeep.size = 12
-        let full = try IndexStore.open(path: path)
-        full.queryState.upkeep.commonWords = .max
+        let (listed, full) = try listedAndFull(path)
         let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
         let other = LocalIndex(store: listed, bundleIdentifier: "com.example.another")
         try index.put((0..<300).map { Self.item($0) })
@@ -97,15 +104,28 @@ final class RankListTests: XCTestCase {
         ])
     }
 
+    func testWordsFoundTogetherAreAnsweredFromTheirListsWithTheScoresOfAFullRead() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        // Short items holding both words, among longer ones holding either.
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<200).map { Self.item($0) } + (0..<30).map { n in
+            SearchableItem(uniqueIdentifier: "both\(n)", attributes: .init(title: n % 2 == 0 ? "harbour signal" : "signal harbour", rankingHint: n % 7 == 0 ? 1 : nil))
+        })
+        for query in ["harbour signal", "signal harb", "harbour sig"] {
+            _ = try pages(listed, query)
+            let before = listed.queryState.upkeep.answered
+            XCTAssertEqual(try listed.search(query, limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                           try full.search(query, limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
+            XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "\(query): answered from the lists")
+            XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), query)
+        }
+    }
+
     func testAListIsMadeOnlyWhenNoWriterHoldsTheIndexAndSearchesStillAnswer() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let path = directory + "/index.sqlite"
-        let listed = try IndexStore.open(path: path)
-        listed.queryState.upkeep.commonWords = 5
-        listed.queryState.upkeep.size = 12
+        let (listed, full) = try listedAndFull(path)
         try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<200).map { Self.item($0) })
-        let full = try IndexStore.open(path: path)
-        full.queryState.upkeep.commonWords = .max
         // A writer holds the index: the search answers from a full read, and makes no list.
         let writer = try IndexStore.open(path: path)
         try writer.connection.execute("BEGIN IMMEDIATE")

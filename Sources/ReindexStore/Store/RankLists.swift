@@ -47,18 +47,24 @@ struct RankEntry {
 
     func precedes(_ other: RankEntry) -> Bool {
         if impact != other.impact { return impact > other.impact }
-        if hint != other.hint { return hint > other.hint }
-        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
-        if uid != other.uid { return uid.utf8.lexicographicallyPrecedes(other.uid.utf8) }
-        return item < other.item
+        return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? (item < other.item)
     }
 
-    /// Whether `self` comes before `other` among items of equal score: rankingHint, then bundle
-    /// and identifier.
+    /// Whether `self` comes before `other` among items of equal score.
     func tiePrecedes(_ other: RankEntry) -> Bool {
-        if hint != other.hint { return hint > other.hint }
-        if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
-        return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
+        TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
+    }
+}
+
+/// The order of equal scores (docs/QUERIES.md, "Relevance"): the higher rankingHint first, then
+/// bundle and identifier in SQLite's order of text (bytes), which the unique index of
+/// identifiers keeps. Nil when both are the same.
+enum TieOrder {
+    static func precedes(_ a: (hint: Double, bundle: String, uid: String), _ b: (hint: Double, bundle: String, uid: String)) -> Bool? {
+        if a.hint != b.hint { return a.hint > b.hint }
+        if a.bundle != b.bundle { return a.bundle.utf8.lexicographicallyPrecedes(b.bundle.utf8) }
+        if a.uid != b.uid { return a.uid.utf8.lexicographicallyPrecedes(b.uid.utf8) }
+        return nil
     }
 }
 
@@ -80,6 +86,8 @@ final class RankUpkeep {
     /// `RankLists.size` and `.commonWords` for this connection (smaller in tests).
     var size = RankLists.size
     var commonWords = RankLists.commonWords
+    /// Passes answered from the lists (and not by a full read), for tests.
+    var answered = 0
 }
 
 extension IndexStore {
@@ -139,11 +147,11 @@ extension IndexStore {
     /// one token, or without a list yet (then wanted, for `makeWantedRankLists`), or lists that
     /// run out before the page is proven.
     ///
-    /// `match` is the pass's full-text query (`excluding`: it leaves out the whole-word pass's
-    /// matches); `arguments` `reindex_rank`'s; `lookUp` looks an item up (live, unexpired,
-    /// passing the filters, after the cursor) with its score.
+    /// `excluding`: the pass leaves out the whole-word pass's matches; `average` is the length
+    /// the score uses; `lookUp` looks an item up (live, unexpired, passing the filters, after the
+    /// cursor) with its score.
     func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, excluding: Bool, counts: [Int], rarities: [Double], capacity: Int,
-                           match: String, arguments: [UInt8],
+                           average: Double,
                            lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked]? {
         guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
         var keys: [String] = []
@@ -176,11 +184,11 @@ extension IndexStore {
             reader.bind(1, key)
             readers.append(reader)
         }
-        // Scoring one item exactly, for a query whose score the lists alone do not give.
-        let exact = try statement("SELECT reindex_rank(items_fts, ?2) FROM items_fts WHERE items_fts MATCH ?1 AND rowid = ?3")
-        exact.bind(1, match)
-        exact.bind(2, blob: arguments)
-        defer { exact.reset() }
+        // Scoring one item exactly, for a query whose score the lists alone do not give: its
+        // full-text row split as the index splits it, each word's weighted frequency counted (and,
+        // when the pass leaves them out, whether every word is also there whole).
+        let wholeKeys = excluding ? units.indices.map { "=" + keys[$0].dropFirst() } : []
+        let scoring = RankKeyTable(keys: keys + wholeKeys)
         // One word's score is its rarity times the impact its list keeps; several words', or an
         // item the pass may leave out, are read from the full-text index.
         let fromListAlone = units.count == 1 && !excluding
@@ -209,10 +217,8 @@ extension IndexStore {
                         sum += rarities[0] * entry.impact
                         score = sum
                     } else {
-                        exact.rewind()
-                        exact.bind(3, entry.item)
-                        guard try exact.step(), !exact.isNull(0) else { continue }
-                        score = exact.double(0)
+                        guard let exact = try exactScore(entry.item, scoring, units: units.count, rarities: rarities, average: average) else { continue }
+                        score = exact
                     }
                     guard let ranked = try lookUp(entry.item, score) else { continue }
                     IndexStore.insert(ranked, into: &best)
@@ -230,15 +236,48 @@ extension IndexStore {
                 }
                 if let latest {
                     let frontier = Ranked(row: latest.item, score: bound, hint: latest.hint, bundle: latest.bundle, uid: latest.uid)
-                    if !frontier.precedes(worst) { return best }
+                    if !frontier.precedes(worst) {
+                        queryState.upkeep.answered += 1
+                        return best
+                    }
                 }
             }
             if exhausted.allSatisfy({ $0 }) {
                 // A list that holds every item of its word has been read whole.
-                return boundaries.contains(where: { $0 == nil }) ? best : nil
+                guard boundaries.contains(where: { $0 == nil }) else { return nil }
+                queryState.upkeep.answered += 1
+                return best
             }
         }
         return nil
+    }
+
+    /// The score of `row` for `units` words read through `table` (their keys, then, when the pass
+    /// leaves out items holding every word whole, the words whole): as `reindex_rank` computes it,
+    /// or nil when the row does not hold every word, or is left out.
+    private func exactScore(_ row: Int64, _ table: RankKeyTable, units: Int, rarities: [Double], average: Double) throws(StoreError) -> Double? {
+        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        texts.bind(1, row)
+        defer { texts.reset() }
+        guard try texts.step() else { return nil }
+        try scan(texts, into: table)
+        let f = table.frequencies
+        guard f.prefix(units).allSatisfy({ $0 > 0 }) else { return nil }
+        if table.names.count > units, f[units...].allSatisfy({ $0 > 0 }) { return nil }
+        var sum = 0.0
+        for n in 0..<units { sum += rarities[n] * Ranking.impact(f[n], length: Double(table.length), average: average) }
+        return sum
+    }
+
+    /// Splits the full-text row `texts` has stepped to, counting into `table`.
+    private func scan(_ texts: SQLiteStatement, into table: RankKeyTable) throws(StoreError) {
+        let tokenizer = try fullTextTokenizer()
+        table.startRow()
+        let context = Unmanaged.passUnretained(table).toOpaque()
+        for column in AttributeSchema.searched.indices {
+            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
+        }
     }
 
     // MARK: Making
@@ -363,14 +402,8 @@ extension IndexStore {
         texts.bind(1, row)
         defer { texts.reset() }
         guard try texts.step() else { return }
-        let tokenizer = try fullTextTokenizer()
         let table = upkeep.table
-        table.startRow()
-        let context = Unmanaged.passUnretained(table).toOpaque()
-        for column in AttributeSchema.searched.indices {
-            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
-            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
-        }
+        try scan(texts, into: table)
         guard !table.touched.isEmpty else { return }
         let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
         item.bind(1, row)

@@ -17,10 +17,7 @@ extension IndexStore {
         /// identifier.
         func precedes(_ other: Ranked) -> Bool {
             if score != other.score { return score > other.score }
-            if hint != other.hint { return hint > other.hint }
-            // In SQLite's order of text (bytes), which the unique index of identifiers keeps.
-            if bundle != other.bundle { return bundle.utf8.lexicographicallyPrecedes(other.bundle.utf8) }
-            return uid.utf8.lexicographicallyPrecedes(other.uid.utf8)
+            return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
         }
     }
 
@@ -81,7 +78,7 @@ extension IndexStore {
             threshold.value = -.infinity
             let rarities = counts.map { Ranking.rarity(rows: Double(statistics.rows), matching: Double($0)) }
             if let listed = try bestFromRankLists(units, prefix: prefix, excluding: excluding, counts: counts, rarities: rarities,
-                                                  capacity: capacity, match: match, arguments: arguments, lookUp: lookUp) {
+                                                  capacity: capacity, average: statistics.average, lookUp: lookUp) {
                 picked += listed.map { ($0, pass) }
                 continue
             }
