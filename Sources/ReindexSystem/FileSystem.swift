@@ -38,12 +38,21 @@ package enum FileSystem {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = entryName(entry) { String(decoding: $0, as: UTF8.self) }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
+    }
+
+    /// The bytes of a directory entry's name, up to its NUL, read in place: the record `readdir`
+    /// returns is only as long as its name, so copying the whole 256-byte `d_name` can read past
+    /// the end of the system's buffer (and fault at the end of a thread's heap).
+    private static func entryName<T>(_ entry: UnsafeMutablePointer<dirent>, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        withUnsafeMutablePointer(to: &entry.pointee.d_name) { field in
+            UnsafeRawPointer(field).withMemoryRebound(to: CChar.self, capacity: 1) { name in
+                name.withMemoryRebound(to: UInt8.self, capacity: 1) { body(UnsafeBufferPointer(start: $0, count: strlen(name))) }
+            }
+        }
     }
 
     /// The names in a directory that start with `prefix`, in the directory's order, or nil when
@@ -55,9 +64,9 @@ package enum FileSystem {
         let wanted = Array(prefix.utf8)
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            let name: String? = entryName(entry) { raw in
                 guard raw.count >= wanted.count, raw.prefix(wanted.count).elementsEqual(wanted) else { return nil }
-                return String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                return String(decoding: raw, as: UTF8.self)
             }
             if let name { names.append(name) }
         }
