@@ -119,15 +119,34 @@ package func isBusyStoreError(_ error: any Error) -> Bool {
     return false
 }
 
+/// How the `reindex serve` processes of an index share its queue: the one fact `serve` builds its
+/// claim policy on, known from the index's name before anything is opened.
+public enum QueueSharing: Sendable {
+    /// One host serves the index (a SQLite file): it owns every bundle, one `serve` at a time.
+    case oneHost
+    /// Any number of hosts serve it (PostgreSQL): requests are claimed under leases.
+    case fleet
+}
+
 /// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.
 public enum Index {
     public static func open(_ index: String, environment: [String: String]) throws(ReindexError) -> any IndexBackend {
-        if PostgresLocation.isConnectionString(index) {
-            let store = try PostgresStore.open(try PostgresLocation(index, environment: environment))
-            if let lease = environment["REINDEX_PG_LEASE_SECONDS"].flatMap(Double.init), lease > 0 { store.leaseSeconds = lease }
-            return store
+        switch sharing(index) {
+        case .fleet: return try openFleet(index, environment: environment)
+        case .oneHost: return try IndexStore.open(path: index)
         }
-        return try IndexStore.open(path: index)
+    }
+
+    /// How the index `index` names is served.
+    public static func sharing(_ index: String) -> QueueSharing {
+        PostgresLocation.isConnectionString(index) ? .fleet : .oneHost
+    }
+
+    /// Opens a fleet's index (`sharing` is `.fleet`), with the lease `REINDEX_PG_LEASE_SECONDS` asks for.
+    public static func openFleet(_ index: String, environment: [String: String]) throws(ReindexError) -> PostgresStore {
+        let store = try PostgresStore.open(try PostgresLocation(index, environment: environment))
+        if let lease = environment["REINDEX_PG_LEASE_SECONDS"].flatMap(Double.init), lease > 0 { store.leaseSeconds = lease }
+        return store
     }
 
     /// What a failure of either backend means for the person who ran the command, with its exit
