@@ -103,11 +103,7 @@ extension CommandContext {
     package func openIndex() throws(ReindexError) -> any IndexBackend {
         guard paths.isPostgreSQL else { return try openStore() }
         let store = try Index.open(paths.index, environment: environment)
-        if let fleet = store as? PostgresStore, fleet.created {
-            for bundle in Discovery.discover(paths).bundles {
-                _ = try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)
-            }
-        }
+        if store.createdAtOpen != nil { queueIndexLost(store) }
         return store
     }
 

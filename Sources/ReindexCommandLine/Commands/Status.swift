@@ -26,7 +26,8 @@ package struct StatusCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        if context.paths.isPostgreSQL { return try Self.fleetStatus(context) }
+        // A fleet's index also reports its hosts and workers (FleetStatus.swift).
+        if Index.sharing(context.paths.index) == .fleet, let fleet = try context.openIndex().fleet { return try Self.fleetStatus(context, fleet) }
         let store = try context.openStore()
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.

@@ -71,6 +71,31 @@ public protocol IndexBackend: AnyObject {
     // Maintenance (IndexMaintenance.swift).
     /// What a check of the index finds: damage, broken invariants, leftovers, a lost index.
     func health(quick: Bool) throws(ReindexError) -> IndexHealth
+
+    // Sharing (`FleetQueue`).
+    /// The index's fleet role when many hosts share it (PostgreSQL): claims and leases, the
+    /// bundle's fleet-wide lock, the workers and hosts; nil for an index one host owns.
+    var fleet: (any FleetQueue)? { get }
+    /// Why every bundle needs reindexAll (indexLost) since this connection opened the index, or
+    /// nil: a PostgreSQL schema this connection created. (A lost SQLite file is reported where it
+    /// is opened, `IndexStore.openReport`.)
+    var createdAtOpen: String? { get }
+}
+
+/// The role of an index any number of hosts share (PostgreSQL): what a command or a serve worker
+/// asks of the fleet beyond `IndexBackend`.
+public protocol FleetQueue: IndexBackend {
+    var location: PostgresLocation { get }
+    /// The id the leases this connection takes are recorded under.
+    var workerID: String { get }
+    var leaseSeconds: Double { get }
+    /// Takes the bundle's lock across the fleet (held by this connection), or explains who holds it.
+    func lockBundle(key: String, identifier: String) throws(ReindexError)
+    func unlockBundle(_ key: String)
+    /// The workers seen lately, with what each runs.
+    func workers() throws -> [PostgresStore.Worker]
+    /// The hosts that have a bundle installed.
+    func hosts(bundle key: String) throws -> [String]
 }
 
 /// The operations of one request (or direct writer) on its way into an index: nothing is visible
@@ -166,6 +191,8 @@ public enum Index {
 
 extension IndexStore: IndexBackend {
     public var displayLocation: String { path }
+    public var fleet: (any FleetQueue)? { nil }
+    public var createdAtOpen: String? { nil }
 
     public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
                            declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
@@ -199,3 +226,4 @@ extension StagedWrites: IndexWriting {
         }
     }
 }
+

@@ -14,6 +14,14 @@ extension PostgresStore: IndexBackend {
     public func explain(_ error: any Error, doing what: String?) -> ReindexError {
         Self.explain(error, index: displayLocation, doing: what)
     }
+
+    public var fleet: (any FleetQueue)? { self }
+    public var createdAtOpen: String? { created ? "the index was just created" : nil }
+}
+
+/// A PostgreSQL index is shared by a fleet.
+extension PostgresStore: FleetQueue {
+    public func workers() throws -> [Worker] { try workers(now: Clock.now()) }
 }
 
 extension PostgresWrites: IndexWriting {
