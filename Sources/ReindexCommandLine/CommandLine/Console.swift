@@ -85,7 +85,7 @@ extension CommandContext {
     /// (`indexLost`) for every discovered bundle. `why` says what needs the file, for the
     /// error a PostgreSQL index gets.
     package func openStore(_ why: String = "this command works on a SQLite index file") throws(ReindexError) -> IndexStore {
-        if paths.isPostgreSQL {
+        guard Index.file(paths.index) != nil else {
             throw ReindexError(.usage, "\(paths.indexDisplayName): \(why), and this index is a PostgreSQL database")
         }
         let store = try IndexStore.open(path: paths.index, create: createsIndex)
@@ -101,7 +101,7 @@ extension CommandContext {
     /// Opens the index whichever database holds it: a SQLite file (as `openStore`) or a
     /// PostgreSQL database, which says on stderr when it was created and queues the rebuilds.
     package func openIndex() throws(ReindexError) -> any IndexBackend {
-        guard paths.isPostgreSQL else { return try openStore() }
+        guard Index.file(paths.index) == nil else { return try openStore() }
         let store = try Index.open(paths.index, environment: environment)
         if store.createdAtOpen != nil { queueIndexLost(store) }
         return store

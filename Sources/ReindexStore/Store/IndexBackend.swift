@@ -1,4 +1,5 @@
 import ReindexProtocol
+import ReindexSystem
 
 /// What the supervisor, the scheduler and the commands need of an index, whichever database
 /// holds it: the SQLite file (`IndexStore`, the embedded default) or a PostgreSQL database shared
@@ -227,3 +228,47 @@ extension StagedWrites: IndexWriting {
     }
 }
 
+// MARK: What the host asks of an index's location
+
+extension Index {
+    /// The index `index` names fit to print: a path, or a connection string with any password
+    /// masked.
+    public static func displayName(_ index: String) -> String {
+        sharing(index) == .fleet ? PostgresLocation.masked(index) : index
+    }
+
+    /// The file the index is kept in, for what must protect it: the sandbox keeps every
+    /// extension from it, everything named after it and the `locks` beside it. nil for an index
+    /// kept by a database server (PostgreSQL), which has no file on this host.
+    public static func file(_ index: String) -> String? {
+        sharing(index) == .fleet ? nil : index
+    }
+
+    /// What tells this index from another that replaced it at the same place (the desktop search
+    /// opens the index again when it changes): a SQLite file's device and inode, nil while there
+    /// is no file; a PostgreSQL index is never replaced under its name, so one constant.
+    public static func identity(_ index: String) -> String? {
+        guard let path = file(index) else { return "postgresql" }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// A throwaway copy of the index for `debug --scratch-index`, as `scratch/index.sqlite` (the
+    /// directory exists): a consistent copy of a SQLite file (none when it does not exist yet).
+    /// A shared database is not copied: a fresh schema is its scratch index, which the caller is
+    /// told how to name.
+    public static func scratchCopy(of index: String, in scratch: String) throws(ReindexError) -> String {
+        guard let path = file(index) else {
+            throw ReindexError(.usage, "\(displayName(index)): --scratch-index copies a SQLite index file; with a PostgreSQL index, point REINDEX_PG_SCHEMA (or ?options=-csearch_path=NAME) at a scratch schema instead")
+        }
+        let copy = FileSystem.join(scratch, "index.sqlite")
+        if FileSystem.exists(path) {
+            let real = try IndexStore.open(path: path)
+            do { try real.copy(to: copy) } catch {
+                throw ReindexError(.ioError, "cannot copy the index to a scratch file: \(error)")
+            }
+        }
+        return copy
+    }
+}
