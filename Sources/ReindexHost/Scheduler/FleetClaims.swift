@@ -83,7 +83,7 @@ final class FleetClaims: ClaimPolicy {
                 // its items at this moment): rebuilt.
                 try fleet.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
             }
-            try fleet.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version, fingerprint: bundle.executableFingerprint, now: now)
+            try fleet.recordSeen(bundle, now: now)
         }
         for old in previously where !installed.contains(old.key) { try fleet.markMissing(old.key, now: now) }
         for record in records.values where !installed.contains(record.key) && !running.contains(record.key) {

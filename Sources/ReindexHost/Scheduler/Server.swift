@@ -263,8 +263,7 @@ public final class Server {
         for bundle in discovered {
             do {
                 try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)
-                try store.recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version,
-                                     fingerprint: bundle.executableFingerprint, now: Clock.now())
+                try store.recordSeen(bundle)
             } catch {
                 ServeLog.error("\(bundle.identifier): cannot queue reindexAll (indexLost): \(error)")
             }

@@ -78,9 +78,18 @@ public protocol IndexBackend: AnyObject {
     /// bundle's fleet-wide lock, the workers and hosts; nil for an index one host owns.
     var fleet: (any FleetQueue)? { get }
     /// Why every bundle needs reindexAll (indexLost) since this connection opened the index, or
-    /// nil: a PostgreSQL schema this connection created. (A lost SQLite file is reported where it
-    /// is opened, `IndexStore.openReport`.)
-    var createdAtOpen: String? { get }
+    /// nil: a SQLite file lost (missing after use, damaged and moved aside) and made anew, or a
+    /// PostgreSQL schema this connection created.
+    var lossAtOpen: IndexLoss? { get }
+    /// Runs `body` in one read snapshot, so what it reads never shows half of a commit.
+    func snapshot<T>(_ body: () throws -> T) throws -> T
+}
+
+/// An index opened in place of a lost one, or created: every bundle needs reindexAll (indexLost).
+public struct IndexLoss: Sendable {
+    /// What to tell the person who ran the command (the lost file, where the damaged one was
+    /// kept); nil when there is nothing to tell (a PostgreSQL schema made at its first use).
+    public var warning: String?
 }
 
 /// The role of an index any number of hosts share (PostgreSQL): what a command or a serve worker
@@ -156,10 +165,11 @@ public enum QueueSharing: Sendable {
 
 /// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.
 public enum Index {
-    public static func open(_ index: String, environment: [String: String]) throws(ReindexError) -> any IndexBackend {
+    /// `create: false` (commands that only read) never makes a SQLite file that is not there.
+    public static func open(_ index: String, environment: [String: String], create: Bool = true) throws(ReindexError) -> any IndexBackend {
         switch sharing(index) {
         case .fleet: return try openFleet(index, environment: environment)
-        case .oneHost: return try IndexStore.open(path: index)
+        case .oneHost: return try IndexStore.open(path: index, create: create)
         }
     }
 
@@ -193,7 +203,16 @@ public enum Index {
 extension IndexStore: IndexBackend {
     public var displayLocation: String { path }
     public var fleet: (any FleetQueue)? { nil }
-    public var createdAtOpen: String? { nil }
+    public var lossAtOpen: IndexLoss? {
+        openReport.lostReason.map { reason in
+            let aside = openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
+            return IndexLoss(warning: "the index at \(path) was lost: \(reason)\(aside); a fresh one was created")
+        }
+    }
+
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        try within("BEGIN", body, { $0 })
+    }
 
     public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
                            declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {

@@ -16,7 +16,7 @@ extension PostgresStore: IndexBackend {
     }
 
     public var fleet: (any FleetQueue)? { self }
-    public var createdAtOpen: String? { created ? "the index was just created" : nil }
+    public var lossAtOpen: IndexLoss? { created ? IndexLoss(warning: nil) : nil }
 }
 
 /// A PostgreSQL index is shared by a fleet.
