@@ -135,13 +135,6 @@ package final class DesktopCatalog {
         return store
     }
 
-    /// A file's device and inode, or nil when nothing is at `path`.
-    package static func fileIdentity(_ path: String) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return "\(info.st_dev):\(info.st_ino)"
-    }
-
     /// The bundle's display name (from its manifest), or its identifier when it is not installed.
     package func displayName(of bundleIdentifier: String) -> String {
         bundle(bundleIdentifier)?.manifest.displayName ?? bundleIdentifier

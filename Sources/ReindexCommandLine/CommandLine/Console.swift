@@ -85,29 +85,28 @@ extension CommandContext {
     /// (`indexLost`) for every discovered bundle. `why` says what needs the file, for the
     /// error a PostgreSQL index gets.
     package func openStore(_ why: String = "this command works on a SQLite index file") throws(ReindexError) -> IndexStore {
-        if paths.isPostgreSQL {
+        guard Index.file(paths.index) != nil else {
             throw ReindexError(.usage, "\(paths.indexDisplayName): \(why), and this index is a PostgreSQL database")
         }
         let store = try IndexStore.open(path: paths.index, create: createsIndex)
-        if let reason = store.openReport.lostReason {
-            let aside = store.openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
-            Console.err("warning: the index at \(paths.index) was lost: \(reason)\(aside); a fresh one was created")
-            let queued = queueIndexLost(store)
-            if queued > 0 { Console.err("warning: queued reindexAll (indexLost) for \(queued) bundle(s); 'reindex serve' or 'reindex run' will rebuild them") }
-        }
+        rebuildIfLost(store)
         return store
     }
 
-    /// Opens the index whichever database holds it: a SQLite file (as `openStore`) or a
-    /// PostgreSQL database, which says on stderr when it was created and queues the rebuilds.
+    /// Says on stderr when the index was lost and queues `reindexAll` (`indexLost`) for every
+    /// discovered bundle when the store says it must (a new PostgreSQL schema quietly).
+    private func rebuildIfLost(_ store: any IndexBackend) {
+        guard let loss = store.lossAtOpen else { return }
+        if let warning = loss.warning { Console.err("warning: \(warning)") }
+        let queued = queueIndexLost(store)
+        if loss.warning != nil, queued > 0 { Console.err("warning: queued reindexAll (indexLost) for \(queued) bundle(s); 'reindex serve' or 'reindex run' will rebuild them") }
+    }
+
+    /// Opens the index whichever database holds it: a SQLite file or a PostgreSQL database. An
+    /// index lost and made anew, or created, gets its rebuilds queued, as `openStore` does.
     package func openIndex() throws(ReindexError) -> any IndexBackend {
-        guard paths.isPostgreSQL else { return try openStore() }
-        let store = try Index.open(paths.index, environment: environment)
-        if let fleet = store as? PostgresStore, fleet.created {
-            for bundle in Discovery.discover(paths).bundles {
-                _ = try? store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .indexLost, maxAttempts: bundle.manifest.retry.maxAttempts)
-            }
-        }
+        let store = try Index.open(paths.index, environment: environment, create: createsIndex)
+        rebuildIfLost(store)
         return store
     }
 

@@ -95,24 +95,14 @@ package struct DebugCommand: RequestCommand, SandboxedCommand {
         // The index: the real one, or a throwaway copy of it.
         var indexPath = context.paths.index
         var scratchDirectory: String? = nil
+        defer { if let scratchDirectory { BundleLint.removeTree(scratchDirectory) } }
         if scratchIndex {
-            if context.paths.isPostgreSQL {
-                // A copy of a shared database is not a scratch file: a fresh schema is.
-                throw ReindexError(.usage, "\(context.paths.indexDisplayName): --scratch-index copies a SQLite index file; with a PostgreSQL index, point REINDEX_PG_SCHEMA (or ?options=-csearch_path=NAME) at a scratch schema instead")
-            }
             let directory = FileSystem.join(context.environment["TMPDIR"] ?? "/tmp", "reindex-debug-\(getpid())")
             try FileSystem.makeDirectories(directory)
             scratchDirectory = directory
-            indexPath = FileSystem.join(directory, "index.sqlite")
-            if FileSystem.exists(context.paths.index) {
-                let real = try IndexStore.open(path: context.paths.index)
-                do { try real.copy(to: indexPath) } catch {
-                    throw ReindexError(.ioError, "cannot copy the index to a scratch file: \(error)")
-                }
-            }
+            indexPath = try Index.scratchCopy(of: context.paths.index, in: directory)
             Console.err("debug: using a scratch copy of the index: \(indexPath) (removed afterwards)")
         }
-        defer { if let scratchDirectory { BundleLint.removeTree(scratchDirectory) } }
         var scratchContext = context
         scratchContext.paths.index = indexPath
         if scratchDirectory != nil { scratchContext.paths.logs = FileSystem.join(scratchDirectory!, "logs") }

@@ -59,7 +59,7 @@ package struct DesktopCommand: ReindexCommand {
         case .serve:
             let catalog = DesktopCatalog(
                 openIndex: { () throws -> any IndexQueries in try context.openQueries() },
-                identity: { context.paths.isPostgreSQL ? "postgresql" : DesktopCatalog.fileIdentity(context.paths.index) },
+                identity: { Index.identity(context.paths.index) },
                 discover: { Discovery.discover(context.paths) },
                 log: Self.log,
                 searchCommand: Self.reindexCommand(context),

@@ -4,8 +4,7 @@ import ReindexProtocol
 extension StatusCommand {
     /// `reindex status` of a PostgreSQL index: the bundles as for SQLite, with the hosts that
     /// have each installed, and the fleet's workers with what each runs now.
-    static func fleetStatus(_ context: CommandContext) throws -> Int32 {
-        guard let store = try context.openIndex() as? PostgresStore else { return 70 }
+    static func fleetStatus(_ context: CommandContext, _ store: any FleetQueue) throws -> Int32 {
         let discovered = Discovery.discover(context.paths).bundles
         var identifiers: [String] = discovered.map(\.identifier)
         var seen = Set(identifiers.map { $0.lowercased() })

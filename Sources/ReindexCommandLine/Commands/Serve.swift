@@ -6,7 +6,7 @@ import ReindexHost
 import ReindexDesktop
 #endif
 
-/// `reindex serve`: the service (`Server`): works the queue, refreshes expiring items, recovers a
+/// `reindex serve`: the service (`Server`, on either index): works the queue, refreshes expiring items, recovers a
 /// lost index and follows bundle changes until SIGTERM or SIGINT.
 package struct ServeCommand: ReindexCommand {
     package static let name = "serve"
@@ -64,12 +64,6 @@ package struct ServeCommand: ReindexCommand {
         options.rescanSeconds = rescanSeconds
         options.backoff.baseSeconds = retryBaseSeconds
         options.sandbox = try SandboxReport.options(required: requireSandbox, context: context)
-        if context.paths.isPostgreSQL {
-            let server = try FleetServer(paths: context.paths, options: options)
-            let companion = try startDesktop(context)
-            defer { companion?.stop() }
-            return server.run()
-        }
         let server = try Server(paths: context.paths, options: options)
         let companion = try startDesktop(context)
         defer { companion?.stop() }

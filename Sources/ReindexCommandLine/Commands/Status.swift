@@ -26,11 +26,12 @@ package struct StatusCommand: ReindexCommand {
     }
 
     package func run(_ context: CommandContext) throws -> Int32 {
-        if context.paths.isPostgreSQL { return try Self.fleetStatus(context) }
-        let store = try context.openStore()
+        let store = try context.openIndex()
+        // A fleet's index also reports its hosts and workers (FleetStatus.swift).
+        if let fleet = store.fleet { return try Self.fleetStatus(context, fleet) }
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.
-        let statuses = try store.read { () throws(StoreError) -> [BundleStatus] in
+        let statuses = try store.snapshot { () throws -> [BundleStatus] in
             var identifiers: [String] = discovered.map(\.identifier)
             var seen = Set(identifiers.map { $0.lowercased() })
             for known in try store.knownBundles() where seen.insert(known.key).inserted { identifiers.append(known.identifier) }
@@ -38,7 +39,7 @@ package struct StatusCommand: ReindexCommand {
             for identifier in identifiers { statuses.append(try store.status(bundle: identifier)) }
             return statuses
         }
-        let healthy = store.openReport.lostReason == nil
+        let healthy = store.lossAtOpen == nil
         let installed = Set(discovered.map(\.key))
         let moot: [String: [QueuedRequest]] = showMoot
             ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
@@ -46,7 +47,7 @@ package struct StatusCommand: ReindexCommand {
         for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
         if context.json {
             Console.json(.object([
-                ("index", .object([("path", .string(store.path)), ("healthy", .bool(healthy))])),
+                ("index", .object([("path", .string(store.displayLocation)), ("healthy", .bool(healthy))])),
                 ("sandbox", SandboxSupport.current.json),
                 ("bundles", .array(statuses.map { status in
                     var members = Self.bundleJSON(status)
@@ -65,7 +66,7 @@ package struct StatusCommand: ReindexCommand {
             ]))
             return 0
         }
-        Console.out("Index: \(store.path) (\(healthy ? "healthy" : "was lost and recreated"))")
+        Console.out("Index: \(store.displayLocation) (\(healthy ? "healthy" : "was lost and recreated"))")
         Console.out("Sandbox: \(SandboxSupport.current)")
         if statuses.isEmpty { Console.out("No bundles.") }
         for status in statuses {

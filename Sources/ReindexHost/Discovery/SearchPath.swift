@@ -87,11 +87,8 @@ public struct HostPaths: Sendable, Equatable {
         recordings = FileSystem.join(FileSystem.directoryName(logs), "recordings")
     }
 
-    /// Whether the index is a PostgreSQL database (`index` is then a connection string).
-    public var isPostgreSQL: Bool { PostgresLocation.isConnectionString(index) }
-
     /// The index fit to print: a path, or a connection string with any password masked.
-    public var indexDisplayName: String { isPostgreSQL ? PostgresLocation.masked(index) : index }
+    public var indexDisplayName: String { Index.displayName(index) }
 
     /// The log file of one bundle. Bundle identifiers are validated reverse-DNS names, so this
     /// can never leave the logs directory; the identifier is lower-cased since it is compared

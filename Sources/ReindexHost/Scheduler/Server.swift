@@ -4,9 +4,10 @@ import class Foundation.Thread
 import ReindexProtocol
 import ReindexSystem
 
-// Just over 450 lines: `Server` is the one loop of `reindex serve` (queue, expiry, purge, index
-// loss, rescans, workers and their shutdown), each duty a method; the worker and the log are
-// small types beside it.
+// `Server` is the one loop of `reindex serve` on either index (queue, expiry, purge, index loss,
+// rescans, workers and their shutdown), each duty a method; what differs between an index one
+// host owns and one a fleet shares is its `ClaimPolicy` (ClaimPolicy.swift, FleetClaims.swift).
+// The worker and the log are small types beside it.
 
 /// How `reindex serve` behaves.
 
@@ -68,6 +69,7 @@ final class Worker: @unchecked Sendable {
     private let lock = Lock()
     private var _results: [RequestResult]? = nil
     private var _error: String? = nil
+    private var _busy = false
 
     init(bundle: DiscoveredBundle, request: QueuedRequest) {
         self.bundle = bundle
@@ -89,10 +91,14 @@ final class Worker: @unchecked Sendable {
         lock.withLock { (_results == nil && _error == nil) ? nil : (_results, _error) }
     }
 
-    func finish(results: [RequestResult]?, error: String?) {
+    /// Whether it could not start because another process or worker holds its bundle.
+    var busy: Bool { lock.withLock { _busy } }
+
+    func finish(results: [RequestResult]?, error: String?, busy: Bool = false) {
         lock.withLock {
             _results = results ?? []
             _error = error
+            _busy = busy
         }
     }
 }
@@ -103,12 +109,14 @@ final class Worker: @unchecked Sendable {
 /// same bundle, honouring backoff), asks for items that are about to expire and purges expired
 /// ones, rebuilds a lost index, and notices new, changed and removed bundles (inotify with a
 /// polling fallback; SIGHUP rescans). SIGTERM/SIGINT stop new work, cancel running requests
-/// through the protocol (they return to the queue) and exit cleanly.
+/// through the protocol (they return to the queue) and exit cleanly. Which requests are this
+/// host's, and how the bundles it has are recorded, is its claim policy's: every one on a SQLite
+/// index (`LocalClaims`), those it claims under a lease on a fleet's PostgreSQL index
+/// (`FleetClaims`).
 public final class Server {
     let paths: HostPaths
     let options: ServeOptions
-    /// nil only for the moment `indexLost` swaps the old database for a fresh one.
-    private var store: IndexStore!
+    private let policy: any ClaimPolicy
     private var exitStatus: Int32 = 0
     private let stopSignal = CancelSignal(signals: [SIGINT, SIGTERM])
     private let hangupSignal = CancelSignal(signals: [SIGHUP])
@@ -120,84 +128,83 @@ public final class Server {
     private var discovered: [DiscoveredBundle] = []
     private var reportedProblems = Set<String>()
     private var lastScan = -Double.infinity
-    private var lastPurge = -Double.infinity
     private var stopping = false
     private let watcher = SearchPathWatcher()
-    private var serveLock: BundleLock?
 
-    /// Takes the single-`serve` lock and opens the index.
+    /// Opens the index under the claim policy its sharing calls for (on SQLite, the single-`serve`
+    /// lock first; on PostgreSQL, exit 69 when it cannot be reached, and the worker registered).
     public init(paths: HostPaths, options: ServeOptions) throws(ReindexError) {
         if options.sandbox.required, case .unavailable = SandboxSupport.current {
             throw ReindexError(.cannotStart, "serve --require-sandbox: sandbox \(SandboxSupport.current); no extension could run")
         }
         self.paths = paths
         self.options = options
-        let (lock, holder) = try BundleLock.acquire(name: "serve", index: paths.index)
-        guard let lock else {
-            throw ReindexError(.usage, "another reindex serve\(holder.map { " (pid \($0))" } ?? "") is already serving the index \(paths.index); stop it first")
+        switch Index.sharing(paths.index) {
+        case .oneHost: policy = try LocalClaims(paths: paths, options: options)
+        case .fleet: policy = try FleetClaims(paths: paths, options: options)
         }
-        serveLock = lock
-        store = try IndexStore.open(path: paths.index)
-        // The loop never waits long for a request's write lock; it retries on the next turn.
-        store.connection.setBusyTimeout(milliseconds: 200)
     }
+
+    private var store: any IndexBackend { policy.store }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     public func run() -> Int32 {
-        ServeLog.info("serving \(paths.index) (pid \(getpid()), concurrency \(options.concurrency), removal grace \(Int(options.removalGraceSeconds)) s)")
+        ServeLog.info(policy.servingLine)
         for entry in paths.searchPath { ServeLog.info("search path: \(entry.directory)\(FileSystem.isDirectory(entry.directory) ? "" : " (missing)")") }
         if case .unavailable = SandboxSupport.current {
             ServeLog.warning("sandbox \(SandboxSupport.current): extensions run unsandboxed; --require-sandbox refuses to run them instead")
         } else {
             ServeLog.info("sandbox: \(SandboxSupport.current)")
         }
-        let lostAtStart = store.openReport.lostReason ?? (store.openReport.created ? "there was no index" : nil)
-        if let reason = lostAtStart {
+        policy.begin()
+        if let reason = policy.lostAtStart {
             // Before the first scan, so the rebuild is asked for as indexLost, not as new bundles.
             discovered = Discovery.discover(paths).bundles
-            ServeLog.warning("the index was lost (\(reason)); every bundle gets reindexAll (indexLost)")
+            ServeLog.warning("\(reason); every bundle gets reindexAll (indexLost)")
             queueIndexLost()
         }
-        scan(now: Clock.now())
-        recoverAbandoned()
+        turn { try scan(now: Clock.now()) }
+        for bundle in discovered { _ = try? policy.recover(bundle) }
         while true {
             let now = Clock.now()
             if stopping && workers.isEmpty { break }
-            if !stopping {
-                do {
-                    try tick(now: now)
-                } catch let error as StoreError where error.code == .damaged {
-                    indexLost("the database is corrupt (\(error.message))")
-                } catch let error as StoreError where error.code == .busy {
-                    // A request holds the write lock; this turn's bookkeeping waits for the next.
-                    lastScan = -Double.infinity
-                } catch {
-                    ServeLog.error("\(error)")
-                }
-            }
+            if !stopping { turn { try tick(now: now) } }
             wait(now: now)
             collectFinishedWorkers()
         }
+        policy.end()
         ServeLog.info("stopped")
         return exitStatus
     }
 
     // MARK: One turn of the loop
 
+    /// Runs a turn's work; what a failure means is the policy's to say.
+    private func turn(_ work: () throws -> Void) {
+        do { try work() } catch {
+            switch policy.meaning(of: error) {
+            case .indexLost(let reason): indexLost(reason)
+            case .busy: lastScan = -Double.infinity  // a request holds the write lock: this turn's bookkeeping waits for the next
+            case .reconnecting(let message): ServeLog.warning("\(message); reconnecting")
+            case .other: ServeLog.error("\(error)")
+            }
+        }
+    }
+
     private func tick(now: Double) throws {
-        if !store.fileIsStillThere {
-            indexLost("the database file \(paths.index) was deleted or replaced")
+        if let reason = try policy.checkIndex() {
+            indexLost(reason)
             return
         }
         if watcher.drain() || hangupSignal.drainSignals() > 0 || now - lastScan >= options.rescanSeconds {
-            scan(now: now)
+            try scan(now: now)
         }
-        try refreshExpiring(now: now)
-        if now - lastPurge >= 10 {
-            lastPurge = now
+        if try policy.takesDuty(.refreshExpiring, now: now) { try refreshExpiring(now: now) }
+        if try policy.takesDuty(.purgeExpired, now: now) {
             let purged = try store.purgeExpired(now: now)
             if purged > 0 { ServeLog.info("purged \(purged) expired item(s)") }
         }
+        try policy.sharedDuties(now: now)
         try dispatch(now: now)
     }
 
@@ -213,6 +220,8 @@ public final class Server {
         var fds = [pollfd(fd: stopSignal.readFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: hangupSignal.readFD, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
+        let wakeFD = policy.wakeFD
+        if let wakeFD { fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)) }
         if watcher.fd >= 0 { fds.append(pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         if fds[0].revents != 0 {
@@ -224,14 +233,16 @@ public final class Server {
             }
         }
         if fds[2].revents != 0 { wake.drain() }
+        if wakeFD != nil, fds[3].revents != 0 { policy.drainWake() }
     }
 
     // MARK: Bundles
 
-    /// Rescans the search path and turns what changed into requests.
-    private func scan(now: Double) {
+    /// Rescans the search path and has the policy record what changed (and queue its requests).
+    private func scan(now: Double) throws {
         lastScan = now
         let result = Discovery.discover(paths)
+        let previous = discovered
         discovered = result.bundles
         for problem in result.problems where reportedProblems.insert(problem.path + problem.reason).inserted {
             ServeLog.warning("bundle problem: \(problem.reason)")
@@ -245,41 +256,7 @@ public final class Server {
             }
         }
         watcher.rearm(paths: paths, bundles: discovered)
-        do {
-            var records: [String: BundleRecord] = [:]
-            for record in try store.bundleRecords() { records[record.key] = record }
-            for bundle in discovered {
-                let record = records[bundle.key]
-                if record == nil || record?.version == nil {
-                    ServeLog.info("\(bundle.identifier): new bundle \(bundle.manifest.version); queueing reindexAll")
-                    try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
-                } else if let record, record.version != bundle.manifest.version || record.fingerprint != bundle.executableFingerprint {
-                    let what = record.version != bundle.manifest.version
-                        ? "version \(record.version ?? "?") → \(bundle.manifest.version)" : "its executable changed"
-                    ServeLog.info("\(bundle.identifier): \(what); queueing reindexAll (bundleChanged)")
-                    try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexAll, reason: .bundleChanged, maxAttempts: bundle.manifest.retry.maxAttempts)
-                } else if record?.missingSince != nil {
-                    ServeLog.info("\(bundle.identifier): back on the search path; its items are kept")
-                }
-                try store.recordSeen(bundle, now: now)
-            }
-            let present = Set(discovered.map(\.key))
-            for record in records.values where !present.contains(record.key) && record.version != nil {
-                if let since = record.missingSince {
-                    if now - since >= options.removalGraceSeconds, workers[record.key] == nil {
-                        let removed = try store.removeBundle(record.key)
-                        ServeLog.info("\(record.identifier): gone from the search path for \(Int(now - since)) s; removed its \(removed) item(s)")
-                    }
-                } else {
-                    try store.markMissing(record.key, now: now)
-                    ServeLog.info("\(record.identifier): missing from the search path; its items go after \(Int(options.removalGraceSeconds)) s unless it returns")
-                }
-            }
-        } catch let error as StoreError where error.code == .busy {
-            lastScan = -Double.infinity  // a request holds the write lock: try again next turn
-        } catch {
-            ServeLog.error("cannot record bundle changes: \(error)")
-        }
+        try policy.record(discovered, previously: previous, running: Set(workers.keys), now: now)
     }
 
     private func queueIndexLost() {
@@ -293,17 +270,8 @@ public final class Server {
         }
     }
 
-    /// Requests a previous host left `running` go back to pending (for bundles nobody holds).
-    private func recoverAbandoned() {
-        for bundle in discovered {
-            guard let (lock, _) = try? BundleLock.acquire(name: bundle.key, index: paths.index), let lock else { continue }
-            try? store.recoverAbandoned(bundle: bundle.identifier)
-            lock.release()
-        }
-    }
-
-    /// The index file vanished or is corrupt: wait for running requests, start a fresh index and
-    /// ask every bundle for everything.
+    /// The index was lost while serving: wait for running requests, have the policy start a fresh
+    /// index and ask every bundle for everything.
     private func indexLost(_ reason: String) {
         ServeLog.warning("the index was lost: \(reason); rebuilding it from every bundle")
         for worker in workers.values { worker.cancel() }
@@ -312,27 +280,12 @@ public final class Server {
             collectFinishedWorkers()
         }
         do {
-            let deleted = !FileSystem.exists(paths.index)
-            let corrupt = !deleted && !((try? store.integrityCheck(quick: true)) ?? []).isEmpty
-            // Our connection to the old database closes first: closing checkpoints into the old
-            // file and removes its -wal and -shm by name, and the old WAL must never meet a fresh
-            // database (SQLite would read the old file's pages from it).
-            store = nil
-            if deleted {
-                for suffix in ["-wal", "-shm"] where FileSystem.exists(paths.index + suffix) {
-                    unlink(paths.index + suffix)
-                }
-            }
-            if corrupt {
-                _ = try IndexStore.moveAside(paths.index)
-            }
-            store = try IndexStore.open(path: paths.index)
-            store.connection.setBusyTimeout(milliseconds: 200)
+            try policy.rebuild()
             queueIndexLost()
-            scan(now: Clock.now())
+            turn { try scan(now: Clock.now()) }
         } catch {
             ServeLog.error("cannot create a fresh index: \(error); stopping")
-            if store == nil {
+            if !policy.hasIndex {
                 stopping = true
                 exitStatus = ReindexError.Code.ioError.exitCode
             }
@@ -346,7 +299,7 @@ public final class Server {
     private func refreshExpiring(now: Double) throws {
         for bundle in discovered where workers[bundle.key] == nil {
             let until = now + bundle.manifest.refreshBeforeExpirySeconds
-            let ids = try store.expiringItems(bundle: bundle.key, after: now, until: until)
+            let ids = try store.expiringItems(bundle: bundle.key, after: now, until: until, limit: 10_000)
             guard !ids.isEmpty else { continue }
             try store.enqueue(bundleIdentifier: bundle.identifier, kind: .reindexItems, identifiers: ids, reason: .expiring,
                               maxAttempts: bundle.manifest.retry.maxAttempts)
@@ -372,10 +325,8 @@ public final class Server {
     private func recoverUnrecorded(now: Double) {
         for key in unrecorded where workers[key] == nil && (cooldown[key] ?? 0) <= now {
             guard let bundle = discovered.first(where: { $0.key == key }) else { unrecorded.remove(key); unrecordedStreak[key] = nil; continue }
-            guard let (lock, _) = try? BundleLock.acquire(name: key, index: paths.index), let lock else { continue }
-            defer { lock.release() }
             do {
-                try store.recoverAbandoned(bundle: bundle.identifier)
+                guard try policy.recover(bundle) else { continue }
                 unrecorded.remove(key)
                 ServeLog.info("\(bundle.identifier): the request whose failure could not be recorded is queued again")
             } catch {
@@ -387,11 +338,13 @@ public final class Server {
     private func dispatch(now: Double) throws {
         recoverUnrecorded(now: now)
         cooldown = cooldown.filter { $0.value > now }
-        var skipped = Set(workers.keys).union(cooldown.keys)
-        while workers.count < options.concurrency {
-            guard let request = try store.nextDueRequest(now: now, excludingBundles: skipped) else { return }
-            skipped.insert(request.bundleKey)
-            guard let bundle = discovered.first(where: { $0.key == request.bundleKey }) else { continue }
+        guard workers.count < options.concurrency else { return }
+        let installed = Dictionary(discovered.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        let busy = Set(workers.keys).union(cooldown.keys)
+        var started = Set<String>()
+        for request in try policy.candidates(now: now, busy: busy, installed: installed, room: options.concurrency - workers.count) {
+            guard workers.count < options.concurrency else { return }
+            guard started.insert(request.bundleKey).inserted, let bundle = installed[request.bundleKey] else { continue }
             start(bundle: bundle, request: request)
         }
     }
@@ -401,25 +354,23 @@ public final class Server {
         workers[bundle.key] = worker
         let paths = self.paths
         let options = self.options
-        let wake = self.wake
+        let open = policy.workerStore
         ServeLog.info("\(bundle.identifier): starting \(request.kind.rawValue) (\(request.reason)), request \(request.id), attempt \(request.attempts + 1) of \(request.maxAttempts)")
-        worker.start(waking: wake) { Server.work(worker, paths: paths, options: options) }
+        worker.start(waking: wake) { Server.work(worker, paths: paths, options: options, open: open) }
     }
 
-    private static func work(_ worker: Worker, paths: HostPaths, options: ServeOptions) {
+    /// Runs one request on a connection of its own, holding the bundle's lock (the policy's).
+    private static func work(_ worker: Worker, paths: HostPaths, options: ServeOptions, open: WorkerStore) {
         let runner = RequestRunner(paths: paths, backoff: options.backoff)
         do {
-            let store = try IndexStore.open(path: paths.index)
-            let (lock, holder) = try BundleLock.acquire(name: worker.bundle.key, index: paths.index)
-            guard let lock else {
-                worker.finish(results: nil, error: "busy: process \(holder.map(String.init) ?? "?") is running a request for it; trying again later")
-                return
-            }
-            defer { lock.release() }
+            let (store, release) = try open(worker.bundle, runner)
+            defer { release() }
             try store.recoverAbandoned(bundle: worker.bundle.identifier)
             let session = options.session(for: worker, paths: paths)
             let results = runner.run(bundle: worker.bundle, requests: [worker.request], store: store, options: session)
             worker.finish(results: results, error: nil)
+        } catch let error as WorkerCannotStart {
+            worker.finish(results: nil, error: error.description, busy: error.busy)
         } catch {
             worker.finish(results: nil, error: "\(error)")
         }
@@ -431,8 +382,14 @@ public final class Server {
             workers[key] = nil
             let id = worker.bundle.identifier
             if let error {
-                ServeLog.warning("\(id): \(error)")
-                cooldown[key] = Clock.now() + (error.hasPrefix("busy") ? 1 : 5)
+                if worker.busy {
+                    // Another process running the bundle, or another worker of the fleet claiming
+                    // the same request first, is the queue working as meant.
+                    ServeLog.info("\(id): \(error)")
+                } else {
+                    ServeLog.warning("\(id): \(error)")
+                }
+                cooldown[key] = Clock.now() + (worker.busy ? 1 : policy.failedStartCooldown)
             }
             for result in results ?? [] {
                 if let failure = result.failure {
@@ -454,7 +411,7 @@ public final class Server {
                         let delay = unrecordedDelay(key)
                         cooldown[key] = Clock.now() + delay
                         next = "its failure could not be recorded; it goes back in the queue once the index takes writes again (next try in \(Int(delay.rounded())) s)"
-                    default: next = ""
+                    default: next = "request \(result.request.id) is \(result.stateAfter.rawValue)"
                     }
                     if result.stateAfter != .running { unrecordedStreak[key] = nil }
                     // Where to look next: the queue's id, the id on the wire, and the bundle's log.
@@ -468,6 +425,3 @@ public final class Server {
         }
     }
 }
-
-
-

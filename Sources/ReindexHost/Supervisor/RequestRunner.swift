@@ -31,7 +31,7 @@ public struct RequestRunner {
     /// heartbeat renews the lease of what this process runs, so a long forced run is not taken
     /// over by a fleet worker.
     public func hold(_ bundle: DiscoveredBundle, store: any IndexBackend, renewingLeases: Bool = true) throws(ReindexError) -> () -> Void {
-        if let fleet = store as? PostgresStore {
+        if let fleet = store.fleet {
             try fleet.lockBundle(key: bundle.key, identifier: bundle.identifier)
             let heartbeat = renewingLeases ? Heartbeat(location: fleet.location, workerID: fleet.workerID, leaseSeconds: fleet.leaseSeconds) : nil
             heartbeat?.start()

@@ -253,10 +253,10 @@ struct Protected: Equatable {
             return FileSystem.directoryName(mine) == real ? FileSystem.baseName(mine) : nil
         }
         for host in paths {
-            // A PostgreSQL index has no file here to protect.
-            if !host.isPostgreSQL {
-                let indexDirectory = FileSystem.directoryName(host.index)
-                add(indexDirectory, FileSystem.baseName(host.index), prefix: true, "the index")
+            // An index kept by a database server has no file here to protect.
+            if let index = Index.file(host.index) {
+                let indexDirectory = FileSystem.directoryName(index)
+                add(indexDirectory, FileSystem.baseName(index), prefix: true, "the index")
                 add(indexDirectory, "locks", "the index's locks")
             }
             add(FileSystem.directoryName(host.logs), FileSystem.baseName(host.logs), "the logs")

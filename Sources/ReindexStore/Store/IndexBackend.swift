@@ -1,4 +1,5 @@
 import ReindexProtocol
+import ReindexSystem
 
 /// What the supervisor, the scheduler and the commands need of an index, whichever database
 /// holds it: the SQLite file (`IndexStore`, the embedded default) or a PostgreSQL database shared
@@ -71,6 +72,40 @@ public protocol IndexBackend: AnyObject {
     // Maintenance (IndexMaintenance.swift).
     /// What a check of the index finds: damage, broken invariants, leftovers, a lost index.
     func health(quick: Bool) throws(ReindexError) -> IndexHealth
+
+    // Sharing (`FleetQueue`).
+    /// The index's fleet role when many hosts share it (PostgreSQL): claims and leases, the
+    /// bundle's fleet-wide lock, the workers and hosts; nil for an index one host owns.
+    var fleet: (any FleetQueue)? { get }
+    /// Why every bundle needs reindexAll (indexLost) since this connection opened the index, or
+    /// nil: a SQLite file lost (missing after use, damaged and moved aside) and made anew, or a
+    /// PostgreSQL schema this connection created.
+    var lossAtOpen: IndexLoss? { get }
+    /// Runs `body` in one read snapshot, so what it reads never shows half of a commit.
+    func snapshot<T>(_ body: () throws -> T) throws -> T
+}
+
+/// An index opened in place of a lost one, or created: every bundle needs reindexAll (indexLost).
+public struct IndexLoss: Sendable {
+    /// What to tell the person who ran the command (the lost file, where the damaged one was
+    /// kept); nil when there is nothing to tell (a PostgreSQL schema made at its first use).
+    public var warning: String?
+}
+
+/// The role of an index any number of hosts share (PostgreSQL): what a command or a serve worker
+/// asks of the fleet beyond `IndexBackend`.
+public protocol FleetQueue: IndexBackend {
+    var location: PostgresLocation { get }
+    /// The id the leases this connection takes are recorded under.
+    var workerID: String { get }
+    var leaseSeconds: Double { get }
+    /// Takes the bundle's lock across the fleet (held by this connection), or explains who holds it.
+    func lockBundle(key: String, identifier: String) throws(ReindexError)
+    func unlockBundle(_ key: String)
+    /// The workers seen lately, with what each runs.
+    func workers() throws -> [PostgresStore.Worker]
+    /// The hosts that have a bundle installed.
+    func hosts(bundle key: String) throws -> [String]
 }
 
 /// The operations of one request (or direct writer) on its way into an index: nothing is visible
@@ -114,15 +149,35 @@ extension IndexBackend {
     }
 }
 
+/// How the `reindex serve` processes of an index share its queue: the one fact `serve` builds its
+/// claim policy on, known from the index's name before anything is opened.
+public enum QueueSharing: Sendable {
+    /// One host serves the index (a SQLite file): it owns every bundle, one `serve` at a time.
+    case oneHost
+    /// Any number of hosts serve it (PostgreSQL): requests are claimed under leases.
+    case fleet
+}
+
 /// Opens the index `index` names: a PostgreSQL connection string or a SQLite path.
 public enum Index {
-    public static func open(_ index: String, environment: [String: String]) throws(ReindexError) -> any IndexBackend {
-        if PostgresLocation.isConnectionString(index) {
-            let store = try PostgresStore.open(try PostgresLocation(index, environment: environment))
-            if let lease = environment["REINDEX_PG_LEASE_SECONDS"].flatMap(Double.init), lease > 0 { store.leaseSeconds = lease }
-            return store
+    /// `create: false` (commands that only read) never makes a SQLite file that is not there.
+    public static func open(_ index: String, environment: [String: String], create: Bool = true) throws(ReindexError) -> any IndexBackend {
+        switch sharing(index) {
+        case .fleet: return try openFleet(index, environment: environment)
+        case .oneHost: return try IndexStore.open(path: index, create: create)
         }
-        return try IndexStore.open(path: index)
+    }
+
+    /// How the index `index` names is served.
+    public static func sharing(_ index: String) -> QueueSharing {
+        PostgresLocation.isConnectionString(index) ? .fleet : .oneHost
+    }
+
+    /// Opens a fleet's index (`sharing` is `.fleet`), with the lease `REINDEX_PG_LEASE_SECONDS` asks for.
+    public static func openFleet(_ index: String, environment: [String: String]) throws(ReindexError) -> PostgresStore {
+        let store = try PostgresStore.open(try PostgresLocation(index, environment: environment))
+        if let lease = environment["REINDEX_PG_LEASE_SECONDS"].flatMap(Double.init), lease > 0 { store.leaseSeconds = lease }
+        return store
     }
 
     /// What a failure of either backend means for the person who ran the command, with its exit
@@ -142,6 +197,17 @@ public enum Index {
 
 extension IndexStore: IndexBackend {
     public var displayLocation: String { path }
+    public var fleet: (any FleetQueue)? { nil }
+    public var lossAtOpen: IndexLoss? {
+        openReport.lostReason.map { reason in
+            let aside = openReport.movedAsideTo.map { " (the damaged file was kept as \($0))" } ?? ""
+            return IndexLoss(warning: "the index at \(path) was lost: \(reason)\(aside); a fresh one was created")
+        }
+    }
+
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        try within("BEGIN", body, { $0 })
+    }
 
     public func makeWriter(bundleIdentifier: String, scope: StagedWrites.Scope, requestID: Int64?,
                            declarations: [String: AttributeDeclaration]) throws -> any IndexWriting {
@@ -162,5 +228,50 @@ extension StagedWrites: IndexWriting {
 
     public func acknowledge(with extra: (any IndexBackend) throws -> Void) throws -> WriteCounts {
         try acknowledge { (store: IndexStore) throws in try extra(store) }
+    }
+}
+
+// MARK: What the host asks of an index's location
+
+extension Index {
+    /// The index `index` names fit to print: a path, or a connection string with any password
+    /// masked.
+    public static func displayName(_ index: String) -> String {
+        sharing(index) == .fleet ? PostgresLocation.masked(index) : index
+    }
+
+    /// The file the index is kept in, for what must protect it: the sandbox keeps every
+    /// extension from it, everything named after it and the `locks` beside it. nil for an index
+    /// kept by a database server (PostgreSQL), which has no file on this host.
+    public static func file(_ index: String) -> String? {
+        sharing(index) == .fleet ? nil : index
+    }
+
+    /// What tells this index from another that replaced it at the same place (the desktop search
+    /// opens the index again when it changes): a SQLite file's device and inode, nil while there
+    /// is no file; a PostgreSQL index is never replaced under its name, so one constant.
+    public static func identity(_ index: String) -> String? {
+        guard let path = file(index) else { return "postgresql" }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// A throwaway copy of the index for `debug --scratch-index`, as `scratch/index.sqlite` (the
+    /// directory exists): a consistent copy of a SQLite file (none when it does not exist yet).
+    /// A shared database is not copied: a fresh schema is its scratch index, which the caller is
+    /// told how to name.
+    public static func scratchCopy(of index: String, in scratch: String) throws(ReindexError) -> String {
+        guard let path = file(index) else {
+            throw ReindexError(.usage, "\(displayName(index)): --scratch-index copies a SQLite index file; with a PostgreSQL index, point REINDEX_PG_SCHEMA (or ?options=-csearch_path=NAME) at a scratch schema instead")
+        }
+        let copy = FileSystem.join(scratch, "index.sqlite")
+        if FileSystem.exists(path) {
+            let real = try IndexStore.open(path: path)
+            do { try real.copy(to: copy) } catch {
+                throw ReindexError(.ioError, "cannot copy the index to a scratch file: \(error)")
+            }
+        }
+        return copy
     }
 }

@@ -10,6 +10,14 @@ extension PostgresStore: IndexBackend {
     }
 
     public func prepareForSession(cancelFD: Int32?) {}
+
+    public var fleet: (any FleetQueue)? { self }
+    public var lossAtOpen: IndexLoss? { created ? IndexLoss(warning: nil) : nil }
+}
+
+/// A PostgreSQL index is shared by a fleet.
+extension PostgresStore: FleetQueue {
+    public func workers() throws -> [Worker] { try workers(now: Clock.now()) }
 }
 
 extension PostgresWrites: IndexWriting {

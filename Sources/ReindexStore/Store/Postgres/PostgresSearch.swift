@@ -79,7 +79,7 @@ extension PostgresStore {
     }
 
     /// Runs `body` in one read-only snapshot.
-    func snapshot<T>(_ body: () throws -> T) throws -> T {
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
         if connection.inTransaction { return try body() }
         try ensureConnected()
         // Marked open on the connection, so the statements inside run in it as they are: none is
