@@ -134,6 +134,11 @@ let package = Package(
         .testTarget(name: "ReindexProtocolTests", dependencies: ["ReindexProtocol"]),
         .testTarget(name: "ReindexExtensionTestingTests", dependencies: ["ReindexExtensionTesting", "ReindexExtension"]),
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
-        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexQuery", "ReindexDesktop", "ReindexSystem", "CSQLite", "CSDBus", "ReindexTestSupport"]),
+        // A test target per module, named after it: a file belongs where what it exercises lives
+        // (a file that drives the `reindex` command belongs to ReindexCommandLineTests).
+        .testTarget(name: "ReindexStoreTests", dependencies: ["ReindexStore", "ReindexHost", "ReindexQuery", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexCommandLineTests", dependencies: ["ReindexCommandLine", "ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),
+        .testTarget(name: "ReindexDesktopTests", dependencies: ["ReindexDesktop", "ReindexStore", "ReindexProtocol", "CSDBus", "ReindexTestSupport"]),
     ]
 )

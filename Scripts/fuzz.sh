@@ -6,7 +6,7 @@
 #
 # Builds four fuzz targets into .fuzz/bin (AddressSanitizer + libFuzzer; the protocol targets
 # get the library and the shared harness Tests/ReindexProtocolTests/FuzzHarness.swift, the query
-# target the query language's sources, ReindexSystem and Tests/ReindexHostTests/
+# target the query language's sources, ReindexSystem and Tests/ReindexStoreTests/
 # QueryFuzzHarness.swift), then runs
 # each for SECONDS_PER_TARGET seconds on its working corpus .fuzz/corpus/<target> (seeded from
 # Fuzz/corpus/<target>; what libFuzzer adds stays there for the next run). A crashing input is
@@ -83,7 +83,7 @@ fi
 # see it through @testable import).
 system_sources=(Sources/ReindexSystem/*.swift)
 query_sources=(Sources/ReindexStore/Query/Query.swift Sources/ReindexStore/Query/QueryPlan.swift Sources/ReindexStore/Query/Folding.swift)
-query_harness=Tests/ReindexHostTests/QueryFuzzHarness.swift
+query_harness=Tests/ReindexStoreTests/QueryFuzzHarness.swift
 if stale "$obj/ReindexSystem.o" "${system_sources[@]}" Sources/CReindexSystem/system.c Sources/CReindexSystem/include/CReindexSystem.h "$0"; then
     echo "fuzz: building ReindexSystem (for the query target)"
     mkdir -p "$obj/CReindexSystem"

@@ -3,7 +3,6 @@ import ReindexTestSupport
 import XCTest
 import ReindexHost
 import ReindexSystem
-@testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
 

@@ -265,7 +265,7 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(replayed, Self.expectedRegressions.values.map(\.count).reduce(0, +))
         // Subdirectories must be named after targets, or their inputs would never run.
         let unknown = try FileManager.default.contentsOfDirectory(atPath: root.path)
-            // (The query target's are replayed by ReindexHostTests' QueryFuzzTests.)
+            // (The query target's are replayed by ReindexStoreTests' QueryFuzzTests.)
             .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") && !FuzzHarness.targets.contains($0) && $0 != "query" }
         XCTAssertEqual(unknown, [], "folders in fuzz-regressions that are not fuzz targets")
         print("FuzzRegressionTests: replayed \(replayed) regression inputs")

@@ -1,7 +1,6 @@
 import Foundation
 import ReindexHost
 import ReindexSystem
-@testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
 import ReindexTestSupport

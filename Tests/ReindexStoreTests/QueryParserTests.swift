@@ -1,6 +1,5 @@
 import ReindexHost
 import ReindexSystem
-@testable import ReindexCommandLine
 @testable import ReindexStore
 import XCTest
 

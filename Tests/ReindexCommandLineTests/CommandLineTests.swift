@@ -5,6 +5,7 @@ import ReindexSystem
 @testable import ReindexCommandLine
 @testable import ReindexStore
 import ReindexProtocol
+import ReindexTestSupport
 
 /// The usage error `body` throws, or nil (and a failure) when it does not throw one.
 private func usageError<Result>(_ body: () throws -> Result, file: StaticString = #filePath, line: UInt = #line) -> ReindexError? {

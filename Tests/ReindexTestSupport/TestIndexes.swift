@@ -1,31 +1,31 @@
 import Foundation
+import PostgresHarness
 import ReindexHost
-@testable import ReindexStore
+import ReindexStore
 import ReindexProtocol
-import ReindexTestSupport
 import XCTest
 
 /// One index a shared test runs against: a SQLite file in the test's scratch directory, or a
 /// fresh schema of the PostgreSQL server the tests start. `open()` makes another connection to
 /// the same index (a second session, or the index as a host that starts again sees it).
-struct TestIndex {
-    let name: String
-    let open: () throws -> any IndexBackend
+package struct TestIndex {
+    package let name: String
+    package let open: () throws -> any IndexBackend
     /// The index as the `reindex` command takes it: `--index ARGUMENT` with `environment`.
-    let argument: String
-    let environment: [String: String]
+    package let argument: String
+    package let environment: [String: String]
 
-    var isPostgreSQL: Bool { name == "PostgreSQL" }
+    package var isPostgreSQL: Bool { name == "PostgreSQL" }
 
     /// The log of a bundle run by the command on this index.
-    func logFile(for bundle: String, commandEnvironment: [String: String]) -> String {
+    package func logFile(for bundle: String, commandEnvironment: [String: String]) -> String {
         HostPaths(extensionsPath: nil, index: argument, environment: commandEnvironment).logFile(for: bundle)
     }
 
     /// Both indexes, each new and empty: the same assertions run on each (their failure messages
     /// name the index). The PostgreSQL server is started on first use; if it cannot be, the test
     /// fails with the reason — it is never skipped.
-    static func both(for test: XCTestCase) throws -> [TestIndex] {
+    package static func both(for test: XCTestCase) throws -> [TestIndex] {
         let scratch = try TestSupport.makeScratchDirectory(for: test)
         let server = try PostgresServer.shared()
         let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("store")])
@@ -40,7 +40,7 @@ struct TestIndex {
 }
 
 /// The calls the shared tests make most, with the defaults the concrete stores give them.
-extension IndexBackend {
+package extension IndexBackend {
     func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20) throws -> [SearchResult] {
         try search(text, bundle: bundle, domain: domain, limit: limit, now: Clock.now())
     }
@@ -95,7 +95,7 @@ extension IndexBackend {
     }
 }
 
-extension IndexWriting {
+package extension IndexWriting {
     @discardableResult
     func commitBatch() throws -> Int { try commitBatch(with: { _ in }) }
 
@@ -103,6 +103,8 @@ extension IndexWriting {
     func acknowledge() throws -> WriteCounts { try acknowledge(with: { _ in }) }
 }
 
-struct TestIndexError: Error, CustomStringConvertible {
-    var description: String
+package struct TestIndexError: Error, CustomStringConvertible {
+    package var description: String
+
+    package init(description: String) { self.description = description }
 }
