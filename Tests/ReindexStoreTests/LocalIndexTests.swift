@@ -319,7 +319,10 @@ final class LocalIndexTests: XCTestCase {
             if index.isPostgreSQL {
                 try execute(store, "DROP TABLE app_client_states; UPDATE schema_version SET version = \(PostgresSchema.migrations.count - 1)")
             } else {
-                try execute(store, "DROP TABLE app_client_states; PRAGMA user_version = \(Schema.migrations.count - 1)")
+                // Version 7: before client states (8) and rank lists (9).
+                let before = Schema.migrations.firstIndex { $0.contains("CREATE TABLE app_client_states") } ?? 0
+                XCTAssertEqual(before, 7)
+                try execute(store, "DROP TABLE app_client_states; DROP TABLE rank_entries; DROP TABLE rank_lists; DROP TABLE rank_statistics; PRAGMA user_version = \(before)")
             }
             XCTAssertThrowsError(try store.applicationClientState(bundle: bundle), "\(index.name): the table is really gone")
             let upgraded = LocalIndex(store: try index.open(), bundleIdentifier: bundle)
