@@ -136,6 +136,7 @@ let package = Package(
         .testTarget(name: "ReindexExtensionTests", dependencies: ["ReindexExtension", "ReindexHost", "ReindexSystem", "ReindexTestSupport"]),
         // A test target per module, named after it: a file belongs where what it exercises lives
         // (a file that drives the `reindex` command belongs to ReindexCommandLineTests).
+        .testTarget(name: "ReindexQueryTests", dependencies: ["ReindexQuery", "ReindexTestSupport"]),
         .testTarget(name: "ReindexStoreTests", dependencies: ["ReindexStore", "ReindexHost", "ReindexQuery", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),
         .testTarget(name: "ReindexHostTests", dependencies: ["ReindexHost", "ReindexStore", "ReindexCommandLine", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),
         .testTarget(name: "ReindexCommandLineTests", dependencies: ["ReindexCommandLine", "ReindexHost", "ReindexStore", "ReindexProtocol", "ReindexSystem", "ReindexTestSupport"]),

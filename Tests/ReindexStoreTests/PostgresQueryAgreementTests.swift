@@ -316,7 +316,7 @@ extension PostgresQueryAgreementTests {
             XCTAssertEqual(Set(identifiers(found)), Set(identifiers(expected)), String(query.prefix(200)))
             XCTAssertEqual(try postgres.count(query, options: options), try sqlite.count(query, options: options), String(query.prefix(200)))
         }
-        for (name, query, _, _) in QueryCommandTests.queriesPastTheLimits {
+        for (name, query, _, _) in QueryCases.queriesPastTheLimits {
             var sqliteError: ReindexError?
             var postgresError: ReindexError?
             do { _ = try sqlite.query(query, options: QueryOptions()) } catch { sqliteError = error }
@@ -331,7 +331,7 @@ extension PostgresQueryAgreementTests {
         sorted.after = byRelevance
         XCTAssertThrowsError(try postgres.query("harbour", options: sorted)) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
         XCTAssertThrowsError(try postgres.query("harbour", options: QueryOptions(after: byRating))) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
-        for (cursor, _) in QueryCommandTests.damagedCursors {
+        for (cursor, _) in QueryCases.damagedCursors {
             XCTAssertThrowsError(try postgres.query("harbour", options: QueryOptions(after: cursor)), cursor) { XCTAssertEqual(($0 as? ReindexError)?.code, .invalidData) }
         }
     }

@@ -325,21 +325,8 @@ extension QueryCommandTests {
         return queries
     }
 
-    /// Queries past each limit, the position of the error, and what it says was expected.
-    static let queriesPastTheLimits: [(name: String, query: String, position: Int, expected: String)] = [
-        ("10,000 parentheses", String(repeating: "(", count: 10_000) + "dune" + String(repeating: ")", count: 10_000), 16_385, "at most 16384 bytes"),
-        ("5,000 parentheses", String(repeating: "(", count: 5_000) + "dune" + String(repeating: ")", count: 5_000), 33, "levels of '(' and '!'"),
-        ("60,000 '!'", String(repeating: "!", count: 60_000) + "dune", 16_385, "at most 16384 bytes"),
-        ("10,000 '!'", String(repeating: "!", count: 10_000) + "dune", 33, "levels of '(' and '!'"),
-        ("5,000 words joined by ||", Array(repeating: "dune", count: 5_000).joined(separator: " || "), 16_385, "at most 16384 bytes"),
-        ("1,000 words joined by ||", Array(repeating: "dune", count: 1_000).joined(separator: " || "), 256 * 8 + 1, "at most 256 terms"),
-        ("3,000 comparisons joined by &&", Array(repeating: "rating > 1", count: 3_000).joined(separator: " && "), 16_385, "at most 16384 bytes"),
-        ("1,000 comparisons joined by &&", Array(repeating: "rating > 1", count: 1_000).joined(separator: " && "), 256 * 14 + 1, "at most 256 terms"),
-        ("120 KB of words", Array(repeating: "dune", count: 24_000).joined(separator: " "), 16_385, "at most 16384 bytes"),
-    ]
-
     func testHostileQueriesAreErrorsWithTheirPosition() throws {
-        for (name, query, position, expected) in Self.queriesPastTheLimits {
+        for (name, query, position, expected) in QueryCases.queriesPastTheLimits {
             for extra in [[], ["--count"], ["--facet", "contentType"]] {
                 let result = try reindex(["search", query] + extra)
                 XCTAssertEqual(result.status, 65, "\(name) \(extra): status \(result.status), \(result.stderr.prefix(300))")
@@ -360,30 +347,6 @@ extension QueryCommandTests {
         }
     }
 
-    /// A cursor as a foreign program might make one: URL-safe base64 of `json`.
-    static func cursor(_ json: String) -> String {
-        Data(json.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// Cursors no page of any query ends at, and a word the error names.
-    static let damagedCursors: [(cursor: String, names: String)] = [
-        ("nonsense!", "not a cursor"),
-        (cursor(#"{"r":1}"#), "not a cursor"),
-        (cursor(#"["x",0,1,2,3]"#), "not a cursor"),
-        (cursor(#"["r",1e300,10,5,0]"#), "pass"),
-        (cursor(#"["r",-9223372036854775808,10,5,0]"#), "pass"),
-        (cursor(#"["r",0.5,10,5,0]"#), "pass"),
-        (cursor(#"["r",0,-1,5,0]"#), "score"),
-        (cursor(#"["r",0,10,1e300,0]"#), "row"),
-        (cursor(#"["r",0,10,-5,0]"#), "row"),
-        (cursor(#"["r",0,10,5,"high"]"#), "rankingHint"),
-        (cursor(#"["r",0,10,5]"#), "4 values"),
-        (cursor(#"["s","",[1],"a",1,"b"]"#), "sort value"),
-        (cursor(#"["s","","a",1.5,"b"]"#), "generation"),
-        (cursor(#"["s",7,"a",1,"b"]"#), "sort keys"),
-    ]
-
     func testDamagedCursorsAndCursorsOfAnotherOrderAreErrors() throws {
         func failure(_ arguments: [String], naming words: [String], file: StaticString = #filePath, line: UInt = #line) throws {
             let result = try reindex(["search"] + arguments)
@@ -392,7 +355,7 @@ extension QueryCommandTests {
             for word in words { XCTAssertTrue(result.stderr.contains(word), "\(word): \(result.stderr)", file: file, line: line) }
             XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr, file: file, line: line)
         }
-        for (cursor, names) in Self.damagedCursors {
+        for (cursor, names) in QueryCases.damagedCursors {
             try failure(["harbour", "--after", cursor], naming: [names])
             try failure(["", "--sort", "rating", "--after", cursor], naming: [names])
         }

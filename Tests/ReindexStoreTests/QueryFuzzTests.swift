@@ -1,9 +1,10 @@
 import Foundation
+import ReindexTestSupport
 import XCTest
 
 /// The "query" fuzz target's seeds (Fuzz/corpus/query) and saved failures
 /// (Tests/Fixtures/fuzz-regressions/query) replayed through its harness, and the hostile
-/// queries of QueryCommandTests.
+/// queries of QueryCases (Tests/ReindexTestSupport).
 final class QueryFuzzTests: XCTestCase {
     func testSeedsAndRegressionsHoldTheInvariants() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -15,7 +16,7 @@ final class QueryFuzzTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(inputs.count, 10, "the seeds are there")
-        for query in QueryCommandTests.queriesAtTheLimits() + QueryCommandTests.queriesPastTheLimits.map(\.query) {
+        for query in QueryCommandTests.queriesAtTheLimits() + QueryCases.queriesPastTheLimits.map(\.query) {
             inputs.append((String(query.prefix(40)), Array(query.utf8)))
         }
         for (name, bytes) in inputs {

@@ -104,7 +104,7 @@ extension SearchIndexTests {
     }
 
     func testDamagedCursorsAndCursorsOfAnotherOrderThrow() async throws {
-        for (cursor, names) in QueryCommandTests.damagedCursors {
+        for (cursor, names) in QueryCases.damagedCursors {
             for options in [SearchOptions(cursor: cursor), SearchOptions(sort: [SortKey("rating")], cursor: cursor)] {
                 let error = await firstPageError("harbour", options)
                 XCTAssertEqual(error?.code, .invalidQuery, "\(cursor): \(String(describing: error))")
@@ -129,7 +129,7 @@ extension SearchIndexTests {
     }
 
     func testQueriesPastTheLimitsThrowWithTheirPosition() async throws {
-        for (name, query, position, _) in QueryCommandTests.queriesPastTheLimits {
+        for (name, query, position, _) in QueryCases.queriesPastTheLimits {
             let error = await firstPageError(query, SearchOptions())
             XCTAssertEqual(error?.code, .invalidQuery, name)
             XCTAssertTrue(error?.message.hasPrefix("query: at \(position): expected ") == true, "\(name): \(String(describing: error))")
