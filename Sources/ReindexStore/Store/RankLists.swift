@@ -119,14 +119,27 @@ extension IndexStore {
         return (rows, rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1)
     }
 
+    /// The average length pinned in `rank_statistics`, if any.
+    func storedAverage() throws(StoreError) -> Double? {
+        let select = try statement("SELECT average FROM rank_statistics")
+        defer { select.reset() }
+        return try select.step() ? select.double(0) : nil
+    }
+
+    /// The full-text row `row`, its searched attributes in order, stepped to (false: none).
+    /// The statement is the connection's cached one: read it before the next use.
+    func fullTextRow(_ row: Int64) throws(StoreError) -> (statement: SQLiteStatement, found: Bool) {
+        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        texts.reset()
+        texts.bind(1, row)
+        return (texts, try texts.step())
+    }
+
     /// The rows `N` and the average length the score uses: the pinned one if any
     /// (`rank_statistics`), else the index's own. Notes when the pinned one has moved too far.
     func rankStatistics() throws(StoreError) -> (rows: Int64, average: Double, pinned: Bool) {
         let live = try fullTextTotals()
-        let select = try statement("SELECT average FROM rank_statistics")
-        defer { select.reset() }
-        guard try select.step() else { return (live.rows, live.average, false) }
-        let pinned = select.double(0)
+        guard let pinned = try storedAverage() else { return (live.rows, live.average, false) }
         if abs(live.average / pinned - 1) > RankLists.drift { queryState.upkeep.repin = true }
         return (live.rows, pinned, true)
     }
@@ -256,10 +269,9 @@ extension IndexStore {
     /// leaves out items holding every word whole, the words whole): as `reindex_rank` computes it,
     /// or nil when the row does not hold every word, or is left out.
     private func exactScore(_ row: Int64, _ table: RankKeyTable, units: Int, rarities: [Double], average: Double) throws(StoreError) -> Double? {
-        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
-        texts.bind(1, row)
+        let (texts, found) = try fullTextRow(row)
         defer { texts.reset() }
-        guard try texts.step() else { return nil }
+        guard found else { return nil }
         try scan(texts, into: table)
         let f = table.frequencies
         guard f.prefix(units).allSatisfy({ $0 > 0 }) else { return nil }
@@ -304,10 +316,7 @@ extension IndexStore {
     /// `RankLists.drift` (dropping every list, made for the old one).
     private func pinnedAverage() throws(StoreError) -> Double {
         let live = try fullTextTotals().average
-        let select = try statement("SELECT average FROM rank_statistics")
-        let pinned = try select.step() ? select.double(0) : nil
-        select.reset()
-        if let pinned, abs(live / pinned - 1) <= RankLists.drift { return pinned }
+        if let pinned = try storedAverage(), abs(live / pinned - 1) <= RankLists.drift { return pinned }
         try connection.execute("DELETE FROM rank_entries; DELETE FROM rank_lists; DELETE FROM rank_statistics;")
         let insert = try statement("INSERT INTO rank_statistics(average) VALUES(?1)")
         insert.bind(1, live)
@@ -380,11 +389,7 @@ extension IndexStore {
             }
             lists.reset()
             upkeep.table = RankKeyTable(keys: Array(upkeep.lists.keys))
-            if !upkeep.lists.isEmpty {
-                let average = try statement("SELECT average FROM rank_statistics")
-                upkeep.average = try average.step() ? average.double(0) : 1
-                average.reset()
-            }
+            if !upkeep.lists.isEmpty { upkeep.average = try storedAverage() ?? 1 }
             upkeep.stamp = version
         }
         upkeep.fresh = true
@@ -398,10 +403,9 @@ extension IndexStore {
     func noteFullTextRow(_ row: Int64) throws(StoreError) {
         let upkeep = try rankUpkeep()
         guard !upkeep.lists.isEmpty else { return }
-        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
-        texts.bind(1, row)
+        let (texts, found) = try fullTextRow(row)
         defer { texts.reset() }
-        guard try texts.step() else { return }
+        guard found else { return }
         let table = upkeep.table
         try scan(texts, into: table)
         guard !table.touched.isEmpty else { return }
@@ -450,9 +454,7 @@ extension IndexStore {
             var problems: [String] = []
             let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
             if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
-            let select = try statement("SELECT average FROM rank_statistics")
-            let average = try select.step() ? select.double(0) : nil
-            select.reset()
+            let average = try storedAverage()
             let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists ORDER BY key")
             var all: [(key: String, boundary: RankEntry?)] = []
             while try lists.step() {

@@ -26,8 +26,7 @@ extension IndexStore {
                     FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
                     WHERE i.bundle = ?1 AND i.uid = ?2 AND (i.expires IS NULL OR i.expires > ?3)
                     """)
-                let row = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
-                defer { item.reset(); row.reset() }
+                defer { item.reset() }
                 var results: [SearchResult] = []
                 var seen = Set<Int64>()
                 for candidate in candidates {
@@ -38,9 +37,9 @@ extension IndexStore {
                     guard try item.step() else { continue }
                     let id = item.int64(5)
                     guard seen.insert(id).inserted else { continue }
-                    row.reset()
-                    row.bind(1, id)
-                    guard try row.step() else { continue }
+                    let (row, found) = try fullTextRow(id)
+                    defer { row.reset() }
+                    guard found else { continue }
                     let columns = (0..<AttributeSchema.searched.count).map { tokenizer.tokens(of: row.text(Int32($0)) ?? "") }
                     let holdsAll = terms.indices.allSatisfy { n in
                         columns.contains { Self.holds($0, terms[n], lastAsPrefix: n == terms.count - 1) }
