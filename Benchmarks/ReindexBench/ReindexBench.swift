@@ -475,7 +475,7 @@ final class Bench {
         let prefix = ["eng", "sw", "hop", "des", "kub", "fin", "mül", "sta", "pri", "ta"]
         for (name, queries) in [("one word", one), ("two words", two), ("prefix", prefix)] {
             // The first search of a common word reads all its matches and makes its rank list
-            // (Store/RankLists.swift); reported apart, then every round reads the lists.
+            // (SQLite/RankLists.swift); reported apart, then every round reads the lists.
             var first = Sample()
             for query in queries {
                 let start = Clock.monotonic()

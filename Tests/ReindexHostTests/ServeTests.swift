@@ -245,7 +245,7 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
                 Regression (was a bug): an item indexed after a tick of serve, whose expiration fell before the bundle's \
                 expiry checkpoint, was never refreshed. Sources/ReindexHost/Scheduler/Server.swift refreshExpiring(now:) asks \
                 each tick for the live items expiring within refreshBeforeExpirySeconds whose refresh was not yet asked for \
-                that expiration (items.refresh_asked_for; Sources/ReindexStore/Store/BundleRegistry.swift expiringItems). \
+                that expiration (items.refresh_asked_for; Sources/ReindexStore/SQLite/IndexStore+Bundles.swift expiringItems). \
                 Input: refreshBeforeExpirySeconds 60, an item expiring \(Int(expiresIn)) s after it was put. Expected a \
                 reindexItems (expiring) for rec.1 before it expired (\(RFC3339.format(expiry))); got none (the fixture was \
                 asked \(requests.map(\.description))), \
@@ -523,7 +523,7 @@ final class ServeTests: XCTestCase, @unchecked Sendable {
                 XCTFail("""
                     Regression (was a bug): serve does not notice SIGTERM while a request streams items. A request's staged writes hold \
                     a write transaction from its first operation until commit/acknowledgement \
-                    (Sources/ReindexStore/Store/StagedWrites.swift begin(): BEGIN IMMEDIATE), and every turn of serve's \
+                    (Sources/ReindexStore/SQLite/StagedWrites.swift begin(): BEGIN IMMEDIATE), and every turn of serve's \
                     loop writes on the main thread (Sources/ReindexHost/Scheduler/Server.swift tick(): scan() → \
                     IndexStore.recordSeen, refreshExpiring() → markRefreshAsked), so the main thread waits in SQLite's \
                     busy handler for the 60 s busy timeout, twice, before it polls the signal descriptor. Input: a \

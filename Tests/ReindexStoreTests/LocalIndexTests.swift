@@ -320,7 +320,7 @@ final class LocalIndexTests: XCTestCase {
                 try execute(store, "DROP TABLE app_client_states; UPDATE schema_version SET version = \(PostgresSchema.migrations.count - 1)")
             } else {
                 // Version 7: before client states (8) and rank lists (9).
-                let before = Schema.migrations.firstIndex { $0.contains("CREATE TABLE app_client_states") } ?? 0
+                let before = SQLiteSchema.migrations.firstIndex { $0.contains("CREATE TABLE app_client_states") } ?? 0
                 XCTAssertEqual(before, 7)
                 try execute(store, "DROP TABLE app_client_states; DROP TABLE rank_entries; DROP TABLE rank_lists; DROP TABLE rank_statistics; PRAGMA user_version = \(before)")
             }

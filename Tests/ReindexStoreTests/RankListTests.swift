@@ -4,7 +4,7 @@ import ReindexProtocol
 import ReindexTestSupport
 import XCTest
 
-/// Rank lists (Store/RankLists.swift): a search that reads a common word's list returns exactly
+/// Rank lists (SQLite/RankLists.swift): a search that reads a common word's list returns exactly
 /// the pages a full read returns, before and after every kind of write.
 final class RankListTests: XCTestCase {
     static let words = ["lantern", "river", "orchard", "summit", "comet", "harbour", "signal", "garden", "glass", "paper"]

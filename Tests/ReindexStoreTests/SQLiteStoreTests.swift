@@ -256,7 +256,7 @@ final class SQLiteStoreTests: XCTestCase, @unchecked Sendable {
         } catch {
             XCTAssertEqual(error.code, .damaged, "\(error)")
             XCTFail("""
-                Regression (was a bug): Sources/ReindexStore/Store/IndexStore.swift integrityCheck(quick:): on an index whose pages are \
+                Regression (was a bug): Sources/ReindexStore/SQLite/IndexStore.swift integrityCheck(quick:): on an index whose pages are \
                 damaged (a good index with its middle quarter overwritten), PRAGMA integrity_check fails with \
                 SQLITE_CORRUPT and integrityCheck throws it instead of returning it as a problem; so 'reindex check' \
                 exits 70 ("error: PRAGMA integrity_check: database disk image is malformed") instead of 65 with \

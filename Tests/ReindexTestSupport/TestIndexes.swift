@@ -57,7 +57,7 @@ package extension IndexBackend {
         try itemCount(bundle: bundle, now: Clock.now())
     }
 
-    func writer(_ bundle: String, _ scope: StagedWrites.Scope, declarations: [String: AttributeDeclaration] = [:]) throws -> any IndexWriting {
+    func writer(_ bundle: String, _ scope: WriteScope, declarations: [String: AttributeDeclaration] = [:]) throws -> any IndexWriting {
         try makeWriter(bundleIdentifier: bundle, scope: scope, requestID: nil, declarations: declarations)
     }
 

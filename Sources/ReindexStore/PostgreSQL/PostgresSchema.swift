@@ -1,0 +1,156 @@
+
+
+/// The PostgreSQL index's schema, as numbered migrations applied in order inside the deployment's
+/// own schema (`PostgresLocation.schema`); the version is kept in `schema_version`.
+///
+/// Full text: one `tsvector` per item, its parts weighted as the SQLite ranking weighs its
+/// columns (A title and displayName, B keywords and alternateNames, C contentDescription and
+/// authors, D textContent), made with the `reindex_search` configuration — the `simple`
+/// dictionary after `unaccent` — so matching ignores case and accents; a GIN index over it.
+enum PostgresSchema {
+    /// The statements that make the deployment's schema and the text-search configuration; run
+    /// once, before the migrations, under the migration lock. `%S` is the quoted schema, `%U` the
+    /// schema of the `unaccent` extension.
+    static let searchConfiguration = """
+        CREATE TEXT SEARCH CONFIGURATION %S.reindex_search (COPY = pg_catalog.simple);
+        ALTER TEXT SEARCH CONFIGURATION %S.reindex_search
+            ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH %U.unaccent, pg_catalog.simple;
+        """
+
+    static let migrations: [String] = [
+        // 1: bundles, items with generations and their weighted text, the request queue with
+        // leases, run history, and the fleet: workers, which hosts have which bundle, duties done
+        // once for the whole fleet.
+        """
+        CREATE TABLE bundles(
+            key text PRIMARY KEY,
+            identifier text NOT NULL,
+            live_gen bigint NOT NULL DEFAULT 0,
+            version text,
+            fingerprint text,
+            first_seen double precision,
+            last_seen double precision,
+            missing_since double precision,
+            attributes text
+        );
+        CREATE TABLE items(
+            id bigserial PRIMARY KEY,
+            bundle text NOT NULL,
+            gen bigint NOT NULL,
+            uid text NOT NULL,
+            domain text,
+            expires double precision,
+            attributes text NOT NULL,
+            refresh_asked_for double precision,
+            batch bigint,
+            doc tsvector NOT NULL,
+            UNIQUE(bundle, gen, uid)
+        );
+        CREATE INDEX items_doc ON items USING gin(doc);
+        CREATE INDEX items_domain ON items(bundle, gen, domain) WHERE domain IS NOT NULL;
+        CREATE INDEX items_expires ON items(expires) WHERE expires IS NOT NULL;
+        CREATE TABLE staged_generations(
+            bundle text NOT NULL,
+            gen bigint NOT NULL,
+            committed_batch bigint NOT NULL,
+            PRIMARY KEY(bundle, gen)
+        );
+        CREATE TABLE requests(
+            id bigserial PRIMARY KEY,
+            bundle text NOT NULL,
+            bundle_identifier text NOT NULL,
+            kind text NOT NULL,
+            identifiers text,
+            reason text NOT NULL,
+            state text NOT NULL DEFAULT 'pending',
+            attempts integer NOT NULL DEFAULT 0,
+            max_attempts integer NOT NULL DEFAULT 5,
+            next_attempt double precision NOT NULL,
+            last_error text,
+            client_state text,
+            created double precision NOT NULL,
+            updated double precision NOT NULL,
+            progress text,
+            lease_worker text,
+            lease_expires double precision,
+            lease_backend integer
+        );
+        CREATE INDEX requests_due ON requests(state, next_attempt);
+        CREATE INDEX requests_bundle ON requests(bundle, state);
+        CREATE TABLE runs(
+            id bigserial PRIMARY KEY,
+            request_id bigint,
+            bundle text NOT NULL,
+            kind text NOT NULL,
+            reason text NOT NULL,
+            started double precision NOT NULL,
+            ended double precision NOT NULL,
+            outcome text NOT NULL,
+            put integer NOT NULL DEFAULT 0,
+            deleted integer NOT NULL DEFAULT 0,
+            rejected integer NOT NULL DEFAULT 0,
+            error text,
+            worker text
+        );
+        CREATE INDEX runs_bundle ON runs(bundle, id);
+        CREATE TABLE workers(
+            id text PRIMARY KEY,
+            host text NOT NULL,
+            pid integer NOT NULL,
+            started double precision NOT NULL,
+            last_seen double precision NOT NULL,
+            running text
+        );
+        CREATE TABLE bundle_hosts(
+            bundle text NOT NULL,
+            host text NOT NULL,
+            last_seen double precision NOT NULL,
+            PRIMARY KEY(bundle, host)
+        );
+        CREATE TABLE duties(
+            name text PRIMARY KEY,
+            last_done double precision NOT NULL
+        );
+        """,
+        // 2: an item's batch number is not kept: a batch is one transaction, so a failed one
+        // leaves no rows to find, and clearing the numbers at the acknowledgement rewrote every
+        // row of the new generation.
+        """
+        ALTER TABLE items DROP COLUMN batch;
+        """,
+        // 3: the attributes as `jsonb`, parsed once when the item is written, for the query
+        // language's filters, sorts and facets (which parsed every visible item's text before).
+        // JSON text may hold `\u0000`, which `jsonb` refuses: it becomes U+FFFD (an escape of
+        // the same length, so the text stays valid JSON).
+        #"""
+        ALTER TABLE items ADD COLUMN j jsonb GENERATED ALWAYS AS (
+            CASE WHEN strpos(attributes, '\u0000') = 0 THEN attributes::jsonb ELSE replace(attributes, '\u0000', '\ufffd')::jsonb END
+        ) STORED;
+        """#,
+        // 4: `rating` as the query language reads it (PostgresQueryCompiler.number), indexed for
+        // its filters (only the items that have one: a comparison implies it is there) and,
+        // with the tie-breakers of a sorted page, for `--sort rating:desc`, best first, so
+        // those read the first page from an index instead of every item. The expressions must
+        // stay the compiler's, or the planner cannot use them.
+        """
+        CREATE INDEX items_rating ON items ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END))
+            WHERE (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) IS NOT NULL;
+        CREATE INDEX items_rating_descending ON items (
+            ((CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) IS NULL),
+            (CASE WHEN jsonb_typeof(j->'rating') = 'number' THEN (j->>'rating')::float8 END) DESC,
+            bundle COLLATE "C", gen, uid COLLATE "C");
+        """,
+        // 5: the client state an application ended its last batch with (`LocalIndex.endBatch`),
+        // per bundle, written in the batch's transaction; `last_request` as in the SQLite
+        // index's migration 8 (a reindexAll not queued after it clears the state when it is
+        // acknowledged).
+        """
+        CREATE TABLE app_client_states(
+            bundle text PRIMARY KEY,
+            state bytea NOT NULL CHECK (octet_length(state) <= 250),
+            written double precision NOT NULL,
+            last_request bigint NOT NULL DEFAULT 0
+        );
+        """,
+    ]
+}

@@ -1,0 +1,120 @@
+import ReindexProtocol
+import ReindexSystem
+
+/// `reindex check` and `reindex reset` on the PostgreSQL index.
+///
+/// There is no file to check: PostgreSQL keeps its own pages sound (checksums, WAL), so the
+/// check is of what the host built in the database — the schema at this version with its
+/// tables, its text-search configuration and a valid full-text index — and of the index's own
+/// invariants, as on SQLite. Reset erases the deployment's tables in one transaction; the old
+/// rows are not kept aside (the database's backups are the way back).
+extension PostgresStore {
+    /// The tables every deployment's schema has.
+    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "schema_version"]
+
+    /// The index's structure and invariants, in one snapshot. `quick` leaves out the check of
+    /// every item's document against its title (a read of every item).
+    public func checkInvariants(quick: Bool = false) throws -> IndexInvariants {
+        try snapshot { () throws -> IndexInvariants in
+            var result = IndexInvariants()
+            let present = try query("SELECT c.relname FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'r'", [location.schema])
+            let tables = Set((0..<present.rowCount).compactMap { present.text($0, 0) })
+            let missing = Self.tables.filter { !tables.contains($0) }
+            if !missing.isEmpty {
+                result.problems.append("the schema \(location.schema) lacks the table(s) \(missing.joined(separator: ", "))")
+                return result
+            }
+            let version = try query("SELECT max(version) FROM schema_version").int(0, 0)
+            if version != PostgresSchema.migrations.count {
+                result.problems.append("the schema is at version \(version), this reindex writes version \(PostgresSchema.migrations.count)")
+            }
+            if try query("SELECT count(*) FROM pg_ts_config WHERE cfgname = 'reindex_search' AND cfgnamespace = $1::regnamespace", [location.schema]).int(0, 0) != 1 {
+                result.problems.append("the text-search configuration \(location.schema).reindex_search is missing")
+            }
+            let index = try query("""
+                SELECT i.indisvalid AND i.indisready FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                WHERE c.relname = 'items_doc' AND c.relnamespace = $1::regnamespace
+                """, [location.schema])
+            if index.rowCount != 1 {
+                result.problems.append("the full-text index items_doc is missing")
+            } else if !index.bool(0, 0) {
+                result.problems.append("the full-text index items_doc is not valid (an interrupted build); REINDEX INDEX \(location.schema).items_doc rebuilds it")
+            }
+            var counts: [(String, String)] = [
+                ("SELECT count(*) FROM items WHERE bundle NOT IN (SELECT key FROM bundles)", "item(s) belong to a bundle the index does not know"),
+                ("SELECT count(*) FROM staged_generations g WHERE NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = g.gen AND r.bundle = g.bundle)",
+                 "staged generation(s) belong to no request"),
+            ]
+            if !quick {
+                counts.append(("""
+                    SELECT count(*) FROM (SELECT i.doc, plainto_tsquery('reindex_search', i.j->>'title') AS q FROM items i
+                        WHERE strpos(i.attributes, '\\u0000') = 0 AND i.attributes LIKE '%"title"%') t
+                    WHERE numnode(t.q) > 0 AND NOT t.doc @@ t.q
+                    """, "item(s) have a full-text document without their title's words"))
+            }
+            for (sql, what) in counts {
+                let n = try query(sql).int(0, 0)
+                if n > 0 { result.problems.append("\(n) \(what)") }
+            }
+            let lives = try query("""
+                SELECT b.identifier, b.live_gen FROM bundles b WHERE b.live_gen <> 0
+                AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.live_gen AND r.bundle = b.key AND r.kind = 'reindexAll')
+                AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.request_id = b.live_gen AND r.bundle = b.key)
+                ORDER BY b.key
+                """)
+            for row in 0..<lives.rowCount {
+                result.problems.append("\(lives.text(row, 0) ?? "?"): its live generation \(lives.int64(row, 1)) was made by no reindexAll of the bundle")
+            }
+            // Rows of a generation that is not live: a replacement being written (its request
+            // pending or running) is fine; a replaced generation whose deletion was interrupted
+            // is a leftover the next run or serve sweeps.
+            let groups = try query("""
+                SELECT i.bundle, i.gen, count(*), g.gen IS NOT NULL,
+                    (SELECT r.state FROM requests r WHERE r.id = i.gen AND r.bundle = i.bundle AND r.kind = 'reindexAll')
+                FROM items i JOIN bundles b ON b.key = i.bundle
+                LEFT JOIN staged_generations g ON g.bundle = i.bundle AND g.gen = i.gen
+                WHERE i.gen <> b.live_gen
+                GROUP BY i.bundle, i.gen, g.gen ORDER BY 1, 2
+                """)
+            for row in 0..<groups.rowCount {
+                let bundle = groups.text(row, 0) ?? "?", generation = groups.int64(row, 1), rows = groups.int(row, 2)
+                let staged = groups.bool(row, 3), state = groups.text(row, 4)
+                if staged && (state == "pending" || state == "running") { continue }
+                if staged {
+                    result.leftovers.append("\(bundle): \(rows) staged row(s) of request \(generation), which is \(state ?? "gone")")
+                } else {
+                    result.leftovers.append("\(bundle): \(rows) row(s) of replaced generation \(generation), not yet deleted")
+                }
+            }
+            return result
+        }
+    }
+
+    /// Erases the index: every item, staged generation, request, run, bundle record and
+    /// application client state, in one transaction (other sessions see the old index or the
+    /// empty one). Returns how many items there were. Waits at most `lockSeconds` for transactions in progress (a worker's batch):
+    /// then it fails with SQLSTATE 55P03 and nothing is erased.
+    @discardableResult
+    public func erase(lockSeconds: Int = 10) throws -> Int {
+        try transaction { () throws -> Int in
+            try query("SELECT set_config('lock_timeout', $1, true)", ["\(lockSeconds)s"])
+            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states IN ACCESS EXCLUSIVE MODE")
+            let count = try query("SELECT count(*) FROM items").int(0, 0)
+            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states")
+            return count
+        }
+    }
+}
+
+extension PostgresStore {
+    /// The schema and the index's invariants (PostgreSQL keeps its own pages sound); `quick`
+    /// leaves out reading every item's document.
+    public func health(quick: Bool) throws(ReindexError) -> IndexHealth {
+        do {
+            let invariants = try checkInvariants(quick: quick)
+            return IndexHealth(problems: invariants.problems, leftovers: invariants.leftovers)
+        } catch {
+            throw explain(error, doing: "check failed")
+        }
+    }
+}

@@ -1,0 +1,329 @@
+import ReindexProtocol
+import ReindexSystem
+
+/// The query language on the PostgreSQL index: pages by relevance or by sort keys, counts,
+/// facets and one item whole — what `IndexStore` answers for the SQLite index, with the same
+/// options, results and errors. Each call reads one `REPEATABLE READ` read-only snapshot (the
+/// declarations in effect and the page together), so a page never mixes generations.
+///
+/// Relevance differs in its details (docs/QUERIES.md, "On PostgreSQL"): a page is the
+/// query's matches ordered by (whole words before prefixes, score, rankingHint, newest), the
+/// score counting the document's weight classes, and every tie is ordered by hint (no window).
+extension PostgresStore {
+    /// A query parsed, checked and ready to compile, with what it reads in its snapshot.
+    struct PreparedPostgresQuery {
+        var expression: QueryExpression?
+        var units: [RankingUnit]
+        var options: QueryOptions
+        var now: Double
+        var declared: [String: AttributeDeclaration]
+        var unaccentSchema: String?
+        var icu: Bool
+        /// `options.after`, checked against the query's order.
+        var cursor: Cursor?
+
+        func compiler() -> PostgresQueryCompiler {
+            PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
+        }
+    }
+
+    /// One page of the query's matches, best first (or in `options.sort` order; ties by bundle
+    /// and identifier); `nextCursor` continues after its last result. (`options` has no default
+    /// here: `query(_:)` alone is the store's statement runner.)
+    public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
+        try reading("search failed", query: true) { () throws -> QueryPage in
+            let q = try prepare(text, options: options)
+            var page = try run(q)
+            if !q.units.isEmpty {
+                let terms = q.units.flatMap { Folding.tokens($0.text) }
+                for n in page.results.indices {
+                    page.results[n].snippet = IndexStore.snippet(page.results[n].attributes, terms: terms, markers: options.snippetMarkers)
+                }
+            }
+            return page
+        }
+    }
+
+    /// Runs the query like `query(_:options:)` and returns PostgreSQL's plan (`EXPLAIN`, one
+    /// line per step) of the statement of each page: which indexes a filter or sort uses.
+    public func queryPlan(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [String] {
+        explained = []
+        defer { explained = nil }
+        _ = try query(text, options: options)
+        return explained ?? []
+    }
+
+    /// Runs a page's statement (explaining it first while `queryPlan` asks).
+    private func page(_ sql: String, _ parameters: [String?]) throws -> PGResult {
+        if explained != nil {
+            let plan = try query("EXPLAIN " + sql, parameters)
+            explained?.append(contentsOf: (0..<plan.rowCount).compactMap { plan.text($0, 0) })
+        }
+        return try query(sql, parameters)
+    }
+
+    /// The exact number of live, unexpired items the query matches.
+    public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
+        try reading("count failed", query: true) { () throws -> Int in
+            let q = try prepare(text, options: options)
+            var compiler = q.compiler()
+            let filters = try self.filters(q, &compiler)
+            return try query("SELECT count(*) FROM \(PostgresQueryCompiler.from) WHERE \(filters)", compiler.parameters).int(0, 0)
+        }
+    }
+
+    /// The most common values of a string attribute among the query's matches, with their
+    /// counts, most common first (ties by value).
+    public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
+        let attribute = QueryParser.attributeName(attribute)  // a kMDItem… name is the index's own
+        return try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
+            let q = try prepare(text, options: options)
+            var expression: String
+            var from = PostgresQueryCompiler.from
+            switch attribute {
+            case "bundle", "bundleIdentifier": expression = "b.identifier"
+            case "domain", "domainIdentifier": expression = "i.domain"
+            default:
+                switch AttributeSchema.kinds[attribute] ?? q.declared[attribute]?.attributeKind {
+                case .string?: expression = PostgresQueryCompiler.text(attribute)
+                case .stringList?:
+                    expression = "v.value"
+                    from += " CROSS JOIN LATERAL " + PostgresQueryCompiler.elements(attribute)
+                default:
+                    throw ReindexError(.usage, "--facet \(attribute): expected a string attribute (contentType, domainIdentifier, bundleIdentifier, keywords, …)")
+                }
+            }
+            var compiler = q.compiler()
+            let filters = try self.filters(q, &compiler)
+            let limit = compiler.bind(String(max(0, top)), "bigint")
+            let r = try query("""
+                SELECT (\(expression)) COLLATE "C", count(*) FROM \(from)
+                WHERE \(filters) AND \(expression) IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT \(limit)
+                """, compiler.parameters)
+            return (0..<r.rowCount).map { (r.text($0, 0) ?? "", r.int($0, 1)) }
+        }
+    }
+
+    /// One live item, whole, with its generation and when that generation was made live.
+    public func item(bundle: String, uniqueIdentifier: String, now: Double = Clock.now()) throws(ReindexError) -> ItemRecord? {
+        try reading("show failed") { () throws -> ItemRecord? in
+            let r = try query("""
+                SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.gen,
+                    (SELECT max(r.ended) FROM runs r WHERE r.request_id = i.gen AND r.bundle = i.bundle)
+                FROM items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+                WHERE i.bundle = $1 AND i.uid = $2
+                """, [bundle.lowercased(), uniqueIdentifier])
+            guard r.rowCount == 1 else { return nil }
+            let expires = r.optionalDouble(0, 3)
+            let result = SearchResult(bundleIdentifier: r.text(0, 0) ?? "", uniqueIdentifier: r.text(0, 1) ?? "", domainIdentifier: r.text(0, 2),
+                                      expiration: expires, score: nil, attributes: r.text(0, 4).flatMap { try? JSONParser.parse(text: $0) } ?? .object([]))
+            return ItemRecord(result: result, generation: r.int64(0, 5), generationCommitted: r.optionalDouble(0, 6), expired: expires.map { $0 <= now } ?? false)
+        }
+    }
+
+    /// The declarations in effect for a query over every bundle: the union of the bundles'
+    /// (where two declare a name differently, the bundle whose identifier sorts first wins).
+    func allDeclarations() throws -> [String: AttributeDeclaration] {
+        let r = try query("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key COLLATE \"C\"")
+        var result: [String: AttributeDeclaration] = [:]
+        for row in 0..<r.rowCount {
+            guard let text = r.text(row, 0), let json = try? JSONParser.parse(text: text), let declared = try? AttributeDeclaration.parseAll(json) else { continue }
+            result.merge(declared) { first, _ in first }
+        }
+        return result
+    }
+
+    /// Runs `body` in one read-only snapshot; errors of the database become the host's
+    /// (`StoreError.explained`, as from a query when `query`).
+    private func reading<T>(_ what: String, query: Bool = false, _ body: () throws -> T) throws(ReindexError) -> T {
+        do {
+            return try snapshot(body)
+        } catch let error as ReindexError {
+            throw error
+        } catch let error as StoreError {
+            throw error.explained(index: displayLocation, doing: what, query: query)
+        } catch {
+            throw explain(error, doing: what)
+        }
+    }
+
+    // MARK: Running
+
+    func prepare(_ text: String, options: QueryOptions) throws -> PreparedPostgresQuery {
+        let now = options.now ?? Clock.now()
+        let declared = try options.bundle.map { try declarations(bundle: $0) } ?? allDeclarations()
+        let expression: QueryExpression?
+        let plan: QueryPlan
+        do {
+            expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
+                                           firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
+            // The checks and the units are the SQLite plan's: the same errors on both backends.
+            plan = try QueryPlan.compile(expression, declared: declared)
+        } catch {
+            throw error.reindexError
+        }
+        for key in options.sort { _ = try IndexStore.sortExpression(key.attribute, declared: declared) }
+        // `sorted` orders by two keys per sort key it can read, then bundle, generation and
+        // identifier.
+        let ranked = !plan.units.isEmpty && options.sort.isEmpty
+        let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
+        if case .relevance? = cursor {
+            throw ReindexError(.invalidData, "cursor: it continues a page of a SQLite index, this index is PostgreSQL; \(Cursor.again)")
+        }
+        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
+                                      cursor: cursor)
+        // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
+        // text is rechecked (words restricted to attributes, or a bundle's unsearched text).
+        let rechecks = plan.units.contains { $0.columns != QueryPlan.allColumns }
+            || declared.values.contains { $0.searchable && !$0.searchableByDefault }
+        if PostgresQueryCompiler.needsFolding(expression) || rechecks {
+            let r = try query("""
+                SELECT (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'),
+                    EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')
+                """)
+            q.unaccentSchema = r.text(0, 0)
+            q.icu = r.bool(0, 1)
+        }
+        return q
+    }
+
+    /// The visibility test, the options' restrictions, the query's condition and its words,
+    /// as one condition (parameters bound in `compiler`).
+    func filters(_ q: PreparedPostgresQuery, _ compiler: inout PostgresQueryCompiler) throws -> String {
+        var filters = ["(i.expires IS NULL OR i.expires > \(compiler.bind(q.now)))"]
+        if let bundle = q.options.bundle { filters.append("i.bundle = \(compiler.bind(bundle.lowercased(), "text"))") }
+        if let domain = q.options.domain {
+            let p = compiler.bind(domain, "text")
+            filters.append("(i.domain = \(p) OR starts_with(i.domain, \(p) || '.'))")
+        }
+        do {
+            let condition = try compiler.condition(q.expression)
+            if !condition.isEmpty { filters.append(condition) }
+        } catch {
+            throw error.reindexError
+        }
+        for unit in q.units { filters.append(compiler.unitMatch(unit, prefix: true)) }
+        return filters.joined(separator: " AND ")
+    }
+
+    func run(_ q: PreparedPostgresQuery) throws -> QueryPage {
+        let limit = max(1, q.options.limit)
+        if q.units.isEmpty || !q.options.sort.isEmpty { return try sorted(q, limit: limit, cursor: q.cursor) }
+        return try ranked(q, limit: limit, cursor: q.cursor)
+    }
+
+    private func result(_ r: PGResult, _ row: Int, score: Double?) -> SearchResult {
+        var result = SearchResult(bundleIdentifier: r.text(row, 0) ?? "", uniqueIdentifier: r.text(row, 1) ?? "", domainIdentifier: r.text(row, 2),
+                                  expiration: r.optionalDouble(row, 3), score: score,
+                                  attributes: r.text(row, 4).flatMap { try? JSONParser.parse(text: $0) } ?? .object([]))
+        result.rowID = r.int64(row, 5)
+        return result
+    }
+
+    /// Relevance order: items where every word matches as typed, then those where the last
+    /// word matches only as a prefix; within each, by score, then rankingHint (none counting
+    /// as 0), then newest first. The cursor is that position (pass, score, hint, row).
+    func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
+        var compiler = q.compiler()
+        let filters = try self.filters(q, &compiler)
+        let prefixable = q.units.firstIndex { $0.prefixable && !$0.starred }
+        var pass = "0"
+        var scores: [String] = []
+        for (n, unit) in q.units.enumerated() {
+            if n == prefixable {
+                let whole = compiler.unitMatch(unit, prefix: false)
+                pass = "CASE WHEN \(whole) THEN 0 ELSE 1 END"
+                scores.append("CASE WHEN \(compiler.unitMatch(unit, prefix: false)) THEN \(compiler.unitScore(unit, prefix: false)) ELSE \(compiler.unitScore(unit, prefix: true)) END")
+            } else {
+                scores.append(compiler.unitScore(unit, prefix: true))
+            }
+        }
+        var after = ""
+        if case .ranked(let cPass, let cScore, let cHint, let cRow)? = cursor {
+            let p = compiler.bind(String(cPass), "integer"), s = compiler.bind(cScore), h = compiler.bind(cHint), r = compiler.bind(String(cRow), "bigint")
+            after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND (m.score < \(s) OR (m.score = \(s) AND (m.hint < \(h) OR (m.hint = \(h) AND m.id < \(r)))))))"
+        }
+        let count = compiler.bind(String(limit + 1), "bigint")
+        let r = try page("""
+            SELECT m.identifier, m.uid, m.domain, m.expires, m.attributes, m.id, m.pass, m.score, m.hint FROM (
+                SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, (\(pass)) AS pass,
+                    (\(scores.joined(separator: " + ")))::float8 AS score,
+                    coalesce(\(PostgresQueryCompiler.number("rankingHint")), 0)::float8 AS hint
+                FROM \(PostgresQueryCompiler.from) WHERE \(filters)) m
+            \(after)
+            ORDER BY m.pass, m.score DESC, m.hint DESC, m.id DESC LIMIT \(count)
+            """, compiler.parameters)
+        let rows = min(limit, r.rowCount)
+        let results = (0..<rows).map { result(r, $0, score: r.double($0, 7)) }
+        guard r.rowCount > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
+        let last = rows - 1
+        let next = Cursor.ranked(pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), row: r.int64(last, 5))
+        return QueryPage(results: results, nextCursor: next.encoded)
+    }
+
+    /// By `options.sort` (items without a key's attribute after those with it), then bundle
+    /// and identifier; keyset paging on those values, as on SQLite.
+    func sorted(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
+        var compiler = q.compiler()
+        let filters = try self.filters(q, &compiler)
+        var keys: [(expression: String, type: String, descending: Bool)] = []
+        for key in q.options.sort {
+            guard let sort = PostgresQueryCompiler.sortKey(key.attribute, declared: q.declared) else { continue }
+            keys.append(("(\(sort.expression) IS NULL)", "boolean", false))
+            keys.append((sort.expression, sort.type, key.descending))
+        }
+        keys.append(("i.bundle COLLATE \"C\"", "text", false))
+        keys.append(("i.gen", "bigint", false))
+        keys.append(("i.uid COLLATE \"C\"", "text", false))
+        var after = ""
+        if case .sorted(_, let values)? = cursor, values.count == keys.count {
+            var chain = ""
+            for n in stride(from: keys.count - 1, through: 0, by: -1) {
+                let p = compiler.bind(try Self.cursorText(values[n], keys[n].type), keys[n].type)
+                let beyond = "\(keys[n].expression) \(keys[n].descending ? "<" : ">") \(p)"
+                chain = chain.isEmpty ? beyond : "(\(beyond) OR (\(keys[n].expression) IS NOT DISTINCT FROM \(p) AND \(chain)))"
+            }
+            after = " AND " + chain
+        }
+        let order = keys.map { $0.expression + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+        let count = compiler.bind(String(limit + 1), "bigint")
+        let r = try page("""
+            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, \(keys.map(\.expression).joined(separator: ", "))
+            FROM \(PostgresQueryCompiler.from) WHERE \(filters)\(after)
+            ORDER BY \(order) LIMIT \(count)
+            """, compiler.parameters)
+        let rows = min(limit, r.rowCount)
+        let results = (0..<rows).map { result(r, $0, score: nil) }
+        guard r.rowCount > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
+        let values: [JSONValue] = keys.indices.map { n in
+            let column = 6 + n
+            guard let text = r.text(rows - 1, column) else { return .null }
+            switch keys[n].type {
+            case "boolean": return .bool(text == "t")
+            case "bigint": return .integer(Int64(text) ?? 0)
+            case "float8": return .double(Double(text) ?? 0)
+            default: return .string(text)
+            }
+        }
+        return QueryPage(results: results, nextCursor: Cursor.sorted(ordering: Cursor.ordering(q.options.sort), values: values).encoded)
+    }
+
+    /// A cursor's value as the text of a parameter of `type`; a value of another type is a
+    /// cursor of another query.
+    static func cursorText(_ value: JSONValue, _ type: String) throws -> String? {
+        switch (value, type) {
+        case (.null, _): return nil
+        case (.bool(let b), "boolean"): return b ? "true" : "false"
+        case (.integer(let i), "boolean"): return i != 0 ? "true" : "false"
+        case (.integer(let i), "bigint"): return String(i)
+        case (.integer(let i), "float8"): return String(Double(i))
+        case (.double(let d), "float8"): return String(d)
+        case (.string(let s), "text"): return s
+        default:
+            throw ReindexError(.invalidData, "cursor: it belongs to another query (a sort value of another type); \(Cursor.again)")
+        }
+    }
+}
+
+extension PostgresStore: IndexQueries {}

@@ -1,0 +1,409 @@
+import CSQLite
+import ReindexProtocol
+
+extension IndexStore {
+    // MARK: Statistics
+
+    /// The full-text index's rows and its average length in tokens, from FTS5's own record of
+    /// them (the "averages" row of `items_fts_data`).
+    func fullTextTotals() throws(StoreError) -> (rows: Int64, average: Double) {
+        let select = try statement("SELECT block FROM items_fts_data WHERE id = 1")
+        defer { select.reset() }
+        guard try select.step() else { return (0, 1) }
+        let bytes = select.bytes(0)
+        var offset = 0
+        func varint() -> Int64 {
+            var value: UInt64 = 0
+            for n in 0..<9 {
+                guard offset < bytes.count else { break }
+                let byte = bytes[offset]
+                offset += 1
+                if n == 8 { value = value << 8 | UInt64(byte); break }
+                value = value << 7 | UInt64(byte & 0x7F)
+                if byte & 0x80 == 0 { break }
+            }
+            return Int64(bitPattern: value)
+        }
+        let rows = varint()
+        var tokens: Int64 = 0
+        for _ in AttributeSchema.searched { tokens += varint() }
+        return (rows, rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1)
+    }
+
+    /// The average length pinned in `rank_statistics`, if any.
+    func storedAverage() throws(StoreError) -> Double? {
+        let select = try statement("SELECT average FROM rank_statistics")
+        defer { select.reset() }
+        return try select.step() ? select.double(0) : nil
+    }
+
+    /// The full-text row `row`, its searched attributes in order, stepped to (false: none).
+    /// The statement is the connection's cached one: read it before the next use.
+    func fullTextRow(_ row: Int64) throws(StoreError) -> (statement: SQLiteStatement, found: Bool) {
+        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        texts.reset()
+        texts.bind(1, row)
+        return (texts, try texts.step())
+    }
+
+    /// The rows `N` and the average length the score uses: the pinned one if any
+    /// (`rank_statistics`), else the index's own. Notes when the pinned one has moved too far.
+    func rankStatistics() throws(StoreError) -> (rows: Int64, average: Double, pinned: Bool) {
+        let live = try fullTextTotals()
+        guard let pinned = try storedAverage() else { return (live.rows, live.average, false) }
+        if abs(live.average / pinned - 1) > RankLists.drift { queryState.upkeep.repin = true }
+        return (live.rows, pinned, true)
+    }
+
+    /// The rank list key of `unit` in a pass: `=` and the word's one token, or `*` and the
+    /// prefix's; nil when the unit is not one token of every attribute.
+    func rankKey(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> String? {
+        guard unit.columns == QueryPlan.allColumns else { return nil }
+        let tokens = try fullTextTokenizer().tokens(of: unit.text)
+        guard tokens.count == 1 else { return nil }
+        return (unit.starred || (prefix && unit.prefixable) ? "*" : "=") + tokens[0]
+    }
+
+    // MARK: Reading
+
+    /// The best `capacity` matches of one pass (in relevance order) read through the units' rank
+    /// lists, or nil when that is not the way: a unit that is rare (read in full, cheaply), not
+    /// one token, or without a list yet (then wanted, for `makeWantedRankLists`), or lists that
+    /// run out before the page is proven.
+    ///
+    /// `excluding`: the pass leaves out the whole-word pass's matches; `average` is the length
+    /// the score uses; `lookUp` looks an item up (live, unexpired, passing the filters, after the
+    /// cursor) with its score.
+    func bestFromRankLists(_ units: [RankingUnit], prefix: Bool, excluding: Bool, counts: [Int], rarities: [Double], capacity: Int,
+                           average: Double,
+                           lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked]? {
+        guard capacity > 0, let fewest = counts.min(), fewest > queryState.upkeep.commonWords else { return nil }
+        var keys: [String] = []
+        for unit in units {
+            guard let key = try rankKey(unit, prefix: prefix) else { return nil }
+            keys.append(key)
+        }
+        // Each list's boundary.
+        let boundarySelect = try statement("SELECT last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists WHERE key = ?1")
+        var boundaries: [RankEntry?] = []
+        var missing = false
+        for (n, key) in keys.enumerated() {
+            boundarySelect.reset()
+            boundarySelect.bind(1, key)
+            guard try boundarySelect.step() else {
+                queryState.upkeep.wanted[key] = FullText.phrase(units[n], prefix: prefix, columns: QueryPlan.allColumns)
+                missing = true
+                continue
+            }
+            boundaries.append(boundarySelect.isNull(0) ? nil : RankEntry(
+                impact: boundarySelect.double(0), hint: boundarySelect.double(1),
+                bundle: boundarySelect.text(2) ?? "", uid: boundarySelect.text(3) ?? "", item: boundarySelect.int64(4)))
+        }
+        boundarySelect.reset()
+        guard !missing else { return nil }
+        // One statement per list, read as far as needed.
+        var readers: [SQLiteStatement] = []
+        for key in keys {
+            let reader = try connection.prepare("SELECT impact, hint, bundle, uid, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
+            reader.bind(1, key)
+            readers.append(reader)
+        }
+        // Scoring one item exactly, for a query whose score the lists alone do not give: its
+        // full-text row split as the index splits it, each word's weighted frequency counted (and,
+        // when the pass leaves them out, whether every word is also there whole).
+        let wholeKeys = excluding ? units.indices.map { "=" + keys[$0].dropFirst() } : []
+        let scoring = RankKeyTable(keys: keys + wholeKeys)
+        // One word's score is its rarity times the impact its list keeps; several words', or an
+        // item the pass may leave out, are read from the full-text index.
+        let fromListAlone = units.count == 1 && !excluding
+        var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
+        var exhausted = Array(repeating: false, count: keys.count)
+        var seen = Set<Int64>()
+        var best: [Ranked] = []
+        var depth = 0
+        let maximumDepth = units.count == 1 ? RankLists.maximumDepth : RankLists.maximumDepthOfSeveral
+        while depth < maximumDepth {
+            for (n, reader) in readers.enumerated() where !exhausted[n] {
+                for _ in 0..<8 {
+                    guard try reader.step() else {
+                        exhausted[n] = true
+                        if let boundary = boundaries[n] { last[n] = boundary }
+                        break
+                    }
+                    depth += 1
+                    let entry = RankEntry(impact: reader.double(0), hint: reader.double(1), bundle: reader.text(2) ?? "",
+                                          uid: reader.text(3) ?? "", item: reader.int64(4))
+                    last[n] = entry
+                    guard seen.insert(entry.item).inserted else { continue }
+                    let score: Double
+                    if fromListAlone {
+                        var sum = 0.0
+                        sum += rarities[0] * entry.impact
+                        score = sum
+                    } else {
+                        guard let exact = try exactScore(entry.item, scoring, units: units.count, rarities: rarities, average: average) else { continue }
+                        score = exact
+                    }
+                    guard let ranked = try lookUp(entry.item, score) else { continue }
+                    IndexStore.insert(ranked, into: &best)
+                    if best.count > capacity { best.removeLast() }
+                }
+            }
+            // The best an item not met yet can be.
+            if best.count == capacity, let worst = best.last, last.allSatisfy({ $0 != nil }) {
+                var bound = 0.0
+                var latest: RankEntry? = nil
+                for (n, entry) in last.enumerated() {
+                    guard let entry else { continue }
+                    bound += rarities[n] * entry.impact
+                    if latest.map({ $0.tiePrecedes(entry) }) ?? true { latest = entry }
+                }
+                if let latest {
+                    let frontier = Ranked(row: latest.item, score: bound, hint: latest.hint, bundle: latest.bundle, uid: latest.uid)
+                    if !frontier.precedes(worst) {
+                        queryState.upkeep.answered += 1
+                        return best
+                    }
+                }
+            }
+            if exhausted.allSatisfy({ $0 }) {
+                // A list that holds every item of its word has been read whole.
+                guard boundaries.contains(where: { $0 == nil }) else { return nil }
+                queryState.upkeep.answered += 1
+                return best
+            }
+        }
+        return nil
+    }
+
+    /// The score of `row` for `units` words read through `table` (their keys, then, when the pass
+    /// leaves out items holding every word whole, the words whole): as `reindex_rank` computes it,
+    /// or nil when the row does not hold every word, or is left out.
+    private func exactScore(_ row: Int64, _ table: RankKeyTable, units: Int, rarities: [Double], average: Double) throws(StoreError) -> Double? {
+        let (texts, found) = try fullTextRow(row)
+        defer { texts.reset() }
+        guard found else { return nil }
+        try scan(texts, into: table)
+        let f = table.frequencies
+        guard f.prefix(units).allSatisfy({ $0 > 0 }) else { return nil }
+        if table.names.count > units, f[units...].allSatisfy({ $0 > 0 }) { return nil }
+        var sum = 0.0
+        for n in 0..<units { sum += rarities[n] * Ranking.impact(f[n], length: Double(table.length), average: average) }
+        return sum
+    }
+
+    /// Splits the full-text row `texts` has stepped to, counting into `table`.
+    private func scan(_ texts: SQLiteStatement, into table: RankKeyTable) throws(StoreError) {
+        let tokenizer = try fullTextTokenizer()
+        table.startRow()
+        let context = Unmanaged.passUnretained(table).toOpaque()
+        for column in AttributeSchema.searched.indices {
+            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
+        }
+    }
+
+    // MARK: Making
+
+    /// Makes the rank lists this connection's searches wanted, and pins the average length again
+    /// if it moved: in one short write transaction that does not wait for a writer (busy, or an
+    /// index opened read-only: the searches go on reading in full).
+    func makeWantedRankLists() {
+        let upkeep = queryState.upkeep
+        guard !upkeep.wanted.isEmpty || upkeep.repin, !connection.isInTransaction else { return }
+        let wanted = upkeep.wanted
+        upkeep.wanted.removeAll()
+        upkeep.repin = false
+        connection.setBusyTimeout(milliseconds: 0)
+        defer { connection.setBusyTimeout(milliseconds: busyTimeout) }
+        try? within("BEGIN IMMEDIATE") { () throws(StoreError) in
+            let average = try pinnedAverage()
+            for (key, phrase) in wanted.sorted(by: { $0.key < $1.key }) { try makeRankList(key, phrase: phrase, average: average) }
+        }
+        upkeep.stamp = -1
+    }
+
+    /// The pinned average length, pinned now if there is none or it moved by more than
+    /// `RankLists.drift` (dropping every list, made for the old one).
+    private func pinnedAverage() throws(StoreError) -> Double {
+        let live = try fullTextTotals().average
+        if let pinned = try storedAverage(), abs(live / pinned - 1) <= RankLists.drift { return pinned }
+        try connection.execute("DELETE FROM rank_entries; DELETE FROM rank_lists; DELETE FROM rank_statistics;")
+        let insert = try statement("INSERT INTO rank_statistics(average) VALUES(?1)")
+        insert.bind(1, live)
+        try insert.run()
+        return live
+    }
+
+    /// Makes one list from a full read of its word's matches, unless it exists.
+    private func makeRankList(_ key: String, phrase: String, average: Double) throws(StoreError) {
+        let exists = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
+        exists.bind(1, key)
+        let found = try exists.step()
+        exists.reset()
+        guard !found else { return }
+        let select = try statement("""
+            SELECT items_fts.rowid, reindex_impact(items_fts, ?2) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+            ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
+            """)
+        select.bind(1, phrase)
+        select.bind(2, average)
+        select.bind(3, queryState.upkeep.size)
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        var last: RankEntry? = nil
+        var count = 0
+        while try select.step() {
+            let entry = RankEntry(impact: select.double(1), hint: select.double(2), bundle: select.text(3) ?? "", uid: select.text(4) ?? "", item: select.int64(0))
+            try insertEntry(insert, key, entry)
+            last = entry
+            count += 1
+        }
+        select.reset()
+        let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        list.bind(1, key)
+        // Fewer than a list's size: the list holds every item of its word (no boundary).
+        let boundary = count < queryState.upkeep.size ? nil : last
+        list.bind(2, boundary?.impact)
+        list.bind(3, boundary?.hint)
+        list.bind(4, boundary?.bundle)
+        list.bind(5, boundary?.uid)
+        list.bind(6, boundary?.item)
+        try list.run()
+    }
+
+    private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(StoreError) {
+        insert.reset()
+        insert.bind(1, key)
+        insert.bind(2, entry.impact)
+        insert.bind(3, entry.hint)
+        insert.bind(4, entry.bundle)
+        insert.bind(5, entry.uid)
+        insert.bind(6, entry.item)
+        try insert.run()
+    }
+
+    // MARK: Keeping them
+
+    /// The rank lists as the current write transaction sees them.
+    private func rankUpkeep() throws(StoreError) -> RankUpkeep {
+        let upkeep = queryState.upkeep
+        guard !upkeep.fresh else { return upkeep }
+        let version = try connection.scalar("PRAGMA data_version") ?? 0
+        if version != upkeep.stamp || upkeep.stamp < 0 {
+            upkeep.lists.removeAll()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists")
+            while try lists.step() {
+                let key = lists.text(0) ?? ""
+                upkeep.lists[key] = lists.isNull(1) ? .some(nil) : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))
+            }
+            lists.reset()
+            upkeep.table = RankKeyTable(keys: Array(upkeep.lists.keys))
+            if !upkeep.lists.isEmpty { upkeep.average = try storedAverage() ?? 1 }
+            upkeep.stamp = version
+        }
+        upkeep.fresh = true
+        return upkeep
+    }
+
+    /// Keeps the rank lists' rule for a full-text row just written (inserted, or written again):
+    /// its entry goes into each list of a word it holds whose boundary it precedes. The row is
+    /// split by the full-text index's own tokenizer and its tokens are matched to the lists' words
+    /// as bytes (`RankKeyTable`), without making strings of them.
+    func noteFullTextRow(_ row: Int64) throws(StoreError) {
+        let upkeep = try rankUpkeep()
+        guard !upkeep.lists.isEmpty else { return }
+        let (texts, found) = try fullTextRow(row)
+        defer { texts.reset() }
+        guard found else { return }
+        let table = upkeep.table
+        try scan(texts, into: table)
+        guard !table.touched.isEmpty else { return }
+        let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
+        item.bind(1, row)
+        defer { item.reset() }
+        guard try item.step() else { return }
+        let hint = item.double(0), bundle = item.text(1) ?? "", uid = item.text(2) ?? ""
+        let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        for index in table.touched {
+            let key = table.names[index]
+            let entry = RankEntry(impact: Ranking.impact(table.frequencies[index], length: Double(table.length), average: upkeep.average),
+                                  hint: hint, bundle: bundle, uid: uid, item: row)
+            if case .some(.some(let boundary)) = upkeep.lists[key], !entry.precedes(boundary) { continue }
+            try insertEntry(insert, key, entry)
+        }
+    }
+
+    /// Drops the list entries of the items matching `condition` (as `deleteItems` takes it),
+    /// before they go.
+    func forgetRankedItems(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        // By the items' ids (`rank_entries_item`): a sweep deletes a generation in chunks, and
+        // scanning every entry per chunk would cost the lists' size each time.
+        let forget = try statement("DELETE FROM rank_entries WHERE item IN (SELECT id FROM items WHERE \(condition))")
+        bind(forget)
+        try forget.run()
+    }
+
+    /// Drops the list entries of one item, about to be written again.
+    func forgetRankedItem(_ row: Int64) throws(StoreError) {
+        guard !(try rankUpkeep().lists.isEmpty) else { return }
+        let forget = try statement("DELETE FROM rank_entries WHERE item = ?1")
+        forget.bind(1, row)
+        try forget.run()
+    }
+}
+
+extension IndexStore {
+    /// What is wrong with the rank lists, from a full read of each list's word: an item that
+    /// precedes the boundary but is not in the list, an entry whose impact is not the item's, or
+    /// an entry of an item that no longer exists. Part of `check` (not `--quick`).
+    func rankListProblems() throws(StoreError) -> [String] {
+        try read { () throws(StoreError) -> [String] in
+            try prepareQueries()
+            var problems: [String] = []
+            let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
+            if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
+            let average = try storedAverage()
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists ORDER BY key")
+            var all: [(key: String, boundary: RankEntry?)] = []
+            while try lists.step() {
+                all.append((lists.text(0) ?? "", lists.isNull(1) ? nil : RankEntry(
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))))
+            }
+            lists.reset()
+            guard !all.isEmpty else { return problems }
+            guard let average else { return problems + ["rank lists exist without the average length they were made for"] }
+            let entries = try statement("SELECT item, impact FROM rank_entries WHERE list = ?1")
+            let matches = try statement("""
+                SELECT items_fts.rowid, reindex_impact(items_fts, ?2), IFNULL(i.ranking_hint, 0), i.bundle, i.uid
+                FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+                """)
+            for list in all {
+                entries.reset()
+                entries.bind(1, list.key)
+                var impacts: [Int64: Double] = [:]
+                while try entries.step() { impacts[entries.int64(0)] = entries.double(1) }
+                entries.reset()
+                let word = String(list.key.dropFirst())
+                matches.reset()
+                matches.bind(1, FullText.quoted(word) + (list.key.hasPrefix("*") ? "*" : ""))
+                matches.bind(2, average)
+                var missing = 0, wrong = 0
+                while try matches.step() {
+                    let entry = RankEntry(impact: matches.double(1), hint: matches.double(2), bundle: matches.text(3) ?? "", uid: matches.text(4) ?? "", item: matches.int64(0))
+                    if let kept = impacts[entry.item] {
+                        if kept != entry.impact { wrong += 1 }
+                    } else if list.boundary.map({ entry.precedes($0) }) ?? true {
+                        missing += 1
+                    }
+                }
+                matches.reset()
+                if missing > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") misses \(missing) item(s) it should hold") }
+                if wrong > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") gives \(wrong) item(s) an impact they do not have") }
+            }
+            return problems
+        }
+    }
+}

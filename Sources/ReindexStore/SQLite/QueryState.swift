@@ -1,0 +1,24 @@
+import ReindexSystem
+import CSQLite
+import ReindexProtocol
+
+/// The lowest score the page being ranked can still take (−∞: any).
+final class RankThreshold {
+    var value = -Double.infinity
+}
+
+/// What a connection keeps for queries: whether its functions are registered, and how many
+/// rows of the full-text index each unit matches, valid while the full-text index is unchanged.
+final class QueryState {
+    var registered = false
+    var ftsVersion: [UInt8] = []
+    var frequencies: [String: Int] = [:]
+    /// The score a match must reach to matter to the page being read (`reindex_rank`'s user data).
+    let threshold = RankThreshold()
+    /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
+    var explained: [String]? = nil
+    /// The full-text index's own tokenizer, made on first use (`IndexStore+Refinement.swift`).
+    var tokenizer: FullTextTokenizer? = nil
+    /// The rank lists, as writes keep them and searches want them (`RankLists.swift`).
+    let upkeep = RankUpkeep()
+}

@@ -1,0 +1,91 @@
+import CSQLite
+import ReindexProtocol
+
+// Rank lists: the first page of a common word without reading every item that holds it.
+//
+// A search's score (SQLite/Ranking.swift) sums, over the query's units, the unit's rarity times its
+// *impact* in the item — its weighted frequency saturated and normalised by the item's length. A
+// word in 100,000 items would have all 100,000 read to find the best 20. So for a word (or a
+// prefix) that more than `RankLists.commonWords` rows hold, the index keeps a *rank list*: its
+// items in relevance order — impact (highest first), then rankingHint (highest first), bundle and
+// identifier — from the best down to a *boundary* entry, `RankLists.size` long when made. The
+// rule every write keeps (`noteFullTextRow`): **every item whose order for the word precedes the
+// boundary is in the list.** So the best items of a word are its list's first entries, and a
+// query of several common words reads their lists side by side (Fagin's threshold algorithm):
+// each item met is scored exactly, and reading stops when the page's last item comes before the
+// best any item not met yet could be (the sum of the impacts last read, and, on a tie, the
+// latest tie order last read). Lists are made by the first search that needs one (after its own
+// full read, in a short write transaction of its own that never waits for a writer), and kept up
+// by every write after that; an item's entries go with it.
+//
+// Impacts depend on the average item length, so the score uses the average *pinned* in
+// `rank_statistics` when the first list was made, taken again (and every list dropped, to be
+// made anew) when the full-text index's own average moves from it by more than a fifth.
+
+enum RankLists {
+    /// Entries a list is made with: enough for a page whose filters pass one item in a hundred.
+    static let size = 4_000
+    /// A unit matching at most this many rows is read in full (cheaply); above, through its list.
+    static let commonWords = 2_000
+    /// How far the index's average length may move from the pinned one before it is pinned again.
+    static let drift = 0.2
+    /// List entries read for one page of one word before a full read is the better way.
+    static let maximumDepth = 20_000
+    /// The same for several words: when the best items of each rarely hold the others (words
+    /// found together less often than apart), the lists cannot prove a page soon, and a full read
+    /// of the items holding them all costs less than scoring the lists' items one by one.
+    static let maximumDepthOfSeveral = 512
+}
+
+/// A list entry, or a boundary: an item's place in a word's relevance order.
+struct RankEntry {
+    var impact: Double
+    var hint: Double
+    var bundle: String
+    var uid: String
+    var item: Int64
+
+    func precedes(_ other: RankEntry) -> Bool {
+        if impact != other.impact { return impact > other.impact }
+        return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? (item < other.item)
+    }
+
+    /// Whether `self` comes before `other` among items of equal score.
+    func tiePrecedes(_ other: RankEntry) -> Bool {
+        TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
+    }
+}
+
+/// The order of equal scores (docs/QUERIES.md, "Relevance"): the higher rankingHint first, then
+/// bundle and identifier in SQLite's order of text (bytes), which the unique index of
+/// identifiers keeps. Nil when both are the same.
+enum TieOrder {
+    static func precedes(_ a: (hint: Double, bundle: String, uid: String), _ b: (hint: Double, bundle: String, uid: String)) -> Bool? {
+        if a.hint != b.hint { return a.hint > b.hint }
+        if a.bundle != b.bundle { return a.bundle.utf8.lexicographicallyPrecedes(b.bundle.utf8) }
+        if a.uid != b.uid { return a.uid.utf8.lexicographicallyPrecedes(b.uid.utf8) }
+        return nil
+    }
+}
+
+/// What a writing connection knows of the rank lists: read again in each write transaction in
+/// which another connection has committed since (`PRAGMA data_version`).
+final class RankUpkeep {
+    /// Checked in the current write transaction.
+    var fresh = false
+    var stamp: Int64 = -1
+    var average = 1.0
+    /// Each list's boundary (nil: the list holds every item of its word).
+    var lists: [String: RankEntry?] = [:]
+    /// The lists' words, to find them in a written row's tokens.
+    var table = RankKeyTable(keys: [])
+    /// Lists the searches of this connection wanted and did not find: key → full-text phrase.
+    var wanted: [String: String] = [:]
+    /// The pinned average has moved too far: pin it again after the read.
+    var repin = false
+    /// `RankLists.size` and `.commonWords` for this connection (smaller in tests).
+    var size = RankLists.size
+    var commonWords = RankLists.commonWords
+    /// Passes answered from the lists (and not by a full read), for tests.
+    var answered = 0
+}
