@@ -1,47 +1,8 @@
 import Foundation
 
-// Over 450 lines on purpose: the protocol's item is one table of attribute keys, their types
-// and limits, and the one validator that enforces them; split, a key's type and its check would
-// live apart.
-
-/// The attribute keys protocol version 1 defines, with the type each must have.
-
-public enum AttributeKind: Sendable {
-    case string, stringList, number, boolean, date, base64
-}
-
-public enum AttributeSchema {
-    /// Every known attribute and its type. Unknown keys are kept and returned, but not searched.
-    public static let kinds: [String: AttributeKind] = [
-        "title": .string, "displayName": .string, "contentDescription": .string, "textContent": .string,
-        "contentType": .string, "contentURL": .string, "thumbnailURL": .string, "relatedUniqueIdentifier": .string,
-        "keywords": .stringList, "alternateNames": .stringList, "authors": .stringList,
-        "emailAddresses": .stringList, "phoneNumbers": .stringList,
-        "rating": .number, "rankingHint": .number, "latitude": .number, "longitude": .number,
-        "supportsPhoneCall": .boolean, "supportsNavigation": .boolean,
-        "startDate": .date, "endDate": .date, "contentCreationDate": .date, "contentModificationDate": .date,
-        "thumbnailData": .base64,
-    ]
-
-    /// Each known attribute's type and, for searched ones, its full-text column; for those the
-    /// store keeps in columns of their own (`filtered`), their position there.
-    public static let slots: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = {
-        var result: [String: (kind: AttributeKind, searchColumn: Int?, filterColumn: Int?)] = [:]
-        for (key, kind) in kinds { result[key] = (kind, searched.firstIndex(of: key), filtered.firstIndex(of: key)) }
-        return result
-    }()
-
-    /// The attributes the store keeps in indexed columns of their own, for filters and sorting:
-    /// `contentType` (text), then numbers (dates as seconds since 1970), in `FilterValues` order.
-    public static let filtered: [String] = [
-        "contentType", "rating", "rankingHint", "startDate", "endDate", "contentCreationDate", "contentModificationDate",
-    ]
-
-    /// The attributes that are full-text searched, in the order of the index's columns.
-    public static let searched: [String] = [
-        "title", "displayName", "alternateNames", "contentDescription", "textContent", "keywords", "authors",
-    ]
-}
+// Over 450 lines on purpose: the protocol's item and the one validator that enforces the
+// attribute table's types and limits (AttributeSchema.swift); split further, a key's check would
+// live apart from its reading.
 
 /// The attributes of a searchable item: Core Spotlight's `CSSearchableItemAttributeSet`, in JSON.
 ///
@@ -323,7 +284,12 @@ public struct ValidatedItem: Sendable, Equatable {
         /// `contentType`, kept apart for its indexed column.
         case contentType
         /// The full-text fields in `AttributeSchema.searched` order.
-        public static let searched: [Field] = [.title, .displayName, .alternateNames, .contentDescription, .textContent, .keywords, .authors]
+        public static let searched: [Field] = AttributeSchema.searched.map { key in
+            guard let field = allCases.first(where: { String(describing: $0) == key }) else {
+                preconditionFailure("the attribute table searches '\(key)', which has no text field")
+            }
+            return field
+        }
     }
 
     static let fieldCount = Field.allCases.count

@@ -80,19 +80,6 @@ package struct CommandContext: Sendable {
 }
 
 extension CommandContext {
-    /// Opens the SQLite index (for what only a file has: a copy of it). When the database was
-    /// lost (missing after use, corrupt, truncated), says so on stderr and queues `reindexAll`
-    /// (`indexLost`) for every discovered bundle. `why` says what needs the file, for the
-    /// error a PostgreSQL index gets.
-    package func openStore(_ why: String = "this command works on a SQLite index file") throws(ReindexError) -> IndexStore {
-        guard Index.file(paths.index) != nil else {
-            throw ReindexError(.usage, "\(paths.indexDisplayName): \(why), and this index is a PostgreSQL database")
-        }
-        let store = try IndexStore.open(path: paths.index, create: createsIndex)
-        rebuildIfLost(store)
-        return store
-    }
-
     /// Says on stderr when the index was lost and queues `reindexAll` (`indexLost`) for every
     /// discovered bundle when the store says it must (a new PostgreSQL schema quietly).
     private func rebuildIfLost(_ store: any IndexBackend) {
@@ -103,7 +90,7 @@ extension CommandContext {
     }
 
     /// Opens the index whichever database holds it: a SQLite file or a PostgreSQL database. An
-    /// index lost and made anew, or created, gets its rebuilds queued, as `openStore` does.
+    /// index lost and made anew, or created, gets its rebuilds queued.
     package func openIndex() throws(ReindexError) -> any IndexBackend {
         let store = try Index.open(paths.index, environment: environment, create: createsIndex)
         rebuildIfLost(store)

@@ -201,27 +201,56 @@ struct PostgresQueryCompiler {
         return "(" + test + ")"
     }
 
-    /// A unit's score: the weight of the best attribute it is found in, as on SQLite — title 10,
-    /// displayName 8, keywords and alternateNames 5, authors 3, contentDescription 2,
-    /// textContent 1. The document's weight class (A title and displayName, B keywords and
-    /// alternateNames, C contentDescription and authors, D textContent) narrows it; within A
-    /// and C the attribute's own text decides.
+    /// A unit's score: the weight of the best attribute it is found in (the attribute table's
+    /// weights: title 10, displayName 8, keywords and alternateNames 5, authors 3,
+    /// contentDescription 2, textContent 1; a searchable custom attribute 1). The document's
+    /// weight classes, best first, narrow it; within a class of different weights the
+    /// attribute's own text decides.
     mutating func unitScore(_ unit: RankingUnit, prefix: Bool) -> String {
         if unit.columns != QueryPlan.allColumns {
-            let weights = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { Ranking.weights[$0] }
+            let weights = AttributeSchema.searchWeights.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searchWeights[$0] }
             return String(Int(weights.max() ?? 1))
         }
-        guard let plain = Self.phrase(unit, prefix: prefix), let a = Self.phrase(unit, prefix: prefix, weights: "A"),
-              let b = Self.phrase(unit, prefix: prefix, weights: "B"), let c = Self.phrase(unit, prefix: prefix, weights: "C") else { return "0" }
+        guard let plain = Self.phrase(unit, prefix: prefix) else { return "0" }
         let query = tsquery(plain)
-        func found(_ name: String) -> String { anyText([columnText(name)], query) }
-        return """
-            (CASE WHEN i.doc @@ \(tsquery(a)) THEN (CASE WHEN \(found("title")) THEN 10 ELSE 8 END) \
-            WHEN i.doc @@ \(tsquery(b)) THEN 5 \
-            WHEN i.doc @@ \(tsquery(c)) THEN (CASE WHEN \(found("authors")) THEN 3 WHEN \(found("contentDescription")) THEN 2 ELSE 1 END) \
-            ELSE 1 END)
-            """
+        var cases: [String] = []
+        for (weightClass, attributes) in Self.weightClasses {
+            guard let phrase = Self.phrase(unit, prefix: prefix, weights: String(weightClass)) else { return "0" }
+            // C also holds the searchable custom attributes, which weigh 1.
+            let holdsCustom = weightClass == Self.customClass
+            let weights = Set(attributes.map(\.weight))
+            let score: String
+            if weights.count == 1 && !holdsCustom {
+                score = String(Int(attributes[0].weight))
+            } else {
+                let decided = holdsCustom ? attributes[...] : attributes.dropLast()
+                let whens = decided.map { "WHEN \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
+                score = "(CASE \(whens.joined(separator: " ")) ELSE \(holdsCustom ? 1 : Int(attributes[attributes.count - 1].weight)) END)"
+            }
+            cases.append("WHEN i.doc @@ \(tsquery(phrase)) THEN \(score)")
+        }
+        return "(CASE \(cases.joined(separator: " ")) ELSE \(Self.lastClassWeight) END)"
     }
+
+    /// The score of a unit found in the last weight class only (D: textContent).
+    static let lastClassWeight: Int = {
+        let last = AttributeSchema.table.compactMap { $0.fullText?.postgresClass }.max()
+        return Int(AttributeSchema.table.compactMap { $0.fullText?.postgresClass == last ? $0.fullText?.weight : nil }.max() ?? 1)
+    }()
+
+    /// The document's weight class that also holds the searchable custom attributes (`PostgresWrites`).
+    static let customClass: Character = "C"
+
+    /// The document's weight classes but the last (whose score is the `ELSE`), best first, with
+    /// their attributes by weight, best first: the attribute table's `postgresClass`.
+    static let weightClasses: [(Character, [(key: String, weight: Double)])] = {
+        let classes = Set(AttributeSchema.table.compactMap { $0.fullText?.postgresClass }).sorted().dropLast()
+        return classes.map { weightClass in
+            (weightClass, AttributeSchema.table.compactMap { a in
+                a.fullText.flatMap { $0.postgresClass == weightClass ? (a.key, $0.weight) : nil }
+            }.sorted { $0.weight > $1.weight })
+        }
+    }()
 
     // MARK: Conditions
 
@@ -249,20 +278,12 @@ struct PostgresQueryCompiler {
     /// terms and chains of `&&` or `||` written flat, as `QueryPlan.sql` does, so the SQL nests
     /// only as deep as the query alternates `&&` and `||`.
     mutating func sql(_ expression: QueryExpression, negated: Bool = false) throws(QuerySyntaxError) -> String {
-        var expression = expression
-        var negated = negated
-        while case .not(let inner) = expression {
-            expression = inner
-            negated.toggle()
-        }
-        switch expression {
-        case .and, .or:
-            var conjunction = false
-            if case .and = expression { conjunction = true }
+        switch QueryPlan.flatten(expression, negated: negated) {
+        case .chain(let operands, let all, let negated):
             var parts: [String] = []
-            for operand in QueryPlan.chain(expression, conjunction: conjunction) { parts.append(try sql(operand, negated: negated)) }
-            return "(" + parts.joined(separator: conjunction != negated ? " AND " : " OR ") + ")"
-        default:
+            for operand in operands { parts.append(try sql(operand, negated: negated)) }
+            return "(" + parts.joined(separator: all ? " AND " : " OR ") + ")"
+        case .term(let expression, let negated):
             let term = try self.term(expression)
             return negated ? "NOT coalesce(\(term), false)" : term
         }

@@ -22,14 +22,13 @@ public final class PostgresWrites {
     public let store: PostgresStore
     public let bundleKey: String
     public let scope: WriteScope
-    public private(set) var counts = WriteCounts()
+    /// Counts, pending operations and the batch number (the same bookkeeping on both backends).
+    private var ledger = WriteLedger()
+    public var counts: WriteCounts { ledger.counts }
     public let declarations: [String: AttributeDeclaration]
     private let searchableNames: [String]
     private var generation: Int64 = 0
-    private var batch: Int64 = 1
-    private var countsAtCommit = WriteCounts()
     private var open = false
-    private var pendingOperations = 0
     /// Puts not sent yet, at most one per identifier (a later put of the same identifier
     /// replaces an earlier one in place, as it would in the table).
     private var buffer: [ValidatedItem] = []
@@ -58,9 +57,9 @@ public final class PostgresWrites {
                 ON CONFLICT(bundle, gen) DO UPDATE SET committed_batch = staged_generations.committed_batch
                 RETURNING committed_batch
                 """, [bundleKey, String(g)])
-            batch = committed.int64(0, 0) + 1
+            ledger.batch = committed.int64(0, 0) + 1
             // No batch of this generation was committed: it has no rows yet.
-            if batch == 1 { written = IdentifierFilter() }
+            if ledger.batch == 1 { written = IdentifierFilter() }
         }
     }
 
@@ -88,9 +87,9 @@ public final class PostgresWrites {
     public func flush() throws {
         guard !buffer.isEmpty else { return }
         var uids = PGArrayBuilder(), domains = PGArrayBuilder(), expires = PGArrayBuilder(capacity: 1 << 10), attributes = PGArrayBuilder(capacity: 1 << 18)
-        // A: title, displayName; B: keywords, alternateNames; C: contentDescription, authors
-        // (and searchable custom attributes); D: textContent.
-        var weightA = PGArrayBuilder(), weightB = PGArrayBuilder(), weightC = PGArrayBuilder(), weightD = PGArrayBuilder(capacity: 1 << 18)
+        // The document's weight classes A to D (`classFields`; C also takes the searchable
+        // custom attributes): A the largest weights, D the body text, the largest array.
+        var classes = [PGArrayBuilder(), PGArrayBuilder(), PGArrayBuilder(), PGArrayBuilder(capacity: 1 << 18)]
         var custom = PGArrayBuilder(capacity: 1 << 10)
         var maySendTwice = written == nil
         for item in buffer {
@@ -103,10 +102,15 @@ public final class PostgresWrites {
             item.withField(.attributes) { json in
                 if let json { attributes.append(json) } else { attributes.append("{}") }
             }
-            item.withField(.title) { title in item.withField(.displayName) { weightA.append(title, $0) } }
-            item.withField(.keywords) { keywords in item.withField(.alternateNames) { weightB.append(keywords, $0) } }
-            item.withField(.contentDescription) { description in item.withField(.authors) { weightC.append(description, $0) } }
-            item.withField(.textContent) { weightD.append($0) }
+            for (n, fields) in Self.classFields.enumerated() {
+                item.withField(fields[0]) { first in
+                    if fields.count == 2 {
+                        item.withField(fields[1]) { classes[n].append(first, $0) }
+                    } else {
+                        classes[n].append(first)
+                    }
+                }
+            }
             custom.append(searchableNames.isEmpty ? nil : customText(item))
         }
         buffer.removeAll(keepingCapacity: true)
@@ -116,8 +120,17 @@ public final class PostgresWrites {
         try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
             text(bundleKey), text(String(generation)),
             uids.finish(), domains.finish(), expires.finish(), attributes.finish(),
-            weightA.finish(), weightB.finish(), weightC.finish(), weightD.finish(), custom.finish(),
+            classes[0].finish(), classes[1].finish(), classes[2].finish(), classes[3].finish(), custom.finish(),
         ])
+    }
+
+    /// The full-text fields of each weight class of the document, A to D, from the attribute
+    /// table (`BuiltInAttribute.FullText.postgresClass`): one or two each.
+    static let classFields: [[ValidatedItem.Field]] = ("ABCD" as String).map { weightClass in
+        let searched = AttributeSchema.table.filter { $0.fullText != nil }
+        let fields = zip(searched, ValidatedItem.Field.searched).filter { $0.0.fullText?.postgresClass == weightClass }.map(\.1)
+        precondition((1...2).contains(fields.count), "the document's class \(weightClass) needs one or two attributes")
+        return fields
     }
 
     private static let insert = """
@@ -159,14 +172,14 @@ public final class PostgresWrites {
     public func put(_ item: ValidatedItem) throws {
         try begin()
         var item = item
-        pendingOperations += 1
+        ledger.noteOperations()
         if item.isUpdate {
             try flush()
             guard let existing = try existing(item.uniqueIdentifier),
                   let merged = try? item.merged(intoAttributes: Array(existing.attributes.utf8), domainIdentifier: existing.domain,
                                               expiration: existing.expires, declarations: declarations)
             else {
-                counts.ignoredUpdates += 1
+                ledger.counts.ignoredUpdates += 1
                 return
             }
             item = merged
@@ -178,7 +191,7 @@ public final class PostgresWrites {
             bufferIndex[uid] = buffer.count
             buffer.append(item)
         }
-        counts.put += 1
+        ledger.counts.put += 1
         if buffer.count >= Self.groupRows { try flush() }
     }
 
@@ -193,13 +206,13 @@ public final class PostgresWrites {
         return try row(try store.query("SELECT live_gen FROM bundles WHERE key = $1", [bundleKey]).int64(0, 0))
     }
 
-    public func reject(count: Int = 1) { counts.rejected += count }
+    public func reject(count: Int = 1) { ledger.counts.rejected += count }
 
     public func delete(identifiers: [String]) throws {
         try begin()
         try flush()
-        pendingOperations += identifiers.count
-        counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2 AND uid = ANY($3::text[])",
+        ledger.noteOperations(identifiers.count)
+        ledger.counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2 AND uid = ANY($3::text[])",
                                           [bundleKey, String(generation), PGArray.literal(identifiers)]).affected
     }
 
@@ -207,8 +220,8 @@ public final class PostgresWrites {
         try begin()
         try flush()
         for domain in domains {
-            pendingOperations += 1
-            counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2 AND (domain = $3 OR starts_with(domain, $3 || '.'))",
+            ledger.noteOperations()
+            ledger.counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2 AND (domain = $3 OR starts_with(domain, $3 || '.'))",
                                               [bundleKey, String(generation), domain]).affected
         }
     }
@@ -217,8 +230,8 @@ public final class PostgresWrites {
         try begin()
         buffer.removeAll()
         bufferIndex.removeAll()
-        pendingOperations += 1
-        counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2", [bundleKey, String(generation)]).affected
+        ledger.noteOperations()
+        ledger.counts.deleted += try store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2", [bundleKey, String(generation)]).affected
     }
 
     /// Commits every operation since the last commit, with `extra` (the client state), in one
@@ -229,16 +242,12 @@ public final class PostgresWrites {
         try flush()
         try store.checkLease(requestID)
         if case .replacement(let g) = scope {
-            try store.query("UPDATE staged_generations SET committed_batch = $3 WHERE bundle = $1 AND gen = $2", [bundleKey, String(g), String(batch)])
+            try store.query("UPDATE staged_generations SET committed_batch = $3 WHERE bundle = $1 AND gen = $2", [bundleKey, String(g), String(ledger.batch)])
         }
         try extra(store)
         open = false
         try store.connection.commit()
-        if case .replacement = scope { batch += 1 }
-        let committed = pendingOperations
-        pendingOperations = 0
-        countsAtCommit = counts
-        return committed
+        return ledger.batchCommitted(scope)
     }
 
     /// Ends the request: commits what remains and makes it visible — a replacement's generation
@@ -259,8 +268,8 @@ public final class PostgresWrites {
                     SELECT count(*) FROM items o WHERE o.bundle = $1 AND o.gen = $2
                     AND NOT EXISTS (SELECT 1 FROM items n WHERE n.bundle = $1 AND n.gen = $3 AND n.uid = o.uid)
                     """, [bundleKey, String(old), String(newGeneration)]).int(0, 0)
-                counts.deleted += gone
-                counts.removed += gone
+                ledger.counts.deleted += gone
+                ledger.counts.removed += gone
                 try store.query("UPDATE bundles SET live_gen = $2 WHERE key = $1", [bundleKey, String(newGeneration)])
                 retired = old
             }
@@ -270,8 +279,7 @@ public final class PostgresWrites {
         try extra(store)
         open = false
         try store.connection.commit()
-        pendingOperations = 0
-        countsAtCommit = counts
+        ledger.committedAll()
         if let retired {
             // Invisible from now on; if this fails, recovery sweeps the rows.
             _ = try? store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2", [bundleKey, String(retired)])
@@ -287,10 +295,7 @@ public final class PostgresWrites {
             store.connection.rollback()
             open = false
         }
-        counts.put = countsAtCommit.put
-        counts.deleted = countsAtCommit.deleted
-        counts.ignoredUpdates = countsAtCommit.ignoredUpdates
-        pendingOperations = 0
+        ledger.rolledBack()
     }
 }
 

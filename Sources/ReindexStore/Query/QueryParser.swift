@@ -708,14 +708,7 @@ public struct QueryParser {
     /// Core Spotlight's `kMDItem…` names for the attributes this index has (docs/QUERIES.md):
     /// a query written for `CSSearchQuery` or `mdfind` may use either. Any other name is kept,
     /// so an attribute the index does not have is an error that names it.
-    static let spotlightNames: [String: String] = [
-        "kMDItemTitle": "title", "kMDItemDisplayName": "displayName", "kMDItemAlternateNames": "alternateNames",
-        "kMDItemContentType": "contentType", "kMDItemAuthors": "authors", "kMDItemKeywords": "keywords",
-        "kMDItemDescription": "contentDescription", "kMDItemTextContent": "textContent",
-        "kMDItemContentCreationDate": "contentCreationDate", "kMDItemContentModificationDate": "contentModificationDate",
-        "kMDItemStarRating": "rating", "kMDItemLatitude": "latitude", "kMDItemLongitude": "longitude",
-        "kMDItemEmailAddresses": "emailAddresses", "kMDItemPhoneNumbers": "phoneNumbers",
-    ]
+    static let spotlightNames = AttributeSchema.spotlightNames
 
     /// The index's name for an attribute a query names (its own, or a `kMDItem…` one).
     static func attributeName(_ name: String) -> String { spotlightNames[name] ?? name }

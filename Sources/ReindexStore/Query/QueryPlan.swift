@@ -158,6 +158,33 @@ struct QueryPlan {
     ///   subexpressions the same way, for the same reason.)
     /// A query within `QueryLimits.standard` then stays well inside the stack, however it nests.
     mutating func nested(_ expression: QueryExpression, negated: Bool) throws(QuerySyntaxError) -> (sql: String, depth: Int) {
+        switch Self.flatten(expression, negated: negated) {
+        case .chain(let operands, let all, let negated):
+            var parts: [(sql: String, depth: Int, order: Int)] = []
+            for operand in operands {
+                let part = try nested(operand, negated: negated)
+                parts.append((part.sql, part.depth, parts.count))
+            }
+            parts.sort { $0.depth != $1.depth ? $0.depth > $1.depth : $0.order < $1.order }
+            var depth = 0
+            for (n, part) in parts.enumerated() { depth = max(depth, part.depth + (n == 0 ? 1 : 3)) }
+            return ("(" + parts.map(\.sql).joined(separator: all ? " AND " : " OR ") + ")", depth)
+        case .term(let expression, let negated):
+            let term = try self.term(expression)
+            return (negated ? "NOT IFNULL(\(term), 0)" : term, 0)
+        }
+    }
+
+    /// An expression with its `!`s pushed down (De Morgan), as both backends' compilers write
+    /// it: a chain of `&&` or of `||` written flat, whose operands each carry `negated` and are
+    /// joined by AND when `all` (an `&&` chain not negated, or an `||` chain negated); or one
+    /// term, negated or not.
+    enum Flattened {
+        case chain([QueryExpression], all: Bool, negated: Bool)
+        case term(QueryExpression, negated: Bool)
+    }
+
+    static func flatten(_ expression: QueryExpression, negated: Bool) -> Flattened {
         var expression = expression
         var negated = negated
         while case .not(let inner) = expression {
@@ -168,18 +195,9 @@ struct QueryPlan {
         case .and, .or:
             var conjunction = false
             if case .and = expression { conjunction = true }
-            var parts: [(sql: String, depth: Int, order: Int)] = []
-            for operand in Self.chain(expression, conjunction: conjunction) {
-                let part = try nested(operand, negated: negated)
-                parts.append((part.sql, part.depth, parts.count))
-            }
-            parts.sort { $0.depth != $1.depth ? $0.depth > $1.depth : $0.order < $1.order }
-            var depth = 0
-            for (n, part) in parts.enumerated() { depth = max(depth, part.depth + (n == 0 ? 1 : 3)) }
-            return ("(" + parts.map(\.sql).joined(separator: conjunction != negated ? " AND " : " OR ") + ")", depth)
+            return .chain(chain(expression, conjunction: conjunction), all: conjunction != negated, negated: negated)
         default:
-            let term = try self.term(expression)
-            return (negated ? "NOT IFNULL(\(term), 0)" : term, 0)
+            return .term(expression, negated: negated)
         }
     }
 
@@ -224,7 +242,7 @@ struct QueryPlan {
     /// The items' columns for `AttributeSchema.filtered`, in that order (the schema's migrations
     /// add them). Here rather than in `Schema` so the query compiler stands alone: the query
     /// fuzz target (Fuzz/Query) compiles it without the store.
-    static let filterColumns = ["content_type", "rating", "ranking_hint", "start_date", "end_date", "created_date", "modified_date"]
+    static let filterColumns = AttributeSchema.filterColumns
 
     /// The item's own indexed column for an attribute the store extracts (`contentType`,
     /// `rating`, `rankingHint` and the dates, as seconds), or nil.

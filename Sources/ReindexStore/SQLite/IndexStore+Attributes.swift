@@ -56,15 +56,12 @@ extension IndexStore {
 
     /// The filter columns as their values in the item's JSON: what schema 5 filled existing rows
     /// with, and what a restored row is given.
-    static let filterColumnsFromJSON = """
-        content_type = json_extract(attributes, '$.contentType'),
-        rating = json_extract(attributes, '$.rating'),
-        ranking_hint = json_extract(attributes, '$.rankingHint'),
-        start_date = reindex_seconds(json_extract(attributes, '$.startDate')),
-        end_date = reindex_seconds(json_extract(attributes, '$.endDate')),
-        created_date = reindex_seconds(json_extract(attributes, '$.contentCreationDate')),
-        modified_date = reindex_seconds(json_extract(attributes, '$.contentModificationDate'))
-        """
+    static let filterColumnsFromJSON = AttributeSchema.table.compactMap { attribute in
+        attribute.filterColumn.map { column in
+            let value = "json_extract(attributes, '$.\(attribute.key)')"
+            return "\(column) = " + (attribute.kind == .date ? "reindex_seconds(\(value))" : value)
+        }
+    }.joined(separator: ",\n")
 
     /// Fills an item's filter columns from its JSON (for a row restored from `staged_undo`).
     func fillFilterColumns(item id: Int64) throws(StoreError) {

@@ -89,14 +89,16 @@ extension IndexStore {
     private func restoreKeptRows(bundle key: String, request id: Int64) throws(StoreError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed
+                \(SQLiteSchema.fullTextColumns()), custom, typed
             FROM staged_undo WHERE request = ?1
             """)
         kept.bind(1, id)
+        let searched = AttributeSchema.searched.count
         var rows: [[String?]] = []
         var numbers: [(expires: Double?, refresh: Double?, batch: Int64?)] = []
         while try kept.step() {
-            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6...14).map { kept.text(Int32($0)) })
+            // uid, domain, attributes, then the full-text columns, custom and typed.
+            rows.append([kept.text(0), kept.text(1), kept.text(3)] + (6..<8 + searched).map { kept.text(Int32($0)) })
             numbers.append((kept.optionalDouble(2), kept.optionalDouble(4), kept.isNull(5) ? nil : kept.int64(5)))
         }
         kept.reset()
@@ -105,8 +107,8 @@ extension IndexStore {
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
         let fts = try statement("""
-            INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors)
-            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns()))
+            VALUES(?1, \(SQLiteSchema.parameters(from: 2, count: AttributeSchema.searched.count)))
             """)
         for (row, number) in zip(rows, numbers) {
             restore.reset()
@@ -123,11 +125,11 @@ extension IndexStore {
             let restored = connection.lastInsertRowID
             fts.reset()
             fts.bind(1, restored)
-            for column in 0..<7 { fts.bind(Int32(column + 2), row[column + 3]) }
+            for column in 0..<searched { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
             try noteFullTextRow(restored)
-            try restoreAttributeText(row[10], item: restored)
-            try restoreTypedAttributes(row[11], item: restored)
+            try restoreAttributeText(row[3 + searched], item: restored)
+            try restoreTypedAttributes(row[4 + searched], item: restored)
             try fillFilterColumns(item: restored)
         }
         try forgetKeptRows(request: id)

@@ -28,7 +28,7 @@ import ReindexProtocol
 /// the page (or tie with its worst) are looked up.
 enum Ranking {
     /// Column weights in `AttributeSchema.searched` order.
-    static let weights: [Double] = [10, 8, 5, 2, 1, 5, 3]
+    static let weights = AttributeSchema.searchWeights
     /// Term-frequency saturation: how fast further occurrences stop counting.
     static let k1 = 1.2
     /// Length normalisation: 0 ignores an item's length, 1 divides by it in full.

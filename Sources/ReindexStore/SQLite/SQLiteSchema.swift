@@ -2,9 +2,19 @@ import ReindexSystem
 
 /// The index database's schema, as numbered migrations applied in order (`PRAGMA user_version`).
 enum SQLiteSchema {
-    /// Searched columns, in `AttributeSchema.searched` order, with their bm25 weights
-    /// (title above everything, descriptions and body text lowest).
-    static let ftsWeights = "10.0, 8.0, 5.0, 2.0, 1.0, 5.0, 3.0"
+    /// The full-text columns (`items_fts`, `staged_undo`) as a statement lists them, in the
+    /// attribute table's order, each after `prefix` (`f.` for a table's alias).
+    static func fullTextColumns(_ prefix: String = "") -> String {
+        AttributeSchema.searched.map { prefix + $0 }.joined(separator: ", ")
+    }
+
+    /// The items' filter columns as a statement lists them, in the attribute table's order.
+    static let filterColumns = AttributeSchema.filterColumns.joined(separator: ", ")
+
+    /// `?first, ?first+1, …`, `count` parameters.
+    static func parameters(from first: Int, count: Int) -> String {
+        (first..<first + count).map { "?\($0)" }.joined(separator: ", ")
+    }
 
     static let migrations: [String] = [
         // 1: items with generations, full-text index, request queue, run history.

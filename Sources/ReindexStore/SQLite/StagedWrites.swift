@@ -35,15 +35,14 @@ public final class StagedWrites {
     public let bundleKey: String
     public let scope: WriteScope
     /// What this request has done so far (committed or not).
-    public private(set) var counts = WriteCounts()
+    /// Counts, pending operations and the batch number (the same bookkeeping on both backends).
+    private var ledger = WriteLedger()
+    public var counts: WriteCounts { ledger.counts }
     /// Operations received since the last commit.
-    public private(set) var pendingOperations = 0
     /// The generation rows are written to (for `.live`, the staging generation, below zero).
     private var generation: Int64 = 0
     /// `.live`: the staging's row; `.replacement`: the batch being written (committed + 1).
     private var stagingID: Int64 = 0
-    private var batch: Int64 = 1
-    private var countsAtCommit = WriteCounts()
     private var groupOpen = false
     private var groupStarted = 0.0
     private var groupCount = 0
@@ -85,8 +84,8 @@ public final class StagedWrites {
         switch scope {
         case .replacement(let g):
             generation = g
-            batch = try store.committedBatch(bundle: bundleKey, generation: g) + 1
-            try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1)
+            ledger.batch = try store.committedBatch(bundle: bundleKey, generation: g) + 1
+            try store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: ledger.batch - 1)
         case .live:
             stagingID = try store.openStaging(bundle: bundleKey, requestID: requestID)
             generation = -stagingID
@@ -111,7 +110,7 @@ public final class StagedWrites {
 
     /// Counts one operation into the group, committing it when it reaches its bounds.
     private func operationDone() throws(StoreError) {
-        pendingOperations += 1
+        ledger.noteOperations()
         groupCount += 1
         if case .direct = scope { return }
         if groupCount >= Self.groupOperations || Clock.monotonic() - groupStarted >= Self.groupSeconds { try flush() }
@@ -136,7 +135,7 @@ public final class StagedWrites {
                   let merged = try? item.merged(intoAttributes: existing.attributes, domainIdentifier: existing.domain,
                                               expiration: existing.expires, declarations: declarations)
             else {
-                counts.ignoredUpdates += 1
+                ledger.counts.ignoredUpdates += 1
                 try operationDone()
                 return
             }
@@ -145,9 +144,8 @@ public final class StagedWrites {
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
             insert = try store.connection.prepare("""
-                INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch,
-                    content_type, rating, ranking_hint, start_date, end_date, created_date, modified_date)
-                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch, \(SQLiteSchema.filterColumns))
+                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, \(SQLiteSchema.parameters(from: 8, count: AttributeSchema.filterColumns.count)))
                 """)
             insertStatement = insert
         }
@@ -168,8 +166,8 @@ public final class StagedWrites {
             }
             let update = try store.statement(
                 """
-                UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7, content_type = ?8, rating = ?9, ranking_hint = ?10,
-                    start_date = ?11, end_date = ?12, created_date = ?13, modified_date = ?14
+                UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7,
+                    \(AttributeSchema.filterColumns.enumerated().map { "\($1) = ?\(8 + $0)" }.joined(separator: ", "))
                 WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id
                 """)
             bindRow(update, item)
@@ -185,7 +183,7 @@ public final class StagedWrites {
         }
         let fts: SQLiteStatement
         if let cached = ftsStatement { fts = cached } else {
-            fts = try store.connection.prepare("INSERT INTO items_fts(rowid, title, displayName, alternateNames, contentDescription, textContent, keywords, authors) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            fts = try store.connection.prepare("INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns())) VALUES(?1, \(SQLiteSchema.parameters(from: 2, count: AttributeSchema.searched.count)))")
             ftsStatement = fts
         }
         fts.bind(1, rowID)
@@ -195,7 +193,7 @@ public final class StagedWrites {
         try fts.run()
         try store.noteFullTextRow(rowID)
         if !searchableNames.isEmpty || !typedNames.isEmpty { try writeCustomAttributes(item, rowID: rowID) }
-        counts.put += 1
+        ledger.counts.put += 1
         try operationDone()
     }
 
@@ -276,13 +274,13 @@ public final class StagedWrites {
         item.withField(.domainIdentifier) { statement.bindText(4, $0) }
         statement.bind(5, item.expiration)
         item.withField(.attributes) { statement.bindText(6, $0) }
-        if case .replacement = scope { statement.bind(7, batch) } else { statement.bind(7, nil as Int64?) }
+        if case .replacement = scope { statement.bind(7, ledger.batch) } else { statement.bind(7, nil as Int64?) }
         item.withField(.contentType) { statement.bindText(8, $0) }
         for n in 0..<FilterValues.count { statement.bind(Int32(9 + n), item.filters[n]) }
     }
 
     /// Notes an item that was rejected (counted, not stored).
-    public func reject(count: Int = 1) { counts.rejected += count }
+    public func reject(count: Int = 1) { ledger.counts.rejected += count }
 
     /// Removes items by identifier.
     public func delete(identifiers: [String]) throws(StoreError) {
@@ -337,7 +335,7 @@ public final class StagedWrites {
         case .direct:
             break
         }
-        counts.deleted += try store.deleteItems(where: condition, bindAll)
+        ledger.counts.deleted += try store.deleteItems(where: condition, bindAll)
     }
 
     /// Copies the rows matching `condition` that an earlier, committed batch wrote (with their
@@ -346,9 +344,9 @@ public final class StagedWrites {
     private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
-                title, displayName, alternateNames, contentDescription, textContent, keywords, authors, custom, typed)
+                \(SQLiteSchema.fullTextColumns()), custom, typed)
             SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
-                f.title, f.displayName, f.alternateNames, f.contentDescription, f.textContent, f.keywords, f.authors,
+                \(SQLiteSchema.fullTextColumns("f.")),
                 (SELECT json_group_array(json_array(a.rowid & 63, a.name, a.value)) FROM attributes_fts a
                  WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63),
                 (SELECT json_group_array(json_array(t.name, t.num, t.text)) FROM item_attributes t WHERE t.item = i.id)
@@ -356,7 +354,7 @@ public final class StagedWrites {
             WHERE i.id IN (SELECT id FROM items WHERE \(condition)) AND i.batch IS NOT ?7
             """)
         bind(keep)
-        keep.bind(7, batch)
+        keep.bind(7, ledger.batch)
         keep.bind(8, generation)
         try keep.run()
     }
@@ -370,20 +368,16 @@ public final class StagedWrites {
         try begin()
         switch scope {
         case .replacement(let g):
-            try store.markBatchCommitted(bundle: bundleKey, generation: g, batch: batch)
+            try store.markBatchCommitted(bundle: bundleKey, generation: g, batch: ledger.batch)
         case .live:
-            counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
+            ledger.counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
         case .direct:
             break
         }
         try extra(store)
         try store.connection.execute("COMMIT")
         groupOpen = false
-        if case .replacement = scope { batch += 1 }
-        let committed = pendingOperations
-        pendingOperations = 0
-        countsAtCommit = counts
-        return committed
+        return ledger.batchCommitted(scope)
     }
 
     /// Ends the request successfully: commits what remains and makes it visible — for a
@@ -399,14 +393,14 @@ public final class StagedWrites {
             let old = try store.liveGeneration(bundle: bundleKey)
             if old != newGeneration {
                 let gone = try store.countReplaced(bundle: bundleKey, old: old, new: newGeneration)
-                counts.deleted += gone
-                counts.removed += gone
+                ledger.counts.deleted += gone
+                ledger.counts.removed += gone
                 try store.swapGeneration(bundle: bundleKey, to: newGeneration, request: newGeneration)
                 retired = old
             }
             try store.clearApplicationClientState(bundle: bundleKey, replacedBy: newGeneration)
         case .live:
-            counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
+            ledger.counts.deleted += try store.publishStaging(stagingID, bundle: bundleKey)
             try store.closeStaging(stagingID)
         case .direct:
             break
@@ -414,8 +408,7 @@ public final class StagedWrites {
         try extra(store)
         try store.connection.execute("COMMIT")
         groupOpen = false
-        pendingOperations = 0
-        countsAtCommit = counts
+        ledger.committedAll()
         if let retired {
             // Invisible from now on; a failure here leaves rows that recovery sweeps.
             try? store.dropGeneration(bundle: bundleKey, generation: retired)
@@ -435,16 +428,13 @@ public final class StagedWrites {
         case .replacement(let g):
             // Half a second at most, so a cancelled run exits promptly; what is left is invisible
             // and finished by the next attempt or recovery.
-            _ = try? store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: batch - 1, budget: 0.5)
+            _ = try? store.discardUncommitted(bundle: bundleKey, request: g, committedBatch: ledger.batch - 1, budget: 0.5)
         case .live:
             try? store.writeTransaction { () throws(StoreError) in try store.dropStaging(stagingID, bundle: bundleKey) }
         case .direct:
             break
         }
-        counts.put = countsAtCommit.put
-        counts.deleted = countsAtCommit.deleted
-        counts.ignoredUpdates = countsAtCommit.ignoredUpdates
-        pendingOperations = 0
+        ledger.rolledBack()
     }
 }
 
