@@ -16,7 +16,7 @@ given) and checks two kinds of mention:
      the text is about ReindexStore, `tests/support.py` in an SDK's README): it must exist
      relative to the document's directory or end the path of a tracked file. Method names
      (`index/put`), home-directory paths (`~/.local`) and absolute paths are not checked.
-   - a file name with a source or document extension (`Lint.swift`, `bookshelf.py`): a tracked
+   - a file name with a source or document extension (`BundleLint.swift`, `bookshelf.py`): a tracked
      file must have that name, or it must exist relative to the document's directory.
    A file name the document's own code blocks show is its example's (a manifest's
    `"executable": "notes.py"`), not the repository's. Placeholders are not paths: text holding `…`, `...`, `*`, `<`, `$`, `{`, `|` or an upper-case

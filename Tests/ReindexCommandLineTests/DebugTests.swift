@@ -463,7 +463,7 @@ final class DebugTests: XCTestCase, @unchecked Sendable {
         let omitted = request.bytes - shown.utf8.count
         guard claimed == omitted else {
             XCTFail("""
-                Regression (was a bug): Sources/ReindexCommandLine/CommandLine/Trace.swift TracePrinter.record: a shortened line says \
+                Regression (was a bug): Sources/ReindexCommandLine/CommandLine/TracePrinter.swift TracePrinter.record: a shortened line says \
                 "(\(claimed ?? -1) more bytes" but \(omitted) bytes were left out (\(request.bytes) B line, \
                 \(shown.utf8.count) bytes shown). It computes line.count - limit, bytes minus characters, so \
                 any non-ASCII text in the first 160 characters inflates the count. Input: reindex debug \

@@ -471,7 +471,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         let run = try runDirect(spec, store: store, requests: [first, second])
         if run.results.allSatisfy(\.acknowledged) {
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/Supervisor/Session.swift handleLine(_:offset:): when an extension sends two \
+                Regression (was a bug): Sources/ReindexHost/Supervisor/ExtensionSession.swift handleLine(_:offset:): when an extension sends two \
                 replies to the outstanding request in one write, the second is not reported; expected a protocol \
                 violation (exit 76) before the next request, actual: both requests acknowledged.
                 """)
@@ -503,7 +503,7 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
         let run = try runDirect(spec, store: store, kind: .reindexItems, identifiers: ["inside.1"])
         if try store.search("cormorant").map(\.uniqueIdentifier) == ["stray.1"] {
             XCTFail("""
-                Regression (was a bug): Sources/ReindexHost/Supervisor/Session.swift handleLine/perform: an index/put that arrives after the \
+                Regression (was a bug): Sources/ReindexHost/Supervisor/ExtensionSession.swift handleLine/perform: an index/put that arrives after the \
                 acknowledgement, in the same read (ack line then '{"method":"index/put",…stray.1…}'), is applied to the \
                 acknowledged request because `current` is still set until pump returns; expected it to be refused as an \
                 operation outside an outstanding request (protocol violation) and not indexed, actual: stray.1 is indexed \

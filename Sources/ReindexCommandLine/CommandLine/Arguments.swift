@@ -208,8 +208,8 @@ extension Arguments where Command: ReindexCommand {
 }
 
 /// A small argument parser in the spirit of swift-argument-parser: each option is declared once,
-/// as a typed constant of its command (`Declarations.swift`), whose `CommandSpec` both parsing and
-/// `--help` text derive from.
+/// as a typed constant of its command (`Flag`, `Option`, `Argument`), whose `CommandSpec` both
+/// parsing and `--help` text derive from.
 package struct ArgumentParser: Sendable {
     package var toolName: String
     package var summary: String

@@ -27,7 +27,7 @@ package struct StatusCommand: ReindexCommand {
 
     package func run(_ context: CommandContext) throws -> Int32 {
         let store = try context.openIndex()
-        // A fleet's index also reports its hosts and workers (FleetStatus.swift).
+        // A fleet's index also reports its hosts and workers (Status+Fleet.swift).
         if let fleet = store.fleet { return try Self.fleetStatus(context, fleet) }
         let discovered = Discovery.discover(context.paths).bundles
         // One snapshot for the whole report.

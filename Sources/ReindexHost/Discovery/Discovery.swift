@@ -2,25 +2,6 @@ import ReindexStore
 import ReindexProtocol
 import ReindexSystem
 
-/// A bundle found on the search path with a valid manifest and a runnable executable.
-public struct DiscoveredBundle: Sendable, Equatable {
-    public var manifest: Manifest
-    /// The bundle directory (absolute).
-    public var directory: String
-    /// The executable, resolved against the bundle directory.
-    public var executablePath: String
-    /// A fingerprint of the executable (size, modification time, inode) to notice replacements.
-    public var executableFingerprint: String
-    /// Things an author should fix that do not make the bundle unusable: keys of manifest.json that
-    /// look like misspellings (`timeout` for `timeouts`), each with the suggestion.
-    public var warnings: [String] = []
-
-    public var identifier: String { manifest.bundleIdentifier }
-    /// The identifier as the host keys it: lower-cased, since identifiers compare case-insensitively.
-    public var key: String { manifest.bundleIdentifier.lowercased() }
-    public var manifestPath: String { FileSystem.join(directory, "manifest.json") }
-}
-
 /// A directory on the search path that is not a usable bundle, and why.
 public struct BundleProblem: Error, Sendable, Equatable {
     public var path: String
@@ -147,14 +128,5 @@ public enum Discovery {
             return "refused: owned by uid \(st.owner), not by root or the current user (uid \(me))"
         }
         return nil
-    }
-}
-
-extension IndexBackend {
-    /// Records that a bundle was seen on the search path (on this host, for a fleet) with this
-    /// version and executable.
-    public func recordSeen(_ bundle: DiscoveredBundle, now: Double = Clock.now()) throws {
-        try recordSeen(key: bundle.key, identifier: bundle.identifier, version: bundle.manifest.version,
-                       fingerprint: bundle.executableFingerprint, now: now)
     }
 }

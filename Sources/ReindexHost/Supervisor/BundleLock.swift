@@ -49,12 +49,3 @@ public final class BundleLock {
         }
     }
 }
-
-extension String {
-    package var trimmingWhitespace: String {
-        var s = Substring(self)
-        while let first = s.first, first.isWhitespace { s.removeFirst() }
-        while let last = s.last, last.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-}

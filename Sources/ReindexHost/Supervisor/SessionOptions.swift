@@ -50,7 +50,7 @@ public struct SessionOptions {
     /// unless the manifest says `"record": false`; nil: not recorded.
     public var recordsAs: String? = nil
     /// Replay mode: the host's side comes from this recording, and the extension's messages are
-    /// compared with it (`Replay.swift`); nothing the host would send of its own is sent.
+    /// compared with it (`ReplayPlayer.swift`); nothing the host would send of its own is sent.
     public var replay: ReplayPlayer? = nil
 
     public init() {}

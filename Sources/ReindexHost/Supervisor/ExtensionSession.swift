@@ -5,13 +5,14 @@ import ReindexProtocol
 /// One running extension speaking protocol version 1: spawn, `initialize`, requests one at a
 /// time with their index operations streamed into the store, acknowledgements, shutdown.
 ///
-/// Everything happens on the calling thread in one `poll` loop (`SessionLoop.swift`) over the
-/// decoder of the extension's stdout, its stderr and stdin and the cancel descriptor, so
+/// Everything happens on the calling thread in one `poll` loop (`ExtensionSession+Loop.swift`)
+/// over the decoder of the extension's stdout, its stderr and stdin and the cancel descriptor, so
 /// timeouts, cancellation and a child that stops reading are all handled without more threads,
 /// and memory stays bounded by one line. What the extension's messages mean is decided by
-/// `ProtocolRules`; this file starts the session, runs requests and carries the rules' actions
-/// out on the store. How an extension that ended is described is in `ExitDiagnosis.swift`, how
-/// a session ends in `Teardown.swift`, its options in `SessionOptions.swift`.
+/// `ProtocolRules`; this file holds the session's state, starts it, runs requests and carries the
+/// rules' actions out on the store. How an extension that ended is described is in
+/// `ExtensionSession+ExitDiagnosis.swift`, how a session ends in `ExtensionSession+Teardown.swift`,
+/// its options in `SessionOptions.swift`.
 public final class ExtensionSession {
     public let bundle: DiscoveredBundle
     public let store: any IndexBackend
