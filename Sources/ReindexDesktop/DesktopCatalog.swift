@@ -68,7 +68,7 @@ package final class DesktopCatalog {
     /// with `search`, a query the language refuses is tried again as its plain words, and an
     /// unreadable index is no results.
     package func refine(_ previous: [String], query: String) -> [SearchResult] {
-        let keys = previous.compactMap(ResultIdentifier.init).map { ItemKey(bundle: $0.bundleIdentifier, uniqueIdentifier: $0.uniqueIdentifier) }
+        let keys = previous.compactMap { ItemKey(resultIdentifier: $0) }
         guard !keys.isEmpty else { return [] }
         return answer(query) { (store, text) throws(ReindexError) in try store.refine(keys, words: text, now: Clock.now()) }
     }
@@ -108,18 +108,18 @@ package final class DesktopCatalog {
 
     /// The live item a result identifier names, or an `UnknownItem` error.
     package func item(_ id: String) throws(BusError) -> SearchResult {
-        guard let identifier = ResultIdentifier(id) else {
+        guard let identifier = ItemKey(resultIdentifier: id) else {
             throw BusError(Self.unknownItem, "not a result identifier of this service: \(String(id.prefix(200)))")
         }
         let record: ItemRecord?
         do {
-            record = try index().item(bundle: identifier.bundleIdentifier, uniqueIdentifier: identifier.uniqueIdentifier, now: Clock.now())
+            record = try index().item(bundle: identifier.bundle, uniqueIdentifier: identifier.uniqueIdentifier, now: Clock.now())
         } catch {
             openedIndex = nil
             throw BusError(Self.unknownItem, "cannot read the index: \(error)")
         }
         guard let record, !record.expired else {
-            throw BusError(Self.unknownItem, "\(identifier.bundleIdentifier): no live item '\(identifier.uniqueIdentifier)'")
+            throw BusError(Self.unknownItem, "\(identifier.bundle): no live item '\(identifier.uniqueIdentifier)'")
         }
         return record.result
     }

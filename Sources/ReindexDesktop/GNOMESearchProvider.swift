@@ -4,7 +4,7 @@ import ReindexStore
 
 /// `org.gnome.Shell.SearchProvider2`: GNOME Shell's overview asks it for the results of what is
 /// typed, refines them as typing goes on, asks for their names and icons, and activates the one
-/// picked. Result identifiers are `ResultIdentifier`s.
+/// picked. Result identifiers are `ItemKey.resultIdentifier`s.
 package final class GNOMESearchProvider: BusObject {
     package static let interface = "org.gnome.Shell.SearchProvider2"
     package static let path = "/org/reindexhost/SearchProvider"
@@ -67,7 +67,7 @@ package final class GNOMESearchProvider: BusObject {
     }
 
     private static func identifier(_ result: SearchResult) -> String {
-        ResultIdentifier(bundleIdentifier: result.bundleIdentifier, uniqueIdentifier: result.uniqueIdentifier).text
+        ItemKey(bundle: result.bundleIdentifier, uniqueIdentifier: result.uniqueIdentifier).resultIdentifier
     }
 
     /// id, name, description (the item's contentDescription, else its bundle's name), gicon (a

@@ -3,7 +3,7 @@
 import ReindexStore
 
 /// `org.kde.krunner1`: KRunner sends what is typed to `Match` and runs the picked match with
-/// `Run`. Match identifiers are `ResultIdentifier`s; each match carries its relevance (the
+/// `Run`. Match identifiers are `ItemKey.resultIdentifier`s; each match carries its relevance (the
 /// score relative to the best one), its bundle's name as category, and its contentURL.
 package final class KRunnerProvider: BusObject {
     package static let interface = "org.kde.krunner1"
@@ -68,7 +68,7 @@ package final class KRunnerProvider: BusObject {
             if let subtext = item.attributes["contentDescription"]?.stringValue { properties.append(("subtext", .string(subtext))) }
             if let url = item.attributes["contentURL"]?.stringValue { properties.append(("urls", .strings([url]))) }
             return .structure([
-                .string(ResultIdentifier(bundleIdentifier: item.bundleIdentifier, uniqueIdentifier: item.uniqueIdentifier).text),
+                .string(ItemKey(bundle: item.bundleIdentifier, uniqueIdentifier: item.uniqueIdentifier).resultIdentifier),
                 .string(title),
                 .string(Introspection.iconName(for: item)),
                 .int32(title.lowercased() == typed ? Self.exactMatch : Self.possibleMatch),

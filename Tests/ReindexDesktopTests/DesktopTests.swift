@@ -463,13 +463,13 @@ final class DesktopUnitTests: XCTestCase {
         let identifiers = ["plain", "a/b", "%2F", "100%", "two words", "new\nline", "ümlaut ✓", "-x", "/", "%", "a%2Fb/c"]
         var seen = Set<String>()
         for unique in identifiers {
-            let id = ResultIdentifier(bundleIdentifier: "com.example.x", uniqueIdentifier: unique)
-            XCTAssertEqual(ResultIdentifier(id.text), id, unique)
-            XCTAssertTrue(seen.insert(id.text).inserted, "two items share \(id.text)")
-            XCTAssertEqual(id.text.filter { $0 == "/" }.count, 1, id.text)
+            let id = ItemKey(bundle: "com.example.x", uniqueIdentifier: unique)
+            XCTAssertEqual(ItemKey(resultIdentifier: id.resultIdentifier), id, unique)
+            XCTAssertTrue(seen.insert(id.resultIdentifier).inserted, "two items share \(id.resultIdentifier)")
+            XCTAssertEqual(id.resultIdentifier.filter { $0 == "/" }.count, 1, id.resultIdentifier)
         }
         for bad in ["", "/", "a/", "/b", "a/b/c", "a/%zz", "a/%2f", "a/%C3", "a/b c", "a/%41"] {
-            XCTAssertNil(ResultIdentifier(bad), "\(bad) is no identifier this service makes")
+            XCTAssertNil(ItemKey(resultIdentifier: bad), "\(bad) is no identifier this service makes")
         }
     }
 

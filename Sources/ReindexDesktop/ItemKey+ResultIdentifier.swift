@@ -1,30 +1,27 @@
 // D-Bus desktop search (sd-bus) exists on Linux only.
 #if os(Linux)
-/// The identifier of one result on the bus: the bundle and the item's unique identifier, each
+import ReindexStore
+
+/// The identifier of one result on the bus: the item's bundle and unique identifier, each
 /// percent-encoded (every byte but `A-Z a-z 0-9 - . _ ~`) and joined by `/`. Whatever characters
 /// an identifier holds (a slash, a percent sign, spaces, newlines), the text names exactly one
-/// (bundle, item) pair and reads back to it.
-package struct ResultIdentifier: Sendable, Hashable {
-    package var bundleIdentifier: String
-    package var uniqueIdentifier: String
-
-    package init(bundleIdentifier: String, uniqueIdentifier: String) {
-        self.bundleIdentifier = bundleIdentifier
-        self.uniqueIdentifier = uniqueIdentifier
-    }
-
+/// item and reads back to it.
+extension ItemKey {
     /// Reads an identifier this service made; nil for anything else.
-    package init?(_ text: String) {
+    package init?(resultIdentifier text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let bundle = Self.decode(parts[0]), let unique = Self.decode(parts[1]),
+        guard parts.count == 2, let bundle = ResultText.decode(parts[0]), let unique = ResultText.decode(parts[1]),
               !bundle.isEmpty, !unique.isEmpty else { return nil }
-        bundleIdentifier = bundle
-        uniqueIdentifier = unique
+        self.init(bundle: bundle, uniqueIdentifier: unique)
     }
 
-    package var text: String { Self.encode(bundleIdentifier) + "/" + Self.encode(uniqueIdentifier) }
+    /// The item's identifier on the bus.
+    package var resultIdentifier: String { ResultText.encode(bundle) + "/" + ResultText.encode(uniqueIdentifier) }
+}
 
-    private static let hex = Array("0123456789ABCDEF".utf8)
+/// The percent-encoding of a result identifier's two parts.
+private enum ResultText {
+    static let hex = Array("0123456789ABCDEF".utf8)
 
     static func encode(_ s: String) -> String {
         var bytes: [UInt8] = []
@@ -56,7 +53,7 @@ package struct ResultIdentifier: Sendable, Hashable {
         return decoded
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
+    static func nibble(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
