@@ -183,7 +183,7 @@ final class RankingHintTests: XCTestCase {
     }
 
     /// Every result of `query`, page by page through the cursor.
-    private func paged(_ store: IndexStore, _ query: String, limit: Int) throws -> [String] {
+    private func paged(_ store: any IndexQueries, _ query: String, limit: Int) throws -> [String] {
         var options = QueryOptions(limit: limit)
         var all: [String] = []
         for _ in 0..<1000 {
@@ -217,28 +217,34 @@ final class RankingHintTests: XCTestCase {
         XCTAssertEqual(try paged(store, "river && rankingHint != 1", limit: 2), ["titled", "high", "none", "zero", "sunk"])
     }
 
+    /// On both backends: ties are ordered by hint, then bundle and identifier — never by when
+    /// the items were written — and the cursor pages through them each once.
     func testEveryTieIsOrderedByHintThenIdentifierAndPagesThroughEveryItemOnce() throws {
-        let directory = try TestSupport.makeScratchDirectory(for: self)
-        let store = try IndexStore.open(path: directory + "/index.sqlite")
-        let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
-        // 300 matches of one score: every hint counts, however many ties and however old.
-        var items: [SearchableItem] = []
-        let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
-        for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
-        items.append(item("other", title: "unrelated", hint: 50))
-        try index.put(items)
-        // Another bundle's ties (its key sorts first), one of them expired, written after.
-        let another = LocalIndex(store: store, bundleIdentifier: "com.example.another")
-        try another.put((0..<30).map { item("a\($0)", description: "lantern \($0)") } + [
-            SearchableItem(uniqueIdentifier: "a-gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(contentDescription: "lantern gone")),
-        ])
-        let plain = (0..<30).map { "a\($0)" }.sorted() + (0..<300).filter { hints[$0] == nil }.map { "i\($0)" }.sorted()
-        let expected = ["i100", "i260", "i5"] + plain + ["i250"]
-        XCTAssertEqual(try store.search("lantern", limit: 400).map(\.uniqueIdentifier), expected)
-        for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(store, "lantern", limit: limit), expected, "limit \(limit)") }
-        XCTAssertEqual(try store.search("lantern", limit: 3).map(\.uniqueIdentifier), ["i100", "i260", "i5"])
-        XCTAssertEqual(try paged(store, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i5", "i250"])
-        XCTAssertEqual(try store.search("lantern", bundle: "com.example.hints", limit: 4).map(\.uniqueIdentifier), ["i100", "i260", "i5", "i0"])
+        for testIndex in try TestIndex.both(for: self) {
+            let n = testIndex.name
+            let store = try testIndex.open()
+            let queries = try Index.openForQueries(testIndex.argument, environment: testIndex.environment)
+            let index = LocalIndex(store: store, bundleIdentifier: "com.example.hints")
+            // 300 matches of one score: every hint counts, however many ties and however old.
+            var items: [SearchableItem] = []
+            let hints: [Int: Double] = [5: 2, 100: 9, 250: -3, 260: 2]
+            for n in 0..<300 { items.append(item("i\(n)", description: "lantern \(n)", hint: hints[n])) }
+            items.append(item("other", title: "unrelated", hint: 50))
+            try index.put(items)
+            // Another bundle's ties (its key sorts first), one of them expired, written after.
+            let another = LocalIndex(store: store, bundleIdentifier: "com.example.another")
+            try another.put((0..<30).map { item("a\($0)", description: "lantern \($0)") } + [
+                SearchableItem(uniqueIdentifier: "a-gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(contentDescription: "lantern gone")),
+            ])
+            let plain = (0..<30).map { "a\($0)" }.sorted() + (0..<300).filter { hints[$0] == nil }.map { "i\($0)" }.sorted()
+            let expected = ["i100", "i260", "i5"] + plain + ["i250"]
+            XCTAssertEqual(try queries.query("lantern", options: QueryOptions(limit: 400)).results.map(\.uniqueIdentifier), expected, n)
+            for limit in [1, 7, 20, 150] { XCTAssertEqual(try paged(queries, "lantern", limit: limit), expected, "\(n): limit \(limit)") }
+            XCTAssertEqual(try paged(queries, "lantern && (rankingHint > 0 || rankingHint < 0)", limit: 1), ["i100", "i260", "i5", "i250"], n)
+            var one = QueryOptions(limit: 4)
+            one.bundle = "com.example.hints"
+            XCTAssertEqual(try queries.query("lantern", options: one).results.map(\.uniqueIdentifier), ["i100", "i260", "i5", "i0"], n)
+        }
     }
 
     func testAPartialUpdateOfTheHintReordersTheResults() throws {

@@ -6,11 +6,8 @@ import ReindexProtocol
 /// which keys) and the place in that order. Cursors are read back with `decode`, which
 /// checks everything in them: they come from outside (a command line, an application).
 enum Cursor: Equatable {
-    /// Relevance order on PostgreSQL: the pass (whole words, then prefixes), the score, the
-    /// rankingHint and the row.
-    case ranked(pass: Int, score: Double, hint: Double, row: Int64)
-    /// Relevance order on SQLite: the pass, the score, the rankingHint, the bundle (its key) and
-    /// the identifier.
+    /// Relevance order, on either backend: the pass (whole words, then prefixes), the score,
+    /// the rankingHint, the bundle (its key) and the identifier (`TieOrder`).
     case relevance(pass: Int, score: Double, hint: Double, bundle: String, uid: String)
     /// Sorted order: the sort keys (`ordering(_:)`) and the values of every key of the page's
     /// last result (each sort key as "is it missing" and its value, then the bundle, the
@@ -20,7 +17,6 @@ enum Cursor: Equatable {
     var encoded: String {
         let json: JSONValue
         switch self {
-        case .ranked(let pass, let score, let hint, let row): json = .array([.string("r"), .integer(Int64(pass)), .double(score), .integer(row), .double(hint)])
         case .relevance(let pass, let score, let hint, let bundle, let uid):
             json = .array([.string("b"), .integer(Int64(pass)), .double(score), .double(hint), .string(bundle), .string(uid)])
         case .sorted(let ordering, let values): json = .array([.string("s"), .string(ordering)] + values)
@@ -45,21 +41,12 @@ enum Cursor: Equatable {
     }
 
     /// Reads a cursor this version wrote. Anything else — not base64 JSON, another kind, a
-    /// number no page can end at (a pass other than 0 or 1, a negative score, a row that is
-    /// not a positive integer), a sort value of a type no key has — is an `.invalidData`
+    /// number no page can end at (a pass other than 0 or 1, a negative score), a sort value of a type no key has — is an `.invalidData`
     /// error naming the problem.
     static func decode(_ text: String) throws(ReindexError) -> Cursor {
         guard let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json,
-              let kind = items.first?.stringValue, kind == "r" || kind == "b" || kind == "s" else {
+              let kind = items.first?.stringValue, kind == "b" || kind == "s" else {
             throw ReindexError(.invalidData, "cursor: not a cursor this version of reindex wrote; \(again)")
-        }
-        if kind == "r" {
-            guard items.count == 5 else { throw damaged("a relevance cursor holds 4 values, this one \(items.count - 1)") }
-            guard let pass = items[1].integerValue, pass == 0 || pass == 1 else { throw damaged("its pass is not 0 or 1") }
-            guard let score = items[2].doubleValue, score >= 0 else { throw damaged("its score is not a number of at least 0") }
-            guard let row = items[3].integerValue, row > 0 else { throw damaged("its row is not a positive integer") }
-            guard let hint = items[4].doubleValue else { throw damaged("its rankingHint is not a number") }
-            return .ranked(pass: pass == 0 ? 0 : 1, score: score, hint: hint, row: row)
         }
         if kind == "b" {
             guard items.count == 6 else { throw damaged("a relevance cursor holds 5 values, this one \(items.count - 1)") }
@@ -94,7 +81,7 @@ enum Cursor: Equatable {
         let wanted = ordering(options.sort)
         let order = ranked ? "by relevance" : describe(ordering: wanted)
         switch cursor {
-        case .ranked, .relevance:
+        case .relevance:
             guard ranked else { throw ReindexError(.invalidData, "cursor: it continues a page by relevance, this query is \(order); \(again)") }
         case .sorted(let ordering, let values):
             guard !ranked, ordering == wanted else {

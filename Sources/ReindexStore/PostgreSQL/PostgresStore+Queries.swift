@@ -7,8 +7,8 @@ import ReindexSystem
 /// declarations in effect and the page together), so a page never mixes generations.
 ///
 /// Relevance differs in its details (docs/QUERIES.md, "On PostgreSQL"): a page is the
-/// query's matches ordered by (whole words before prefixes, score, rankingHint, newest), the
-/// score counting the document's weight classes, and every tie is ordered by hint (no window).
+/// query's matches ordered by (whole words before prefixes, score, rankingHint, bundle,
+/// identifier), the score counting the document's weight classes; ties as on SQLite.
 extension PostgresStore {
     /// A query parsed, checked and ready to compile, with what it reads in its snapshot.
     struct PreparedPostgresQuery {
@@ -168,9 +168,6 @@ extension PostgresStore {
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
         let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
         let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
-        if case .relevance? = cursor {
-            throw ReindexError(.invalidData, "cursor: it continues a page of a SQLite index, this index is PostgreSQL; \(Cursor.again)")
-        }
         var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
         // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
@@ -222,8 +219,9 @@ extension PostgresStore {
     }
 
     /// Relevance order: items where every word matches as typed, then those where the last
-    /// word matches only as a prefix; within each, by score, then rankingHint (none counting
-    /// as 0), then newest first. The cursor is that position (pass, score, hint, row).
+    /// word matches only as a prefix; within each, by score, then as on SQLite (`TieOrder`):
+    /// rankingHint (none counting as 0), then bundle and identifier in byte order. The cursor
+    /// is that position, in the same form as SQLite's.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
         var compiler = q.compiler()
         let filters = try self.filters(q, &compiler)
@@ -240,25 +238,27 @@ extension PostgresStore {
             }
         }
         var after = ""
-        if case .ranked(let cPass, let cScore, let cHint, let cRow)? = cursor {
-            let p = compiler.bind(String(cPass), "integer"), s = compiler.bind(cScore), h = compiler.bind(cHint), r = compiler.bind(String(cRow), "bigint")
-            after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND (m.score < \(s) OR (m.score = \(s) AND (m.hint < \(h) OR (m.hint = \(h) AND m.id < \(r)))))))"
+        if case .relevance(let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
+            let p = compiler.bind(String(cPass), "integer"), s = compiler.bind(cScore), h = compiler.bind(cHint)
+            let b = compiler.bind(cBundle, "text"), u = compiler.bind(cUID, "text")
+            let tie = "(m.bkey COLLATE \"C\" > \(b) OR (m.bkey = \(b) AND m.uid COLLATE \"C\" > \(u)))"
+            after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND (m.score < \(s) OR (m.score = \(s) AND (m.hint < \(h) OR (m.hint = \(h) AND \(tie)))))))"
         }
         let count = compiler.bind(String(limit + 1), "bigint")
         let r = try page("""
-            SELECT m.identifier, m.uid, m.domain, m.expires, m.attributes, m.id, m.pass, m.score, m.hint FROM (
-                SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, (\(pass)) AS pass,
+            SELECT m.identifier, m.uid, m.domain, m.expires, m.attributes, m.id, m.pass, m.score, m.hint, m.bkey FROM (
+                SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, i.bundle AS bkey, (\(pass)) AS pass,
                     (\(scores.joined(separator: " + ")))::float8 AS score,
                     coalesce(\(PostgresQueryCompiler.number("rankingHint")), 0)::float8 AS hint
                 FROM \(PostgresQueryCompiler.from) WHERE \(filters)) m
             \(after)
-            ORDER BY m.pass, m.score DESC, m.hint DESC, m.id DESC LIMIT \(count)
+            ORDER BY m.pass, m.score DESC, m.hint DESC, m.bkey COLLATE "C", m.uid COLLATE "C" LIMIT \(count)
             """, compiler.parameters)
         let rows = min(limit, r.rowCount)
         let results = (0..<rows).map { result(r, $0, score: r.double($0, 7)) }
         guard r.rowCount > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
         let last = rows - 1
-        let next = Cursor.ranked(pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), row: r.int64(last, 5))
+        let next = Cursor.relevance(pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), bundle: r.text(last, 9) ?? "", uid: r.text(last, 1) ?? "")
         return QueryPage(results: results, nextCursor: next.encoded)
     }
 

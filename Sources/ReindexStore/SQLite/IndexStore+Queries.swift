@@ -124,9 +124,6 @@ extension IndexStore {
         // `sorted` orders by two keys per sort key, then bundle, generation and identifier.
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
         let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3)
-        if case .ranked? = cursor {
-            throw ReindexError(.invalidData, "cursor: it continues a page of a PostgreSQL index, this index is a SQLite file; \(Cursor.again)")
-        }
         return PreparedQuery(plan: plan, options: options, now: now, cursor: cursor)
     }
 
