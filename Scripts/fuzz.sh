@@ -82,7 +82,7 @@ fi
 # sources get libFuzzer's coverage, the harness is compiled with them (one module, as the tests
 # see it through @testable import).
 system_sources=(Sources/ReindexSystem/*.swift)
-query_sources=(Sources/ReindexStore/Query/QueryParser.swift Sources/ReindexStore/Query/QueryPlan.swift Sources/ReindexStore/Query/Folding.swift)
+query_sources=(Sources/ReindexStore/Query/QueryParser.swift Sources/ReindexStore/Query/CheckedQuery.swift Sources/ReindexStore/Query/QueryPlan.swift Sources/ReindexStore/Query/Folding.swift)
 query_harness=Tests/ReindexStoreTests/QueryFuzzHarness.swift
 if stale "$obj/ReindexSystem.o" "${system_sources[@]}" Sources/CReindexSystem/system.c Sources/CReindexSystem/include/CReindexSystem.h "$0"; then
     echo "fuzz: building ReindexSystem (for the query target)"

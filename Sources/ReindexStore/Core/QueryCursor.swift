@@ -6,19 +6,30 @@ import ReindexProtocol
 /// which keys) and the place in that order. Cursors are read back with `decode`, which
 /// checks everything in them: they come from outside (a command line, an application).
 enum Cursor: Equatable {
-    /// Relevance order, on either backend: the pass (whole words, then prefixes), the score,
-    /// the rankingHint, the bundle (its key) and the identifier (`TieOrder`).
-    case relevance(pass: Int, score: Double, hint: Double, bundle: String, uid: String)
+    /// Relevance order, in one form on either backend: what the score is (`Scoring`), the pass
+    /// (whole words, then prefixes), the score, the rankingHint, the bundle (its key) and the
+    /// identifier (`TieOrder`).
+    case relevance(scoring: Scoring, pass: Int, score: Double, hint: Double, bundle: String, uid: String)
     /// Sorted order: the sort keys (`ordering(_:)`) and the values of every key of the page's
     /// last result (each sort key as "is it missing" and its value, then the bundle, the
     /// generation and the identifier).
     case sorted(ordering: String, values: [JSONValue])
 
+    /// What a relevance cursor's score is: a position in one order means nothing in another.
+    enum Scoring: String {
+        /// BM25F (the SQLite index).
+        case bm25f = "b"
+        /// The field score (the PostgreSQL index, docs/QUERIES.md "On PostgreSQL").
+        case fieldScore = "f"
+
+        var index: String { self == .bm25f ? "a SQLite index" : "a PostgreSQL index" }
+    }
+
     var encoded: String {
         let json: JSONValue
         switch self {
-        case .relevance(let pass, let score, let hint, let bundle, let uid):
-            json = .array([.string("b"), .integer(Int64(pass)), .double(score), .double(hint), .string(bundle), .string(uid)])
+        case .relevance(let scoring, let pass, let score, let hint, let bundle, let uid):
+            json = .array([.string(scoring.rawValue), .integer(Int64(pass)), .double(score), .double(hint), .string(bundle), .string(uid)])
         case .sorted(let ordering, let values): json = .array([.string("s"), .string(ordering)] + values)
         }
         return Base64.encode(JSONWriter.bytes(json)).replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -45,16 +56,16 @@ enum Cursor: Equatable {
     /// error naming the problem.
     static func decode(_ text: String) throws(ReindexError) -> Cursor {
         guard let bytes = Base64.decode(text), let json = try? JSONParser.parse(bytes), case .array(let items) = json,
-              let kind = items.first?.stringValue, kind == "b" || kind == "s" else {
+              let kind = items.first?.stringValue, kind == "s" || Scoring(rawValue: kind) != nil else {
             throw ReindexError(.invalidData, "cursor: not a cursor this version of reindex wrote; \(again)")
         }
-        if kind == "b" {
+        if let scoring = Scoring(rawValue: kind) {
             guard items.count == 6 else { throw damaged("a relevance cursor holds 5 values, this one \(items.count - 1)") }
             guard let pass = items[1].integerValue, pass == 0 || pass == 1 else { throw damaged("its pass is not 0 or 1") }
             guard let score = items[2].doubleValue, score >= 0 else { throw damaged("its score is not a number of at least 0") }
             guard let hint = items[3].doubleValue else { throw damaged("its rankingHint is not a number") }
             guard let bundle = items[4].stringValue, let uid = items[5].stringValue else { throw damaged("its bundle or identifier is not a string") }
-            return .relevance(pass: pass == 0 ? 0 : 1, score: score, hint: hint, bundle: bundle, uid: uid)
+            return .relevance(scoring: scoring, pass: pass == 0 ? 0 : 1, score: score, hint: hint, bundle: bundle, uid: uid)
         }
         guard items.count >= 5, let ordering = items[1].stringValue else { throw damaged("a sorted cursor holds its sort keys and at least 3 values") }
         let values = Array(items.dropFirst(2))
@@ -75,14 +86,18 @@ enum Cursor: Equatable {
     /// The cursor of `options.after` checked against the query it is to continue: a query by
     /// relevance (`ranked`) takes a relevance cursor, a sorted one a cursor of the same sort
     /// keys with `keys` values. nil without a cursor.
-    static func decode(_ options: QueryOptions, ranked: Bool, keys: Int) throws(ReindexError) -> Cursor? {
+    /// A relevance cursor must be of `scoring`, the index's: one of another index's is refused.
+    static func decode(_ options: QueryOptions, ranked: Bool, keys: Int, scoring: Scoring) throws(ReindexError) -> Cursor? {
         guard let text = options.after else { return nil }
         let cursor = try decode(text)
         let wanted = ordering(options.sort)
         let order = ranked ? "by relevance" : describe(ordering: wanted)
         switch cursor {
-        case .relevance:
+        case .relevance(let of, _, _, _, _, _):
             guard ranked else { throw ReindexError(.invalidData, "cursor: it continues a page by relevance, this query is \(order); \(again)") }
+            guard of == scoring else {
+                throw ReindexError(.invalidData, "cursor: it continues a page of \(of.index), this index is \(scoring == .bm25f ? "a SQLite file" : "PostgreSQL"); \(again)")
+            }
         case .sorted(let ordering, let values):
             guard !ranked, ordering == wanted else {
                 throw ReindexError(.invalidData, "cursor: it continues a page \(describe(ordering: ordering)), this query is \(order); \(again)")

@@ -1,12 +1,12 @@
 import ReindexProtocol
 
-/// The query language (docs/QUERIES.md) compiled to PostgreSQL SQL, from the same parsed
-/// `QueryExpression` the SQLite index runs: the full-text units that drive and rank a search,
-/// and one boolean condition over `items i`, `bundles b` and the item's attributes as `jsonb`
-/// (`x.j`) for everything else.
+/// The query language (docs/QUERIES.md) compiled to PostgreSQL SQL, from the same checked
+/// query (`CheckedQuery`) the SQLite index compiles: the full-text units that drive and rank a
+/// search, and one boolean condition over `items i`, `bundles b` and the item's attributes as
+/// `jsonb` (`x.j`) for everything else.
 ///
 /// The checks — unknown attributes, values that do not suit an attribute, `w` on an attribute
-/// that is not searched — are `QueryPlan.compile`'s, so a malformed query gets the same error,
+/// that is not searched — are the checked query's, so a malformed query gets the same error,
 /// with the same position, on both backends. Every value is a bound parameter; every word goes
 /// to `to_tsquery` quoted, so no text-search operator in the input is ever interpreted.
 ///
@@ -254,23 +254,11 @@ struct PostgresQueryCompiler {
 
     // MARK: Conditions
 
-    /// The condition of a compiled query: every top-level conjunct that is not one of the
-    /// plan's units (the same split as `QueryPlan.compile`). Empty when there is none.
-    mutating func condition(_ expression: QueryExpression?) throws(QuerySyntaxError) -> String {
-        guard let expression else { return "" }
-        var conjuncts: [QueryExpression] = []
-        QueryPlan.flatten(expression, into: &conjuncts)
+    /// The condition of a checked query: its conditions (every top-level conjunct that is
+    /// not one of its units), joined. Empty when there is none.
+    mutating func condition(_ checked: CheckedQuery) throws(QuerySyntaxError) -> String {
         var conditions: [String] = []
-        for conjunct in conjuncts {
-            switch conjunct {
-            case .words: continue
-            case .comparison(let c) where c.op == .equal && declared[c.attribute] == nil:
-                if case .string(_, let modifiers) = c.value, QueryPlan.fullTextWord(c, modifiers) { continue }
-                conditions.append(try sql(conjunct))
-            default:
-                conditions.append(try sql(conjunct))
-            }
-        }
+        for condition in checked.conditions { conditions.append(try sql(condition)) }
         return conditions.joined(separator: " AND ")
     }
 

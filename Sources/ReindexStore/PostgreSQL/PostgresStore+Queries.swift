@@ -12,11 +12,11 @@ import ReindexSystem
 extension PostgresStore {
     /// A query parsed, checked and ready to compile, with what it reads in its snapshot.
     struct PreparedPostgresQuery {
-        var expression: QueryExpression?
-        var units: [RankingUnit]
+        var checked: CheckedQuery
         var options: QueryOptions
         var now: Double
-        var declared: [String: AttributeDeclaration]
+        var declared: [String: AttributeDeclaration] { checked.declared }
+        var units: [RankingUnit] { checked.units }
         var unaccentSchema: String?
         var icu: Bool
         /// `options.after`, checked against the query's order.
@@ -153,12 +153,12 @@ extension PostgresStore {
         let now = options.now ?? Clock.now()
         let declared = try options.bundle.map { try declarations(bundle: $0) } ?? allDeclarations()
         let expression: QueryExpression?
-        let plan: QueryPlan
+        let plan: CheckedQuery
         do {
             expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
                                            firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
-            // The checks and the units are the SQLite plan's: the same errors on both backends.
-            plan = try QueryPlan.compile(expression, declared: declared)
+            // Checked as for SQLite: the same errors on both backends.
+            plan = try CheckedQuery(expression, declared: declared)
         } catch {
             throw error.reindexError
         }
@@ -167,8 +167,8 @@ extension PostgresStore {
         // identifier.
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
         let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
-        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3)
-        var q = PreparedPostgresQuery(expression: expression, units: plan.units, options: options, now: now, declared: declared, unaccentSchema: nil, icu: false,
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3, scoring: .fieldScore)
+        var q = PreparedPostgresQuery(checked: plan, options: options, now: now, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
         // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
         // text is rechecked (words restricted to attributes, or a bundle's unsearched text).
@@ -195,7 +195,7 @@ extension PostgresStore {
             filters.append("(i.domain = \(p) OR starts_with(i.domain, \(p) || '.'))")
         }
         do {
-            let condition = try compiler.condition(q.expression)
+            let condition = try compiler.condition(q.checked)
             if !condition.isEmpty { filters.append(condition) }
         } catch {
             throw error.reindexError
@@ -238,7 +238,7 @@ extension PostgresStore {
             }
         }
         var after = ""
-        if case .relevance(let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
+        if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
             let p = compiler.bind(String(cPass), "integer"), s = compiler.bind(cScore), h = compiler.bind(cHint)
             let b = compiler.bind(cBundle, "text"), u = compiler.bind(cUID, "text")
             let tie = "(m.bkey COLLATE \"C\" > \(b) OR (m.bkey = \(b) AND m.uid COLLATE \"C\" > \(u)))"
@@ -258,7 +258,7 @@ extension PostgresStore {
         let results = (0..<rows).map { result(r, $0, score: r.double($0, 7)) }
         guard r.rowCount > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
         let last = rows - 1
-        let next = Cursor.relevance(pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), bundle: r.text(last, 9) ?? "", uid: r.text(last, 1) ?? "")
+        let next = Cursor.relevance(scoring: .fieldScore, pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), bundle: r.text(last, 9) ?? "", uid: r.text(last, 1) ?? "")
         return QueryPage(results: results, nextCursor: next.encoded)
     }
 

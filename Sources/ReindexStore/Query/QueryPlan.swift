@@ -30,8 +30,9 @@ enum QueryAttribute {
     case domain, uniqueIdentifier, bundle
 }
 
-/// A query compiled to: the full-text units that drive and rank it, and an SQL condition over
-/// `items i` / `bundles b` for everything else.
+/// A checked query (`CheckedQuery`) compiled to SQLite's SQL: the full-text units that drive
+/// and rank it, and an SQL condition over `items i` / `bundles b` for everything else. The
+/// checks are the checked query's; an error here would be one it let through.
 struct QueryPlan {
     var units: [RankingUnit] = []
     /// SQL condition (empty: none), its parameters numbered from `firstParameter`.
@@ -42,48 +43,20 @@ struct QueryPlan {
     static let firstParameter = 20
     static let allColumns: UInt8 = 0x7F
 
-    /// Compiles `expression`; errors name the position of the comparison at fault.
-    static func compile(_ expression: QueryExpression?, declared: [String: AttributeDeclaration] = [:]) throws(QuerySyntaxError) -> QueryPlan {
+    /// Compiles a checked query to SQLite's SQL.
+    static func compile(_ checked: CheckedQuery) throws(QuerySyntaxError) -> QueryPlan {
         var plan = QueryPlan()
-        plan.declared = declared
-        guard let expression else { return plan }
+        plan.declared = checked.declared
+        plan.units = checked.units
         var conditions: [String] = []
-        // Top-level conjuncts made of words drive the search; the rest are conditions.
-        var conjuncts: [QueryExpression] = []
-        flatten(expression, into: &conjuncts)
-        var lastWords: Int? = nil
-        for conjunct in conjuncts {
-            switch conjunct {
-            case .words(let words):
-                for word in words {
-                    guard let unit = unit(word, columns: allColumns) else { continue }
-                    plan.units.append(unit)
-                }
-                lastWords = plan.units.count - 1
-            case .comparison(let c) where c.op == .equal && plan.declared[c.attribute] == nil:
-                if case .string(let text, let modifiers) = c.value, Self.fullTextWord(c, modifiers) {
-                    let columns = try searchedColumns(c)
-                    guard var unit = unit(text, columns: columns) else { continue }
-                    unit.prefixable = false
-                    plan.units.append(unit)
-                    continue
-                }
-                conditions.append(try plan.sql(conjunct))
-            default:
-                conditions.append(try plan.sql(conjunct))
-            }
-        }
-        // Only the query's final bare word is still being typed.
-        if let last = lastWords, last >= 0, last == plan.units.count - 1, plan.units.indices.contains(last) {
-            plan.units[last].prefixable = true
-        }
+        for condition in checked.conditions { conditions.append(try plan.sql(condition)) }
         plan.condition = conditions.joined(separator: " AND ")
         return plan
     }
 
-    /// The conjuncts of `expression`, left to right (itself when it is no `&&`).
-    static func flatten(_ expression: QueryExpression, into list: inout [QueryExpression]) {
-        list.append(contentsOf: chain(expression, conjunction: true))
+    /// Checks (`CheckedQuery`) and compiles `expression`; errors name the position of the part at fault.
+    static func compile(_ expression: QueryExpression?, declared: [String: AttributeDeclaration] = [:]) throws(QuerySyntaxError) -> QueryPlan {
+        try compile(CheckedQuery(expression, declared: declared))
     }
 
     /// The operands of a chain of `&&` (`conjunction`) or of `||`, however it is nested, left
@@ -123,15 +96,7 @@ struct QueryPlan {
     }
 
     func attribute(_ name: String, at position: Int) throws(QuerySyntaxError) -> QueryAttribute {
-        switch name {
-        case "domainIdentifier": return .domain
-        case "uniqueIdentifier": return .uniqueIdentifier
-        case "bundleIdentifier": return .bundle
-        default:
-            if let kind = AttributeSchema.kinds[name] { return .item(kind) }
-            if let declaration = declared[name] { return .custom(declaration) }
-            throw QuerySyntaxError.unknownAttribute(name, at: position, declared: declared.keys.sorted())
-        }
+        try CheckedQuery.attribute(name, at: position, declared: declared)
     }
 
     // MARK: SQL

@@ -123,7 +123,7 @@ extension IndexStore {
         for key in options.sort { _ = try Self.sortExpression(key.attribute, declared: declared) }
         // `sorted` orders by two keys per sort key, then bundle, generation and identifier.
         let ranked = !plan.units.isEmpty && options.sort.isEmpty
-        let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3)
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: options.sort.count * 2 + 3, scoring: .bm25f)
         return PreparedQuery(plan: plan, options: options, now: now, cursor: cursor)
     }
 

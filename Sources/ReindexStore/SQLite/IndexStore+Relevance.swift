@@ -36,7 +36,7 @@ extension IndexStore {
         let units = q.plan.units
         let hasPrefixPass = units.contains { $0.prefixable && !$0.starred }
         var start: (pass: Int, entry: Ranked)? = nil
-        if case .relevance(let pass, let score, let hint, let bundle, let uid)? = cursor {
+        if case .relevance(_, let pass, let score, let hint, let bundle, let uid)? = cursor {
             start = (pass, Ranked(row: 0, score: score, hint: hint, bundle: bundle, uid: uid))
         }
         let check = try statement("""
@@ -135,7 +135,7 @@ extension IndexStore {
         }
         fetch.reset()
         guard picked.count > limit, let last = picked.prefix(limit).last else { return QueryPage(results: results, nextCursor: nil) }
-        let next = Cursor.relevance(pass: last.pass, score: last.entry.score, hint: last.entry.hint, bundle: last.entry.bundle, uid: last.entry.uid)
+        let next = Cursor.relevance(scoring: .bm25f, pass: last.pass, score: last.entry.score, hint: last.entry.hint, bundle: last.entry.bundle, uid: last.entry.uid)
         return QueryPage(results: results, nextCursor: next.encoded)
     }
 
