@@ -300,7 +300,7 @@ struct PostgresQueryCompiler {
             } else if let declaration = declared[name] {
                 kind = declaration.attributeKind
             } else {
-                throw QuerySyntaxError.unknownAttribute(name, at: position, declared: declared.keys.sorted())
+                throw CheckedQuery.unchecked(position)
             }
             let custom = AttributeSchema.kinds[name] == nil
             let value: String
@@ -308,7 +308,7 @@ struct PostgresQueryCompiler {
             case .number?: value = Self.number(name)
             case .date?: value = Self.seconds(custom ? Self.string(name) : Self.text(name))
             default:
-                throw QuerySyntaxError(position: position, expected: "a number or date attribute in InRange (rating, rankingHint, latitude, longitude, startDate, endDate, contentCreationDate, contentModificationDate or a declared one)", got: "'\(name)'")
+                throw CheckedQuery.unchecked(position)
             }
             return "\(value) BETWEEN \(bind(low)) AND \(bind(high))"
         case .comparison(let c):
@@ -320,10 +320,9 @@ struct PostgresQueryCompiler {
         let op = c.op == .equal ? "=" : c.op.rawValue
         if c.attribute == "*" {
             guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             if QueryPlan.fullTextWord(c, modifiers) { return try wordCondition(c, text: text, columns: QueryPlan.allColumns) }
-            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
             let any = AttributeSchema.searched.map { name -> String in
                 AttributeSchema.kinds[name] == .stringList
                     ? "EXISTS (SELECT 1 FROM \(Self.elements(name)) WHERE \(stringMatch("v.value", text, modifiers)))"
@@ -348,7 +347,7 @@ struct PostgresQueryCompiler {
         case "bundleIdentifier": column = "b.identifier"; kind = .string
         default:
             guard let k = AttributeSchema.kinds[c.attribute] else {
-                throw QuerySyntaxError.unknownAttribute(c.attribute, at: c.position, declared: declared.keys.sorted())
+                throw CheckedQuery.unchecked(c.position)
             }
             kind = k
             switch k {
@@ -363,7 +362,6 @@ struct PostgresQueryCompiler {
             if QueryPlan.fullTextWord(c, modifiers) {
                 return try wordCondition(c, text: text, columns: try QueryPlan.searchedColumns(c))
             }
-            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
             if c.op == .equal || c.op == .notEqual {
                 let test = kind == .stringList
                     ? "EXISTS (SELECT 1 FROM \(Self.elements(c.attribute)) WHERE \(stringMatch("v.value", text, modifiers)))"
@@ -371,7 +369,7 @@ struct PostgresQueryCompiler {
                 return c.op == .equal ? test : "NOT \(test)"
             }
             guard kind == .string, modifiers.isEmpty else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             return "\(column) COLLATE \"C\" \(op) \(bind(text, "text"))"
         case (.number, .number(let n)):
@@ -380,13 +378,13 @@ struct PostgresQueryCompiler {
             return c.op == .notEqual ? "coalesce(\(column) <> \(bind(t)), true)" : "\(column) \(op) \(bind(t))"
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
-                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+                throw CheckedQuery.unchecked(c.position)
             }
             return c.op == .notEqual ? "coalesce(\(column) <> \(bind(t)), true)" : "\(column) \(op) \(bind(t))"
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "coalesce(\(column) <> \(b ? 1 : 0), true)"
         default:
-            throw QueryPlan.mismatch(c, kind)
+            throw CheckedQuery.unchecked(c.position)
         }
     }
 
@@ -394,7 +392,6 @@ struct PostgresQueryCompiler {
     /// it: a built-in attribute is there when its key has a value that is not null; a declared
     /// one when it has a value of the declared type (a list, at least one string).
     mutating func presence(_ c: QueryComparison) throws(QuerySyntaxError) -> String {
-        try QueryPlan.checkPresence(c)
         let name = c.attribute
         let test: String
         switch name {
@@ -412,7 +409,7 @@ struct PostgresQueryCompiler {
                 case .string, .base64: test = "\(Self.string(name)) IS NOT NULL"
                 }
             } else {
-                throw QuerySyntaxError.unknownAttribute(name, at: c.position, declared: declared.keys.sorted())
+                throw CheckedQuery.unchecked(c.position)
             }
         }
         return c.op == .equal ? test : "NOT \(test)"
@@ -434,7 +431,7 @@ struct PostgresQueryCompiler {
                 return negatable(test)
             }
             guard kind == .string, modifiers.isEmpty else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != for \(name) with modifiers or a list", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             return "\(Self.string(name)) COLLATE \"C\" \(op) \(bind(text, "text"))"
         case (.number, .number(let n)):
@@ -444,20 +441,19 @@ struct PostgresQueryCompiler {
             return c.op == .notEqual ? negatable("\(value) = \(bind(t))") : "\(value) \(op) \(bind(t))"
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
-                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(name) (or $time.iso(…))", got: "\"\(text)\"")
+                throw CheckedQuery.unchecked(c.position)
             }
             let value = Self.seconds(Self.string(name))
             return c.op == .notEqual ? negatable("\(value) = \(bind(t))") : "\(value) \(op) \(bind(t))"
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return negatable("\(Self.boolean(name)) = \(b ? 1 : 0)")
         default:
-            throw QueryPlan.mismatch(c, kind)
+            throw CheckedQuery.unchecked(c.position)
         }
     }
 
     /// A `w` comparison under `||`, `!` or `!=`: the words, in order, in those attributes.
     mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
-        try QueryPlan.checkWordComparison(c)
         guard let unit = QueryPlan.unit(text, columns: columns) else { return c.op == .equal ? "false" : "true" }
         let test = unitMatch(unit, prefix: false)
         return c.op == .equal ? test : "NOT \(test)"
@@ -466,7 +462,6 @@ struct PostgresQueryCompiler {
     /// A `w` comparison on a searchable declared attribute: its words, in order, in that
     /// attribute's own text (the document holds it, for the index to narrow the rows).
     mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
-        try QueryPlan.checkWordComparison(c, declaration)
         guard let unit = QueryPlan.unit(text, columns: QueryPlan.allColumns), let phrase = Self.phrase(unit, prefix: false) else {
             return c.op == .equal ? "false" : "true"
         }

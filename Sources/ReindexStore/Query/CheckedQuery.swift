@@ -102,16 +102,16 @@ struct CheckedQuery {
             guard case .string(_, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
                 throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
             }
-            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
+            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             return
         }
         let attribute = try Self.attribute(c.attribute, at: c.position, declared: declared)
-        if case .any = c.value { return try QueryPlan.checkPresence(c) }
+        if case .any = c.value { return try Self.checkPresence(c) }
         let kind: AttributeKind
         switch attribute {
         case .custom(let declaration):
             if case .string(_, let modifiers) = c.value, modifiers.contains(.wordBased) {
-                return try QueryPlan.checkWordComparison(c, declaration)
+                return try Self.checkWordComparison(c, declaration)
             }
             kind = declaration.attributeKind
         case .domain, .uniqueIdentifier, .bundle: kind = .string
@@ -120,7 +120,7 @@ struct CheckedQuery {
         switch (kind, c.value) {
         case (.string, .string(_, let modifiers)), (.stringList, .string(_, let modifiers)):
             // A `w` comparison (through the full-text index or word by word) is `==` or `!=`.
-            if modifiers.contains(.wordBased) { try QueryPlan.checkWordComparison(c) }
+            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             if c.op == .equal || c.op == .notEqual { return }
             guard kind == .string, modifiers.isEmpty else {
                 throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
@@ -134,7 +134,44 @@ struct CheckedQuery {
         case (.boolean, .bool) where c.op == .equal || c.op == .notEqual:
             return
         default:
-            throw QueryPlan.mismatch(c, kind)
+            throw Self.mismatch(c, kind)
         }
+    }
+
+    /// The error a compiler gives for what the checked query would have refused: never, for a
+    /// query that was checked.
+    static func unchecked(_ position: Int) -> QuerySyntaxError {
+        QuerySyntaxError(position: position, expected: "a query checked first (CheckedQuery)", got: "one that was not")
+    }
+
+    /// `*` as a value is for `==` and `!=` only, on both backends.
+    static func checkPresence(_ c: QueryComparison) throws(QuerySyntaxError) {
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != before * (whether \(c.attribute) is there)", got: "'\(c.op.rawValue)'")
+        }
+    }
+
+    /// What a `w` comparison must be, on either backend: `==` or `!=`, and on a declared
+    /// attribute, one declared `searchable`.
+    static func checkWordComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration? = nil) throws(QuerySyntaxError) {
+        if let declaration, !declaration.searchable {
+            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
+        }
+        guard c.op == .equal || c.op == .notEqual else {
+            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
+        }
+    }
+
+    /// A comparison whose value does not suit its attribute's kind: what was expected instead.
+    static func mismatch(_ c: QueryComparison, _ kind: AttributeKind) -> QuerySyntaxError {
+        let wanted: String
+        switch kind {
+        case .string, .stringList: wanted = "a \"string\""
+        case .number: wanted = "a number"
+        case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
+        case .boolean: wanted = "true or false with == or !="
+        case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
+        }
+        return QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: QueryPlan.describe(c.value))
     }
 }

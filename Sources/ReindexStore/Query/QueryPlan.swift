@@ -190,7 +190,7 @@ struct QueryPlan {
             default: kind = nil
             }
             guard kind == .number || kind == .date else {
-                throw QuerySyntaxError(position: position, expected: "a number or date attribute in InRange (rating, rankingHint, latitude, longitude, startDate, endDate, contentCreationDate, contentModificationDate or a declared one)", got: "'\(name)'")
+                throw CheckedQuery.unchecked(position)
             }
             if case .custom = attribute {
                 return typed(name, "num BETWEEN \(bind(.double(low))) AND \(bind(.double(high)))")
@@ -222,10 +222,9 @@ struct QueryPlan {
         let op = c.op.rawValue == "==" ? "=" : c.op.rawValue
         if c.attribute == "*" {
             guard case .string(let text, let modifiers) = c.value, c.op == .equal || c.op == .notEqual else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != and a \"string\" after *", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             if Self.fullTextWord(c, modifiers) { return try wordCondition(c, text: text, columns: Self.allColumns) }
-            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             let any = AttributeSchema.searched.map { name -> String in
                 AttributeSchema.kinds[name] == .stringList
                     ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(name)') WHERE \(stringMatch("value", text, modifiers)))"
@@ -255,7 +254,6 @@ struct QueryPlan {
             if Self.fullTextWord(c, modifiers) {
                 return try wordCondition(c, text: text, columns: try Self.searchedColumns(c))
             }
-            if modifiers.contains(.wordBased) { try Self.checkWordComparison(c) }
             if c.op == .equal || c.op == .notEqual {
                 let test = kind == .stringList
                     ? "EXISTS (SELECT 1 FROM json_each(i.attributes, '$.\(c.attribute)') WHERE \(stringMatch("value", text, modifiers)))"
@@ -263,7 +261,7 @@ struct QueryPlan {
                 return c.op == .equal ? test : "NOT \(test)"
             }
             guard kind == .string, modifiers.isEmpty else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             return "\(column) \(op) \(bind(.text(text)))"
         case (.number, .number(let n)):
@@ -272,19 +270,18 @@ struct QueryPlan {
             return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
-                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+                throw CheckedQuery.unchecked(c.position)
             }
             return dateComparison(column, op: c.op, t, seconds: seconds)
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return c.op == .equal ? "\(column) = \(b ? 1 : 0)" : "IFNULL(\(column) != \(b ? 1 : 0), 1)"
         default:
-            throw Self.mismatch(c, kind)
+            throw CheckedQuery.unchecked(c.position)
         }
     }
 
     /// `ATTRIBUTE == *` (the item has the attribute) or `!= *` (it does not).
     mutating func presence(_ c: QueryComparison, _ attribute: QueryAttribute) throws(QuerySyntaxError) -> String {
-        try Self.checkPresence(c)
         let test: String
         switch attribute {
         case .domain: test = "IFNULL(i.domain, '') != ''"
@@ -295,12 +292,6 @@ struct QueryPlan {
         return c.op == .equal ? test : "NOT \(test)"
     }
 
-    /// `*` as a value is for `==` and `!=` only, on both backends.
-    static func checkPresence(_ c: QueryComparison) throws(QuerySyntaxError) {
-        guard c.op == .equal || c.op == .notEqual else {
-            throw QuerySyntaxError(position: c.position, expected: "== or != before * (whether \(c.attribute) is there)", got: "'\(c.op.rawValue)'")
-        }
-    }
 
     /// The items with a value of the declared attribute `name` that passes `test` (SQL over
     /// `num` and `text`), through the `item_attributes` indexes on (name, value, item).
@@ -320,18 +311,6 @@ struct QueryPlan {
         condition.replacing(typedSet, with: typedRow)
     }
 
-    /// A comparison whose value does not suit its attribute's kind: what was expected instead.
-    static func mismatch(_ c: QueryComparison, _ kind: AttributeKind) -> QuerySyntaxError {
-        let wanted: String
-        switch kind {
-        case .string, .stringList: wanted = "a \"string\""
-        case .number: wanted = "a number"
-        case .date: wanted = "a date ($time.now, $time.today(N), $time.iso(DATE) or \"2026-01-01T00:00:00Z\")"
-        case .boolean: wanted = "true or false with == or !="
-        case .base64: wanted = "nothing: \(c.attribute) cannot be compared"
-        }
-        return QuerySyntaxError(position: c.position, expected: "\(wanted) for \(c.attribute)", got: describe(c.value))
-    }
 
     /// The sort expression of a declared attribute with a single value: its value from
     /// `item_attributes`, one index lookup per item.
@@ -353,7 +332,7 @@ struct QueryPlan {
                 return negatable(typed(c.attribute, stringMatch("text", text, modifiers)))
             }
             guard kind == .string, modifiers.isEmpty else {
-                throw QuerySyntaxError(position: c.position, expected: "== or != for \(c.attribute) with modifiers or a list", got: "'\(c.op.rawValue)'")
+                throw CheckedQuery.unchecked(c.position)
             }
             return typed(c.attribute, "text \(op) \(bind(.text(text)))")
         case (.number, .number(let n)):
@@ -362,13 +341,13 @@ struct QueryPlan {
             return c.op == .notEqual ? negatable(typed(c.attribute, "num = \(bind(.double(t)))")) : typed(c.attribute, "num \(op) \(bind(.double(t)))")
         case (.date, .string(let text, let modifiers)) where modifiers.isEmpty:
             guard let t = RFC3339.parse(text) else {
-                throw QuerySyntaxError(position: c.position, expected: "an RFC 3339 date for \(c.attribute) (or $time.iso(…))", got: "\"\(text)\"")
+                throw CheckedQuery.unchecked(c.position)
             }
             return c.op == .notEqual ? negatable(typed(c.attribute, "num = \(bind(.double(t)))")) : typed(c.attribute, "num \(op) \(bind(.double(t)))")
         case (.boolean, .bool(let b)) where c.op == .equal || c.op == .notEqual:
             return negatable(typed(c.attribute, "num = \(b ? 1 : 0)"))
         default:
-            throw Self.mismatch(c, kind)
+            throw CheckedQuery.unchecked(c.position)
         }
     }
 
@@ -391,19 +370,8 @@ struct QueryPlan {
             && (c.attribute == "*" || AttributeSchema.searched.contains(c.attribute))
     }
 
-    /// What a `w` comparison must be, on either backend: `==` or `!=`, and on a declared
-    /// attribute, one declared `searchable`.
-    static func checkWordComparison(_ c: QueryComparison, _ declaration: AttributeDeclaration? = nil) throws(QuerySyntaxError) {
-        if let declaration, !declaration.searchable {
-            throw QuerySyntaxError(position: c.position, expected: "a searchable attribute for a word-based (w) comparison (\(c.attribute) is declared without \"searchable\": true)", got: "'\(c.attribute)'")
-        }
-        guard c.op == .equal || c.op == .notEqual else {
-            throw QuerySyntaxError(position: c.position, expected: "== or != for a word-based (w) comparison", got: "'\(c.op.rawValue)'")
-        }
-    }
 
     mutating func wordCondition(_ c: QueryComparison, text: String, columns: UInt8) throws(QuerySyntaxError) -> String {
-        try Self.checkWordComparison(c)
         guard let unit = Self.unit(text, columns: columns) else { return c.op == .equal ? "0" : "1" }
         let test = "i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH \(bind(.text(FullText.phrase(unit, prefix: false)))))"
         return c.op == .equal ? test : "NOT \(test)"
@@ -412,7 +380,6 @@ struct QueryPlan {
     /// A `w` comparison on a searchable custom attribute: its words, in order, in that
     /// attribute's full-text row (`attributes_fts`; row id = item id × 64 + slot).
     mutating func customWordCondition(_ c: QueryComparison, text: String, _ declaration: AttributeDeclaration) throws(QuerySyntaxError) -> String {
-        try Self.checkWordComparison(c, declaration)
         guard let unit = Self.unit(text, columns: Self.allColumns) else { return c.op == .equal ? "0" : "1" }
         let phrase = FullText.quoted(unit.text) + (unit.starred ? "*" : "")
         let test = "i.id IN (SELECT rowid >> 6 FROM attributes_fts WHERE attributes_fts MATCH \(bind(.text("value : " + phrase))) AND name = \(bind(.text(c.attribute))))"
