@@ -179,11 +179,15 @@ extension Bench {
         for (name, query) in [("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
                               ("filter + words", #"park && domainIdentifier == "com.example.bench.design""#),
                               ("filter only, selective", "rating >= 4.9"),
+                              ("filter only, date", "contentModificationDate >= $time.today(-30)"),
+                              ("filter only, hint", "rankingHint >= 5"),
                               ("filter only, declared attribute", "level >= 998"),
                               ("filter + words, declared attribute", "park && level == 500")] {
             scenarios.append(("query \(name)", [(query, QueryOptions(limit: 20))], 20))
         }
         scenarios.append(("--sort rating:desc, every item", [("", QueryOptions(limit: 20, sort: [QuerySort(attribute: "rating", descending: true)]))], 20))
+        scenarios.append(("--sort contentModificationDate:desc, every item",
+                          [("", QueryOptions(limit: 20, sort: [QuerySort(attribute: "contentModificationDate", descending: true)]))], 20))
         for (name, queries, repeats) in scenarios {
             var pg = Sample(), lite = Sample()
             for round in 0..<repeats {

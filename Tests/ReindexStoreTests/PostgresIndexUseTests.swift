@@ -31,4 +31,42 @@ final class PostgresIndexUseTests: XCTestCase {
         XCTAssertFalse(sorted.contains("Sort Key"), "the best-first sort sorts every item:\n\(sorted)")
         XCTAssertEqual(try store.query("", options: best).results.first?.attributes["rating"]?.doubleValue, 4.5)
     }
+
+    /// Every filter attribute of the attribute table has its index (migrations 4 and 6), which
+    /// a comparison on it uses — a date through `reindex_seconds`, the compiler's expression —
+    /// and the newest-first sort by contentModificationDate reads its index without sorting.
+    func testEveryFilterAttributeUsesItsIndexAndTheNewestFirstSortReadsItsOwn() throws {
+        let server = try PostgresServer.shared()
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("filters")])
+        let store = try PostgresStore.open(location)
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.filters", scope: .live)
+        for n in 0..<60 {
+            let day = String(format: "%02d", 1 + n % 28)
+            let dates = ["startDate", "endDate", "contentCreationDate", "contentModificationDate"]
+                .map { "\"\($0)\":\"2026-02-\(day)T10:00:00+02:00\"" }.joined(separator: ",")
+            try writes.put(PostgresStoreTests.item("item.\(n)", title: "Filtered item \(n)",
+                                                   extra: "\"contentType\":\"type.\(n % 3)\",\"rankingHint\":\(n % 5),\(dates)"))
+        }
+        _ = try writes.acknowledge()
+        try store.connection.execute("SET enable_seqscan = off; SET enable_sort = off")
+        let comparisons: [String: String] = [
+            "contentType": #"contentType == "type.1""#, "rating": "rating >= 4", "rankingHint": "rankingHint >= 3",
+            "startDate": #"startDate >= "2026-02-20T00:00:00Z""#, "endDate": #"endDate < "2026-02-03T00:00:00Z""#,
+            "contentCreationDate": "contentCreationDate >= $time.iso(2026-02-27T00:00:00Z)",
+            "contentModificationDate": "InRange(contentModificationDate, $time.iso(2026-02-10T00:00:00Z), $time.iso(2026-02-11T00:00:00Z))",
+        ]
+        for (attribute, column) in zip(AttributeSchema.filtered, AttributeSchema.filterColumns) {
+            let query = try XCTUnwrap(comparisons[attribute], "no query for \(attribute)")
+            let plan = try store.queryPlan(query, options: QueryOptions(limit: 5)).joined(separator: "\n")
+            XCTAssertTrue(plan.contains("items_\(column)"), "\(query) does not use items_\(column):\n\(plan)")
+        }
+        XCTAssertEqual(try store.query(#"contentType == "type.1""#, options: QueryOptions(limit: 100)).results.count, 20)
+        XCTAssertEqual(try store.query(#"startDate >= "2026-02-20T00:00:00Z""#, options: QueryOptions(limit: 100)).results.count, 18,
+                       "days 20 to 28 (08:00 UTC), two items each")
+        let newest = QueryOptions(limit: 5, sort: [QuerySort(attribute: "contentModificationDate", descending: true)])
+        let sorted = try store.queryPlan("", options: newest).joined(separator: "\n")
+        XCTAssertTrue(sorted.contains("items_modified_date_descending"), "the newest-first sort does not use its index:\n\(sorted)")
+        XCTAssertFalse(sorted.contains("Sort Key"), "the newest-first sort sorts every item:\n\(sorted)")
+        XCTAssertEqual(try store.query("", options: newest).results.map(\.uniqueIdentifier).prefix(2), ["item.27", "item.55"])
+    }
 }

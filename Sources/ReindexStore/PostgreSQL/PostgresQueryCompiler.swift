@@ -88,6 +88,10 @@ struct PostgresQueryCompiler {
     static func seconds(_ text: String) -> String {
         "(CASE WHEN \(text) ~ '\(rfc3339)' THEN extract(epoch FROM (\(text))::timestamptz)::float8 END)"
     }
+    /// A built-in date attribute as seconds since 1970: `reindex_seconds` (schema migration 6),
+    /// immutable, so the expression the date's index is built on. (A declared date is read
+    /// with `seconds`, inline.)
+    static func builtInSeconds(_ name: String) -> String { "reindex_seconds(x.j->>\(literal(name)))" }
     static let rfc3339 = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
     /// The strings of a list attribute, as rows `v(value)`.
     static func elements(_ name: String) -> String {
@@ -113,7 +117,7 @@ struct PostgresQueryCompiler {
             case .string: return ("\(text(attribute)) COLLATE \"C\"", "text")
             case .stringList: return ("(x.j->\(literal(attribute))->>0) COLLATE \"C\"", "text")
             case .number: return (number(attribute), "float8")
-            case .date: return (seconds(text(attribute)), "float8")
+            case .date: return (builtInSeconds(attribute), "float8")
             case .boolean: return (boolean(attribute), "float8")
             case .base64: return nil
             }
@@ -306,7 +310,7 @@ struct PostgresQueryCompiler {
             let value: String
             switch kind {
             case .number?: value = Self.number(name)
-            case .date?: value = Self.seconds(custom ? Self.string(name) : Self.text(name))
+            case .date?: value = custom ? Self.seconds(Self.string(name)) : Self.builtInSeconds(name)
             default:
                 throw CheckedQuery.unchecked(position)
             }
@@ -353,7 +357,7 @@ struct PostgresQueryCompiler {
             switch k {
             case .number: column = Self.number(c.attribute)
             case .boolean: column = Self.boolean(c.attribute)
-            case .date: column = Self.seconds(Self.text(c.attribute))
+            case .date: column = Self.builtInSeconds(c.attribute)
             default: column = Self.text(c.attribute)
             }
         }
@@ -363,10 +367,12 @@ struct PostgresQueryCompiler {
                 return try wordCondition(c, text: text, columns: try QueryPlan.searchedColumns(c))
             }
             if c.op == .equal || c.op == .notEqual {
+                // A term is true or not (`sql` wraps a negated one in `coalesce`), so `==` is the
+                // bare test, which an index on the attribute can serve.
                 let test = kind == .stringList
                     ? "EXISTS (SELECT 1 FROM \(Self.elements(c.attribute)) WHERE \(stringMatch("v.value", text, modifiers)))"
-                    : "coalesce(\(stringMatch(column, text, modifiers)), false)"
-                return c.op == .equal ? test : "NOT \(test)"
+                    : stringMatch(column, text, modifiers)
+                return c.op == .equal ? test : "NOT coalesce(\(test), false)"
             }
             guard kind == .string, modifiers.isEmpty else {
                 throw CheckedQuery.unchecked(c.position)

@@ -152,5 +152,23 @@ enum PostgresSchema {
             last_request bigint NOT NULL DEFAULT 0
         );
         """,
+        // 6: the other filter attributes of the attribute table indexed for their filters as
+        // `rating` is (4), on the query compiler's own expressions, each only over the items that
+        // have it; and `contentModificationDate` also for a sort newest first (what "recent"
+        // asks), which every item has an entry of. A date is read through
+        // `reindex_seconds`, immutable (an RFC 3339 date with its offset names one instant
+        // whatever the session's time zone) so it can be indexed; it is the compiler's
+        // `PostgresQueryCompiler.builtInSeconds`.
+        #"""
+        CREATE FUNCTION reindex_seconds(t text) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$ SELECT CASE WHEN t ~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt ]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$' THEN extract(epoch FROM t::timestamptz)::float8 END $$;
+        CREATE INDEX items_content_type ON items ((j->>'contentType')) WHERE (j->>'contentType') IS NOT NULL;
+        CREATE INDEX items_ranking_hint ON items ((CASE WHEN jsonb_typeof(j->'rankingHint') = 'number' THEN (j->>'rankingHint')::float8 END)) WHERE (CASE WHEN jsonb_typeof(j->'rankingHint') = 'number' THEN (j->>'rankingHint')::float8 END) IS NOT NULL;
+        CREATE INDEX items_start_date ON items (reindex_seconds(j->>'startDate')) WHERE reindex_seconds(j->>'startDate') IS NOT NULL;
+        CREATE INDEX items_end_date ON items (reindex_seconds(j->>'endDate')) WHERE reindex_seconds(j->>'endDate') IS NOT NULL;
+        CREATE INDEX items_created_date ON items (reindex_seconds(j->>'contentCreationDate')) WHERE reindex_seconds(j->>'contentCreationDate') IS NOT NULL;
+        CREATE INDEX items_modified_date ON items (reindex_seconds(j->>'contentModificationDate')) WHERE reindex_seconds(j->>'contentModificationDate') IS NOT NULL;
+        CREATE INDEX items_modified_date_descending ON items ((reindex_seconds(j->>'contentModificationDate') IS NULL), reindex_seconds(j->>'contentModificationDate') DESC, bundle COLLATE "C", gen, uid COLLATE "C");
+        """#,
     ]
 }
