@@ -16,10 +16,26 @@ public struct ValidatedItem: Sendable, Equatable {
         case contentType
         /// The full-text fields in `AttributeSchema.searched` order.
         public static let searched: [Field] = AttributeSchema.searched.map { key in
-            guard let field = allCases.first(where: { String(describing: $0) == key }) else {
+            guard let field = allCases.first(where: { $0.attributeKey == key }) else {
                 preconditionFailure("the attribute table searches '\(key)', which has no text field")
             }
             return field
+        }
+
+        /// The attribute a text field holds (nil for the identifiers and the attributes' JSON).
+        /// A switch, not reflection: `searched` is made at every start.
+        public var attributeKey: String? {
+            switch self {
+            case .title: "title"
+            case .displayName: "displayName"
+            case .alternateNames: "alternateNames"
+            case .contentDescription: "contentDescription"
+            case .textContent: "textContent"
+            case .keywords: "keywords"
+            case .authors: "authors"
+            case .contentType: "contentType"
+            case .uniqueIdentifier, .domainIdentifier, .attributes: nil
+            }
         }
     }
 

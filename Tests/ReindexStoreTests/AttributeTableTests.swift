@@ -31,8 +31,9 @@ final class AttributeTableTests: XCTestCase {
     /// Every full-text attribute has its text field on the item, is in exactly one of
     /// PostgreSQL's weight classes, and every Spotlight name and filter column is one attribute's.
     func testEveryFullTextAttributeHasItsFieldAndOneWeightClass() {
-        XCTAssertEqual(ValidatedItem.Field.searched.map { String(describing: $0) }, AttributeSchema.searched)
-        XCTAssertEqual(PostgresWrites.classFields.flatMap { $0 }.map { String(describing: $0) }.sorted(), AttributeSchema.searched.sorted())
+        XCTAssertEqual(ValidatedItem.Field.searched.map(\.attributeKey), AttributeSchema.searched)
+        for field in ValidatedItem.Field.allCases { XCTAssertEqual(field.attributeKey, field.attributeKey.map { _ in String(describing: field) }) }
+        XCTAssertEqual(PostgresWrites.classFields.flatMap { $0 }.compactMap(\.attributeKey).sorted(), AttributeSchema.searched.sorted())
         XCTAssertEqual(AttributeSchema.searchWeights.count, AttributeSchema.searched.count)
         XCTAssertEqual(Set(AttributeSchema.filterColumns).count, AttributeSchema.filtered.count)
         XCTAssertEqual(AttributeSchema.spotlightNames["kMDItemDescription"], "contentDescription")
