@@ -324,7 +324,33 @@ extension IndexStore {
         item.bind(1, row)
         defer { item.reset() }
         guard try item.step() else { return }
-        let hint = item.double(0), bundle = item.text(1) ?? "", uid = item.text(2) ?? ""
+        try addEntries(upkeep, row: row, hint: item.double(0), bundle: item.text(1) ?? "", uid: item.text(2) ?? "")
+    }
+
+    /// `noteFullTextRow` for the row just written from `item` in `bundle`: its texts, hint and
+    /// identifier are in hand, so nothing is read back (the writer's case).
+    func noteFullTextRow(_ row: Int64, item: ValidatedItem, bundle: String) throws(StoreError) {
+        let upkeep = try rankUpkeep()
+        guard !upkeep.lists.isEmpty else { return }
+        let tokenizer = try fullTextTokenizer()
+        let table = upkeep.table
+        table.startRow()
+        let context = Unmanaged.passUnretained(table).toOpaque()
+        for (column, field) in ValidatedItem.Field.searched.enumerated() {
+            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
+            item.withField(field) { raw in
+                guard let raw, let base = raw.baseAddress, raw.count > 0 else { return }
+                tokenizer.scan(base.assumingMemoryBound(to: UInt8.self), count: raw.count, context: context, RankKeyTable.token)
+            }
+        }
+        guard !table.touched.isEmpty else { return }
+        try addEntries(upkeep, row: row, hint: item.filters.rankingHint ?? 0, bundle: bundle, uid: item.text(.uniqueIdentifier) ?? "")
+    }
+
+    /// Adds the row to each list its scanned words touched, where its place precedes the
+    /// list's boundary.
+    private func addEntries(_ upkeep: RankUpkeep, row: Int64, hint: Double, bundle: String, uid: String) throws(StoreError) {
+        let table = upkeep.table
         let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
         for index in table.touched {
             let key = table.names[index]

@@ -191,7 +191,7 @@ public final class StagedWrites {
             item.withField(field) { fts.bindText(Int32(n + 2), $0) }
         }
         try fts.run()
-        try store.noteFullTextRow(rowID)
+        try store.noteFullTextRow(rowID, item: item, bundle: bundleKey)
         if !searchableNames.isEmpty || !typedNames.isEmpty { try writeCustomAttributes(item, rowID: rowID) }
         ledger.counts.put += 1
         try operationDone()
