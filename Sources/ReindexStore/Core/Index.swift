@@ -14,10 +14,7 @@ public enum QueueSharing: Sendable {
 public enum Index {
     /// `create: false` (commands that only read) never makes a SQLite file that is not there.
     public static func open(_ index: String, environment: [String: String], create: Bool = true) throws(ReindexError) -> any IndexBackend {
-        switch sharing(index) {
-        case .fleet: return try openFleet(index, environment: environment)
-        case .oneHost: return try IndexStore.open(path: index, create: create)
-        }
+        try openForQueries(index, environment: environment, create: create)
     }
 
     /// How the index `index` names is served.
@@ -109,11 +106,12 @@ extension Index {
 }
 
 extension Index {
-    /// Opens the index `index` names for queries: a PostgreSQL connection string or a SQLite path.
-    public static func openForQueries(_ index: String, environment: [String: String]) throws(ReindexError) -> any IndexQueries {
+    /// Opens the index `index` names for queries: a PostgreSQL connection string or a SQLite path
+    /// (`open` is the same index as an `IndexBackend`).
+    public static func openForQueries(_ index: String, environment: [String: String], create: Bool = true) throws(ReindexError) -> any IndexQueries {
         switch sharing(index) {
         case .fleet: return try openFleet(index, environment: environment)
-        case .oneHost: return try IndexStore.open(path: index)
+        case .oneHost: return try IndexStore.open(path: index, create: create)
         }
     }
 }

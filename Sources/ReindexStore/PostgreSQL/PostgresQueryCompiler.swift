@@ -238,9 +238,12 @@ struct PostgresQueryCompiler {
 
     /// The score of a unit found in the last weight class only (D: textContent).
     static let lastClassWeight: Int = {
-        let last = AttributeSchema.table.compactMap { $0.fullText?.postgresClass }.max()
+        let last = documentClasses.last
         return Int(AttributeSchema.table.compactMap { $0.fullText?.postgresClass == last ? $0.fullText?.weight : nil }.max() ?? 1)
     }()
+
+    /// The document's weight classes in the attribute table, best (`A`) first.
+    static let documentClasses = Set(AttributeSchema.table.compactMap { $0.fullText?.postgresClass }).sorted()
 
     /// The document's weight class that also holds the searchable custom attributes (`PostgresWrites`).
     static let customClass: Character = "C"
@@ -248,8 +251,7 @@ struct PostgresQueryCompiler {
     /// The document's weight classes but the last (whose score is the `ELSE`), best first, with
     /// their attributes by weight, best first: the attribute table's `postgresClass`.
     static let weightClasses: [(Character, [(key: String, weight: Double)])] = {
-        let classes = Set(AttributeSchema.table.compactMap { $0.fullText?.postgresClass }).sorted().dropLast()
-        return classes.map { weightClass in
+        documentClasses.dropLast().map { weightClass in
             (weightClass, AttributeSchema.table.compactMap { a in
                 a.fullText.flatMap { $0.postgresClass == weightClass ? (a.key, $0.weight) : nil }
             }.sorted { $0.weight > $1.weight })

@@ -153,26 +153,26 @@ extension PostgresStore {
         let now = options.now ?? Clock.now()
         let declared = try options.bundle.map { try declarations(bundle: $0) } ?? allDeclarations()
         let expression: QueryExpression?
-        let plan: CheckedQuery
+        let checked: CheckedQuery
         do {
             expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
                                            firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
             // Checked as for SQLite: the same errors on both backends.
-            plan = try CheckedQuery(expression, declared: declared)
+            checked = try CheckedQuery(expression, declared: declared)
         } catch {
             throw error.reindexError
         }
         for key in options.sort { _ = try IndexStore.sortExpression(key.attribute, declared: declared) }
         // `sorted` orders by two keys per sort key it can read, then bundle, generation and
         // identifier.
-        let ranked = !plan.units.isEmpty && options.sort.isEmpty
+        let ranked = !checked.units.isEmpty && options.sort.isEmpty
         let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
         let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3, scoring: .fieldScore)
-        var q = PreparedPostgresQuery(checked: plan, options: options, now: now, unaccentSchema: nil, icu: false,
+        var q = PreparedPostgresQuery(checked: checked, options: options, now: now, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
         // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
         // text is rechecked (words restricted to attributes, or a bundle's unsearched text).
-        let rechecks = plan.units.contains { $0.columns != QueryPlan.allColumns }
+        let rechecks = checked.units.contains { $0.columns != QueryPlan.allColumns }
             || declared.values.contains { $0.searchable && !$0.searchableByDefault }
         if PostgresQueryCompiler.needsFolding(expression) || rechecks {
             let r = try query("""

@@ -40,7 +40,7 @@ extension IndexStore {
     /// The full-text row `row`, its searched attributes in order, stepped to (false: none).
     /// The statement is the connection's cached one: read it before the next use.
     func fullTextRow(_ row: Int64) throws(StoreError) -> (statement: SQLiteStatement, found: Bool) {
-        let texts = try statement("SELECT \(AttributeSchema.searched.joined(separator: ", ")) FROM items_fts WHERE rowid = ?1")
+        let texts = try statement("SELECT \(SQLiteSchema.fullTextColumns) FROM items_fts WHERE rowid = ?1")
         texts.reset()
         texts.bind(1, row)
         return (texts, try texts.step())
@@ -194,12 +194,19 @@ extension IndexStore {
 
     /// Splits the full-text row `texts` has stepped to, counting into `table`.
     private func scan(_ texts: SQLiteStatement, into table: RankKeyTable) throws(StoreError) {
+        try scan(into: table) { column, split in _ = texts.withText(Int32(column)) { split($0, $1) } }
+    }
+
+    /// Splits a row's full-text columns, each handed to `split` by `column` (nothing for an
+    /// empty one), counting into `table`.
+    private func scan(into table: RankKeyTable,
+                      _ column: (Int, (UnsafePointer<UInt8>, Int) -> Void) -> Void) throws(StoreError) {
         let tokenizer = try fullTextTokenizer()
         table.startRow()
         let context = Unmanaged.passUnretained(table).toOpaque()
-        for column in AttributeSchema.searched.indices {
-            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
-            _ = texts.withText(Int32(column)) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
+        for n in AttributeSchema.searched.indices {
+            table.weight = n < Ranking.weights.count ? Ranking.weights[n] : 0
+            column(n) { text, count in tokenizer.scan(text, count: count, context: context, RankKeyTable.token) }
         }
     }
 
@@ -332,15 +339,11 @@ extension IndexStore {
     func noteFullTextRow(_ row: Int64, item: ValidatedItem, bundle: String) throws(StoreError) {
         let upkeep = try rankUpkeep()
         guard !upkeep.lists.isEmpty else { return }
-        let tokenizer = try fullTextTokenizer()
         let table = upkeep.table
-        table.startRow()
-        let context = Unmanaged.passUnretained(table).toOpaque()
-        for (column, field) in ValidatedItem.Field.searched.enumerated() {
-            table.weight = column < Ranking.weights.count ? Ranking.weights[column] : 0
-            item.withField(field) { raw in
+        try scan(into: table) { column, split in
+            item.withField(ValidatedItem.Field.searched[column]) { raw in
                 guard let raw, let base = raw.baseAddress, raw.count > 0 else { return }
-                tokenizer.scan(base.assumingMemoryBound(to: UInt8.self), count: raw.count, context: context, RankKeyTable.token)
+                split(base.assumingMemoryBound(to: UInt8.self), raw.count)
             }
         }
         guard !table.touched.isEmpty else { return }

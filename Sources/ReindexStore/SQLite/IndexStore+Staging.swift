@@ -89,7 +89,7 @@ extension IndexStore {
     private func restoreKeptRows(bundle key: String, request id: Int64) throws(StoreError) {
         let kept = try statement("""
             SELECT uid, domain, expires, attributes, refresh_asked_for, batch,
-                \(SQLiteSchema.fullTextColumns()), custom, typed
+                \(SQLiteSchema.fullTextColumns), custom, typed
             FROM staged_undo WHERE request = ?1
             """)
         kept.bind(1, id)
@@ -107,8 +107,8 @@ extension IndexStore {
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
         let fts = try statement("""
-            INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns()))
-            VALUES(?1, \(SQLiteSchema.parameters(from: 2, count: AttributeSchema.searched.count)))
+            INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns))
+            VALUES(?1, \(SQLiteSchema.fullTextParameters))
             """)
         for (row, number) in zip(rows, numbers) {
             restore.reset()

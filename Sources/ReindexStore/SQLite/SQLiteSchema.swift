@@ -2,13 +2,17 @@ import ReindexSystem
 
 /// The index database's schema, as numbered migrations applied in order (`PRAGMA user_version`).
 enum SQLiteSchema {
-    /// The full-text columns (`items_fts`, `staged_undo`) as a statement lists them, in the
-    /// attribute table's order, each after `prefix` (`f.` for a table's alias).
-    static func fullTextColumns(_ prefix: String = "") -> String {
-        AttributeSchema.searched.map { prefix + $0 }.joined(separator: ", ")
-    }
+    // The column lists statements name, from the attribute table, each made once (the writer's
+    // statements are prepared per item on some paths).
 
-    /// The items' filter columns as a statement lists them, in the attribute table's order.
+    /// The full-text columns (`items_fts`, `staged_undo`), in the attribute table's order.
+    static let fullTextColumns = AttributeSchema.searched.joined(separator: ", ")
+    /// The same, of the full-text table aliased `f`.
+    static let fullTextColumnsOfF = AttributeSchema.searched.map { "f." + $0 }.joined(separator: ", ")
+    /// `?2, ?3, …`: the full-text columns' values after the row id (?1).
+    static let fullTextParameters = parameters(from: 2, count: AttributeSchema.searched.count)
+
+    /// The items' filter columns, in the attribute table's order.
     static let filterColumns = AttributeSchema.filterColumns.joined(separator: ", ")
 
     /// `?first, ?first+1, …`, `count` parameters.

@@ -143,10 +143,7 @@ public final class StagedWrites {
         }
         let insert: SQLiteStatement
         if let cached = insertStatement { insert = cached } else {
-            insert = try store.connection.prepare("""
-                INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch, \(SQLiteSchema.filterColumns))
-                VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, \(SQLiteSchema.parameters(from: 8, count: AttributeSchema.filterColumns.count)))
-                """)
+            insert = try store.connection.prepare(Self.insertItem)
             insertStatement = insert
         }
         bindRow(insert, item)
@@ -164,12 +161,7 @@ public final class StagedWrites {
                     item.withField(.uniqueIdentifier) { statement.bindText(3, $0) }
                 }
             }
-            let update = try store.statement(
-                """
-                UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7,
-                    \(AttributeSchema.filterColumns.enumerated().map { "\($1) = ?\(8 + $0)" }.joined(separator: ", "))
-                WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id
-                """)
+            let update = try store.statement(Self.updateItem)
             bindRow(update, item)
             guard try update.step() else { update.reset(); return }
             rowID = update.int64(0)
@@ -183,7 +175,7 @@ public final class StagedWrites {
         }
         let fts: SQLiteStatement
         if let cached = ftsStatement { fts = cached } else {
-            fts = try store.connection.prepare("INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns())) VALUES(?1, \(SQLiteSchema.parameters(from: 2, count: AttributeSchema.searched.count)))")
+            fts = try store.connection.prepare("INSERT INTO items_fts(rowid, \(SQLiteSchema.fullTextColumns)) VALUES(?1, \(SQLiteSchema.fullTextParameters))")
             ftsStatement = fts
         }
         fts.bind(1, rowID)
@@ -263,6 +255,17 @@ public final class StagedWrites {
         }
         return live
     }
+
+    /// The insert and the update of an item, with the parameters `bindRow` binds.
+    private static let insertItem = """
+        INSERT OR IGNORE INTO items(bundle, gen, uid, domain, expires, attributes, batch, \(SQLiteSchema.filterColumns))
+        VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, \(SQLiteSchema.parameters(from: 8, count: AttributeSchema.filterColumns.count)))
+        """
+    private static let updateItem = """
+        UPDATE items SET domain = ?4, expires = ?5, attributes = ?6, batch = ?7,
+            \(AttributeSchema.filterColumns.enumerated().map { "\($1) = ?\(8 + $0)" }.joined(separator: ", "))
+        WHERE bundle = ?1 AND gen = ?2 AND uid = ?3 RETURNING id
+        """
 
     /// Binds ?1 bundle, ?2 generation, ?3 uid, ?4 domain, ?5 expiration, ?6 attributes, ?7 batch,
     /// ?8 contentType, ?9… the filter values (`AttributeSchema.filtered`): the parameters the
@@ -344,9 +347,9 @@ public final class StagedWrites {
     private func keepCommittedRows(where condition: String, _ bind: (SQLiteStatement) -> Void) throws(StoreError) {
         let keep = try store.statement("""
             INSERT INTO staged_undo(request, uid, domain, expires, attributes, refresh_asked_for, batch,
-                \(SQLiteSchema.fullTextColumns()), custom, typed)
+                \(SQLiteSchema.fullTextColumns), custom, typed)
             SELECT ?8, i.uid, i.domain, i.expires, i.attributes, i.refresh_asked_for, i.batch,
-                \(SQLiteSchema.fullTextColumns("f.")),
+                \(SQLiteSchema.fullTextColumnsOfF),
                 (SELECT json_group_array(json_array(a.rowid & 63, a.name, a.value)) FROM attributes_fts a
                  WHERE a.rowid BETWEEN i.id * 64 AND i.id * 64 + 63),
                 (SELECT json_group_array(json_array(t.name, t.num, t.text)) FROM item_attributes t WHERE t.item = i.id)
