@@ -10,6 +10,11 @@ import XCTest
 /// what failed again and the operation succeeds; a batch that cannot be run again fails as a
 /// retryable store failure. The tests wait for conditions (a session waiting for a lock), never
 /// for time.
+///
+/// The server looks for a deadlock once per wait, `deadlock_timeout` after the wait began, and
+/// the session whose look finds the cycle is the one it ends. So in the deadlock tests the
+/// store's session is always the last to start waiting, when the other session already waits
+/// for it: its one look cannot come before the cycle is closed, however slow the machine.
 final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
     private var server: PostgresServer!
     private var schema = ""
@@ -32,9 +37,10 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
         return other
     }
 
-    /// Runs `body` on a thread of its own (the store is used by that thread alone meanwhile).
-    private func inBackground(_ store: PostgresStore, _ body: @escaping @Sendable (PostgresStore) throws -> String) -> (Thread, SharedValue<String?>) {
-        let box = SharedValue(store)
+    /// Runs `body` on a thread of its own (`value`, a store or a session, is used by that thread
+    /// alone meanwhile).
+    private func inBackground<Value>(_ value: Value, _ body: @escaping @Sendable (Value) throws -> String) -> (Thread, SharedValue<String?>) {
+        let box = SharedValue(value)
         let outcome = SharedValue<String?>(nil)
         let thread = Thread {
             let result: String
@@ -106,9 +112,14 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
         try writes.commitBatch()
         let deadlocksBefore = logged("deadlock detected")
 
-        // The other session holds the staged generation's row. The store's last failed attempt
-        // locks the request, then wants that row (to discard the generation); the other session
-        // then wants the request: a deadlock, in which the server ends the store's transaction.
+        // The store's last failed attempt locks the request, then wants the staged generation's
+        // row (to discard the generation). The other session holds that row and wants the
+        // request: a deadlock. A third session holds the request first, so that both queue for
+        // it (the store first) before the store gets it and moves on to the row the other
+        // session holds: the store's wait is the last to begin.
+        let holder = try otherSession()
+        try holder.begin()
+        try holder.query("SELECT 1 FROM requests WHERE id = $1 FOR UPDATE", [String(request.id)])
         let other = try otherSession()
         try other.begin()
         try other.query("UPDATE staged_generations SET committed_batch = committed_batch WHERE bundle = 'com.example.one' AND gen = $1", [String(request.id)])
@@ -117,10 +128,18 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
             let failed = try store.markAttemptFailed(request.id, error: "refused", backoff: Backoff())
             return failed?.state.rawValue ?? "nil"
         }
-        try waitUntil("the store waits for the staged generation's row") { try waitsForALock(pid) }
-        // This returns only once the store's transaction has let the request go: as the deadlock's
-        // victim, since it waits for this session.
-        try other.query("UPDATE requests SET progress = 'held by another session' WHERE id = $1", [String(request.id)])
+        try waitUntil("the store waits for the request") { try waitsForALock(pid) }
+        let otherPID = other.backendPID
+        let (otherThread, otherOutcome) = inBackground(other) { other in
+            try other.query("UPDATE requests SET progress = 'held by another session' WHERE id = $1", [String(request.id)])
+            return "updated"
+        }
+        try waitUntil("the other session waits for the request") { try waitsForALock(otherPID) }
+        try holder.commit()
+        // The other session's update returns only once the store's transaction has let the
+        // request go: as the deadlock's victim, since it waits for the other session.
+        try waitUntil("the other session's update has ended") { otherThread.isFinished }
+        XCTAssertEqual(otherOutcome.value, "updated")
         XCTAssertEqual(logged("deadlock detected"), deadlocksBefore + 1, "the server detected the deadlock")
         try other.commit()
         try waitUntil("the store's transaction has ended") { thread.isFinished }
@@ -144,12 +163,21 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
         try writes.put(PostgresStoreTests.item("last", title: "Last batch"))
         try writes.flush()
 
-        // The other session holds the bundle's row, which the acknowledgement updates; then it
-        // inserts the row the store's open batch inserted, so each waits for the other.
+        // The other session holds the bundle's row, which the acknowledgement updates, and
+        // inserts the row the store's open batch inserted, waiting for the store; then the
+        // store acknowledges and waits for the other session: the store's wait is the last to
+        // begin.
         let other = try otherSession()
         try other.begin()
         try other.query("SELECT 1 FROM bundles WHERE key = 'com.example.one' FOR UPDATE")
-        let pid = store.connection.backendPID
+        let otherPID = other.backendPID
+        let (otherThread, otherOutcome) = inBackground(other) { other in
+            try other.query("""
+                INSERT INTO items(bundle, gen, uid, attributes, doc) VALUES('com.example.one', $1, 'last', '{}', ''::tsvector)
+                """, [String(request.id)])
+            return "inserted"
+        }
+        try waitUntil("the other session waits for the store's open batch") { try waitsForALock(otherPID) }
         let failure = SharedValue<(any Error)?>(nil)
         let box = SharedValue(writes)
         let (thread, outcome) = inBackground(store) { store in
@@ -162,12 +190,10 @@ final class PostgresRetryTests: XCTestCase, @unchecked Sendable {
                 return "failed"
             }
         }
-        try waitUntil("the acknowledgement waits for the bundle's row") { try waitsForALock(pid) }
-        try other.query("""
-            INSERT INTO items(bundle, gen, uid, attributes, doc) VALUES('com.example.one', $1, 'last', '{}', ''::tsvector)
-            """, [String(request.id)])
-        other.rollback()
         try waitUntil("the acknowledgement has ended") { thread.isFinished }
+        try waitUntil("the other session's insert has ended") { otherThread.isFinished }
+        XCTAssertEqual(otherOutcome.value, "inserted", "the store's batch, not the other session, was the deadlock's victim")
+        other.rollback()
 
         XCTAssertEqual(outcome.value, "failed")
         let error = try XCTUnwrap(failure.value)
