@@ -170,5 +170,35 @@ enum PostgresSchema {
         CREATE INDEX items_modified_date ON items (reindex_seconds(j->>'contentModificationDate')) WHERE reindex_seconds(j->>'contentModificationDate') IS NOT NULL;
         CREATE INDEX items_modified_date_descending ON items ((reindex_seconds(j->>'contentModificationDate') IS NULL), reindex_seconds(j->>'contentModificationDate') DESC, bundle COLLATE "C", gen, uid COLLATE "C");
         """#,
+        // 7: rank lists (PostgresStore+RankLists.swift): an item's `tx` is the transaction that
+        // last wrote its text or attributes — set on insert by default and on such an update by
+        // the trigger — so a list made in one snapshot knows which items may have changed since
+        // (`tx` at or past the snapshot's oldest running transaction). The lists hold a common
+        // word's best items, in relevance order, as they were in that snapshot.
+        #"""
+        ALTER TABLE items ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id();
+        CREATE INDEX items_tx ON items (tx);
+        CREATE FUNCTION reindex_item_changed() RETURNS trigger LANGUAGE plpgsql
+            AS $$ BEGIN NEW.tx := pg_current_xact_id(); RETURN NEW; END $$;
+        CREATE TRIGGER items_changed BEFORE UPDATE ON items FOR EACH ROW
+            WHEN (OLD.doc IS DISTINCT FROM NEW.doc OR OLD.attributes IS DISTINCT FROM NEW.attributes)
+            EXECUTE FUNCTION reindex_item_changed();
+        CREATE TABLE rank_lists(
+            key text PRIMARY KEY,
+            horizon xid8 NOT NULL,
+            length integer NOT NULL,
+            complete boolean NOT NULL
+        );
+        CREATE TABLE rank_entries(
+            list text NOT NULL,
+            n integer NOT NULL,
+            score float8 NOT NULL,
+            hint float8 NOT NULL,
+            bundle text NOT NULL,
+            uid text NOT NULL,
+            item bigint NOT NULL,
+            PRIMARY KEY(list, n)
+        );
+        """#,
     ]
 }

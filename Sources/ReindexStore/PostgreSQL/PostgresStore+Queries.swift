@@ -31,7 +31,8 @@ extension PostgresStore {
     /// and identifier); `nextCursor` continues after its last result. (`options` has no default
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
-        try reading("search failed", query: true) { () throws -> QueryPage in
+        defer { makeWantedRankLists() }
+        return try reading("search failed", query: true) { () throws -> QueryPage in
             let q = try prepare(text, options: options)
             var page = try run(q)
             if !q.units.isEmpty {
@@ -221,10 +222,39 @@ extension PostgresStore {
     /// Relevance order: items where every word matches as typed, then those where the last
     /// word matches only as a prefix; within each, by score, then as on SQLite (`TieOrder`):
     /// rankingHint (none counting as 0), then bundle and identifier in byte order. The cursor
-    /// is that position, in the same form as SQLite's.
+    /// is that position, in the same form as SQLite's. A common word's page is read from its
+    /// rank lists when they prove it (PostgresStore+RankLists.swift), else from every match.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
+        if let read = try rankedFromLists(q, limit: limit, cursor: cursor) { return page(of: read, limit: limit) }
+        let read = try rankedRows(q, limit: limit, cursor: cursor, candidates: nil)
+        try noteWantedRankLists(q, found: read.places.count, limit: limit, cursor: cursor)
+        return page(of: read, limit: limit)
+    }
+
+    /// A ranked read's rows (at most `limit + 1`) with each one's place in the order.
+    struct RankedRead {
+        var results: [SearchResult]
+        var places: [RankPlace]
+    }
+
+    /// The page of a ranked read: its first `limit` rows, and a cursor after the last when
+    /// there is one more.
+    func page(of read: RankedRead, limit: Int) -> QueryPage {
+        let rows = min(limit, read.results.count)
+        let results = Array(read.results.prefix(rows))
+        guard read.results.count > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
+        let last = read.places[rows - 1]
+        let next = Cursor.relevance(scoring: .fieldScore, pass: last.pass, score: last.score, hint: last.hint, bundle: last.bundle, uid: last.uid)
+        return QueryPage(results: results, nextCursor: next.encoded)
+    }
+
+    /// The first `limit + 1` matches in relevance order after `cursor`, among all items or only
+    /// among the `candidates` (a condition on `i.id`, bound in the same compiler).
+    func rankedRows(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?,
+                    candidates: ((inout PostgresQueryCompiler) -> String)?) throws -> RankedRead {
         var compiler = q.compiler()
-        let filters = try self.filters(q, &compiler)
+        var filters = try self.filters(q, &compiler)
+        if let candidates { filters += " AND " + candidates(&compiler) }
         let prefixable = q.units.firstIndex { $0.prefixable && !$0.starred }
         var pass = "0"
         var scores: [String] = []
@@ -249,18 +279,22 @@ extension PostgresStore {
             SELECT m.identifier, m.uid, m.domain, m.expires, m.attributes, m.id, m.pass, m.score, m.hint, m.bkey FROM (
                 SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, i.bundle AS bkey, (\(pass)) AS pass,
                     (\(scores.joined(separator: " + ")))::float8 AS score,
-                    coalesce(\(PostgresQueryCompiler.number("rankingHint")), 0)::float8 AS hint
+                    \(Self.hintExpression) AS hint
                 FROM \(PostgresQueryCompiler.from) WHERE \(filters)) m
             \(after)
             ORDER BY m.pass, m.score DESC, m.hint DESC, m.bkey COLLATE "C", m.uid COLLATE "C" LIMIT \(count)
             """, compiler.parameters)
-        let rows = min(limit, r.rowCount)
-        let results = (0..<rows).map { result(r, $0, score: r.double($0, 7)) }
-        guard r.rowCount > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
-        let last = rows - 1
-        let next = Cursor.relevance(scoring: .fieldScore, pass: r.int(last, 6), score: r.double(last, 7), hint: r.double(last, 8), bundle: r.text(last, 9) ?? "", uid: r.text(last, 1) ?? "")
-        return QueryPage(results: results, nextCursor: next.encoded)
+        var read = RankedRead(results: [], places: [])
+        for row in 0..<r.rowCount {
+            read.results.append(result(r, row, score: r.double(row, 7)))
+            read.places.append(RankPlace(pass: r.int(row, 6), score: r.double(row, 7), hint: r.double(row, 8),
+                                         bundle: r.text(row, 9) ?? "", uid: r.text(row, 1) ?? ""))
+        }
+        return read
     }
+
+    /// An item's rankingHint as the order reads it (none counting as 0).
+    static let hintExpression = "coalesce(\(PostgresQueryCompiler.number("rankingHint")), 0)::float8"
 
     /// By `options.sort` (items without a key's attribute after those with it), then bundle
     /// and identifier; keyset paging on those values, as on SQLite.

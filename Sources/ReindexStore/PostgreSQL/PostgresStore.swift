@@ -33,6 +33,8 @@ public final class PostgresStore {
     var claims: [Int64: Int] = [:]
     /// While `queryPlan` runs: the plans of the statements a page ran.
     var explained: [String]?
+    /// The rank lists this store's searches read and want (PostgresStore+RankLists.swift).
+    let rankLists = PostgresRankLists()
     public static let defaultLeaseSeconds = 30.0
 
     /// Opens (creating or migrating the schema if needed) the index `location` names. A server

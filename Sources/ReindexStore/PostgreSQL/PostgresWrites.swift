@@ -271,6 +271,7 @@ public final class PostgresWrites {
                 ledger.counts.deleted += gone
                 ledger.counts.removed += gone
                 try store.query("UPDATE bundles SET live_gen = $2 WHERE key = $1", [bundleKey, String(newGeneration)])
+                try store.dropRankLists()
                 retired = old
             }
             try store.query("DELETE FROM staged_generations WHERE bundle = $1 AND gen = $2", [bundleKey, String(newGeneration)])

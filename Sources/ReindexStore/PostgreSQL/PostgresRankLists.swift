@@ -1,0 +1,47 @@
+/// What one PostgreSQL store knows and wants of the rank lists (PostgresStore+RankLists.swift):
+/// their sizes (smaller in tests), the lists its searches wanted and did not find, and the words
+/// it found not to be common.
+final class PostgresRankLists {
+    /// Entries a list is made with (`RankLists.size`, as on SQLite).
+    var size = RankLists.size
+    /// A word that more items than this hold is read through a list.
+    var commonWords = RankLists.commonWords
+    /// More items changed since a list was made than this, and the list is made again.
+    var changedRows = 2_000
+    /// Off: every page is a full read (the tests' reference).
+    var enabled = true
+    /// Pages answered from lists (and not by a full read), for tests.
+    var answered = 0
+    /// Lists the searches wanted, made after their snapshot ends: key → how to make it.
+    var wanted: [String: PostgresRankListSpec] = [:]
+    /// The last ranked read found a list of its query missing.
+    var missing = false
+    /// Keys of words counted and found not common, so they are not counted at every search.
+    var uncommon = Set<String>()
+}
+
+/// One pass of a one-word query as a rank list: its key, which items it holds and their score.
+struct PostgresRankListSpec {
+    var key: String
+    var pass: Int
+    var query: PostgresStore.PreparedPostgresQuery
+    var unit: RankingUnit
+    /// `whole`: the word as typed; `prefixOnly`: as a prefix and not as typed (the second
+    /// pass); `starred`: a `*` word, as a prefix.
+    enum Kind: String { case whole = "=", prefixOnly = "+", starred = "*" }
+    var kind: Kind
+
+    /// The items the list holds, as a condition over `items i` and its attributes `x.j`.
+    func match(_ compiler: inout PostgresQueryCompiler) -> String {
+        switch kind {
+        case .whole: return compiler.unitMatch(unit, prefix: false)
+        case .starred: return compiler.unitMatch(unit, prefix: true)
+        case .prefixOnly: return "(\(compiler.unitMatch(unit, prefix: true)) AND NOT \(compiler.unitMatch(unit, prefix: false)))"
+        }
+    }
+
+    /// The pass's score, as the page's query computes it.
+    func score(_ compiler: inout PostgresQueryCompiler) -> String {
+        compiler.unitScore(unit, prefix: kind != .whole)
+    }
+}

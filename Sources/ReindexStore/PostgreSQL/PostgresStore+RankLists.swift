@@ -1,0 +1,205 @@
+import ReindexProtocol
+
+// Rank lists on PostgreSQL: the first page of a common word without scoring every item that
+// holds it.
+//
+// A page is ordered by pass, score, rankingHint, bundle and identifier (PostgresStore+Queries);
+// a word that 150,000 of a million items hold had all of them scored to find the best 20. So for
+// a one-word query whose word (or prefix) more than `commonWords` items hold, the index keeps a
+// *rank list* per pass: the best `size` items of the pass in that order, with their places,
+// made in one snapshot. Every item has `tx`, the transaction that last wrote its text or
+// attributes (schema migration 7), so the items that may have changed since a list was made are
+// exactly those whose `tx` is at or past the list's *horizon*, the oldest transaction still
+// running when its snapshot was taken. Every other item is as it was, so **every unchanged item
+// that comes before a list's k-th entry is among its first k entries.**
+//
+// A page is then read from the candidates: the first k entries of each pass's list and every
+// changed item (of any generation; the live ones are kept), scored and ordered by the same
+// statement as a full read. It is the page of a full read when each of its rows (the `limit + 1`
+// it reads) comes no later than the k-th entry of its pass's list — or when the lists hold every
+// item of their passes — and a row of the second pass comes only after a first pass whose items
+// are all among the candidates. Otherwise k grows to the list's end, and then the page is read
+// in full. Lists hold the live generations' unexpired items; an item that expires later stays
+// (expiry is one of the page's filters), and the transaction that makes a reindexAll's
+// generation live drops every list (`dropRankLists`), as does a list with more than
+// `changedRows` changed items since its horizon: the next search that wants one makes it again,
+// after its snapshot, in a short transaction of its own.
+extension PostgresStore {
+    /// A row's place in relevance order.
+    struct RankPlace {
+        var pass: Int
+        var score: Double
+        var hint: Double
+        var bundle: String
+        var uid: String
+
+        /// Whether `self` comes before `other`, or is it.
+        func isAtOrBefore(_ other: RankPlace) -> Bool {
+            if score != other.score { return score > other.score }
+            return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? true
+        }
+    }
+
+    /// The rank lists of a query's passes: one word (or prefix), in every searched attribute,
+    /// a first page. Nil for any other query.
+    func rankListSpecs(_ q: PreparedPostgresQuery, cursor: Cursor?) -> [PostgresRankListSpec]? {
+        guard rankLists.enabled, cursor == nil, q.units.count == 1, let unit = q.units.first,
+              unit.columns == QueryPlan.allColumns else { return nil }
+        let tokens = PostgresQueryCompiler.tokens(unit.text)
+        guard tokens.count == 1 else { return nil }
+        // The lists of one word differ with what scores and matches it: the declarations in
+        // effect (custom attributes searched by default), and the folding the server offers.
+        let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
+            "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
+        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
+        let suffix = "#" + String(Self.fnv1a(context), radix: 36)
+        func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
+            PostgresRankListSpec(key: kind.rawValue + tokens[0] + suffix, pass: pass, query: q, unit: unit, kind: kind)
+        }
+        if unit.starred { return [spec(.starred, 0)] }
+        if unit.prefixable { return [spec(.whole, 0), spec(.prefixOnly, 1)] }
+        return [spec(.whole, 0)]
+    }
+
+    static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    /// The page read through the query's rank lists, or nil when that is not the way: not a
+    /// one-word first page, a list missing or made too long ago (then wanted), or lists that
+    /// cannot prove the page.
+    func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
+        guard let specs = rankListSpecs(q, cursor: cursor) else { return nil }
+        var lists: [(spec: PostgresRankListSpec, horizon: UInt64, length: Int, complete: Bool)] = []
+        for spec in specs {
+            let r = try query("SELECT horizon::text, length, complete FROM rank_lists WHERE key = $1", [spec.key])
+            guard r.rowCount == 1, let horizon = r.text(0, 0).flatMap({ UInt64($0) }) else {
+                rankLists.missing = true
+                return nil
+            }
+            lists.append((spec, horizon, r.int(0, 1), r.bool(0, 2)))
+        }
+        let horizon = String(lists.map(\.horizon).min() ?? 0)
+        // Ordered by `tx`, so read from its index whatever the statistics say (a column they do not
+        // know yet reads as a third of the table).
+        let changed = try query("SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= $1::xid8 ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s", [horizon]).int(0, 0)
+        if changed > rankLists.changedRows {
+            for list in lists { rankLists.wanted[list.spec.key] = list.spec }
+            return nil
+        }
+        let longest = lists.map(\.length).max() ?? 0
+        var depth = min(max(4 * (limit + 1), 64), max(longest, 1))
+        while true {
+            let k = depth
+            let read = try rankedRows(q, limit: limit, cursor: nil) { compiler in
+                let entries = lists.map { list in
+                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(list.spec.key, "text")) AND n <= \(compiler.bind(String(k), "integer"))"
+                }
+                return "i.id IN (\(entries.joined(separator: " UNION ALL ")) UNION ALL (SELECT id FROM items WHERE tx >= \(compiler.bind(horizon, "xid8")) ORDER BY tx LIMIT \(changed)))"
+            }
+            // Each pass's bound: nil when its list's first k entries are all its unchanged items.
+            var bounds: [Int: RankPlace?] = [:]
+            for list in lists {
+                if list.complete && list.length <= k { bounds[list.spec.pass] = .some(nil); continue }
+                let r = try query("SELECT score, hint, bundle, uid FROM rank_entries WHERE list = $1 AND n = $2", [list.spec.key, String(min(k, list.length))])
+                guard r.rowCount == 1 else { return nil }
+                bounds[list.spec.pass] = RankPlace(pass: list.spec.pass, score: r.double(0, 0), hint: r.double(0, 1), bundle: r.text(0, 2) ?? "", uid: r.text(0, 3) ?? "")
+            }
+            if Self.proves(read.places, bounds: bounds, limit: limit) {
+                rankLists.answered += 1
+                return read
+            }
+            guard depth < longest else { return nil }
+            depth = longest
+        }
+    }
+
+    /// Whether rows read from the candidates are the page a full read gives: every item of
+    /// every pass among them, or `limit + 1` rows each no later than its pass's bound, the
+    /// first pass wholly known before a row of the second.
+    static func proves(_ places: [RankPlace], bounds: [Int: RankPlace?], limit: Int) -> Bool {
+        if bounds.values.allSatisfy({ $0 == nil }) { return true }
+        guard places.count > limit else { return false }
+        for place in places {
+            guard let bound = bounds[place.pass] else { return false }
+            if place.pass > 0, bounds.contains(where: { $0.key < place.pass && $0.value != nil }) { return false }
+            if let bound, !place.isAtOrBefore(bound) { return false }
+        }
+        return true
+    }
+
+    /// After a full read of a one-word first page whose lists were missing: wants them when
+    /// more than `commonWords` items hold the word (counted once per process and word). Lists
+    /// that are there but could not prove a page (a selective filter) are not made again.
+    func noteWantedRankLists(_ q: PreparedPostgresQuery, found: Int, limit: Int, cursor: Cursor?) throws {
+        defer { rankLists.missing = false }
+        guard rankLists.missing, found > limit, let specs = rankListSpecs(q, cursor: cursor), let first = specs.first,
+              !rankLists.uncommon.contains(first.key) else { return }
+        var compiler = q.compiler()
+        let match = compiler.unitMatch(first.unit, prefix: true)
+        let common = rankLists.commonWords
+        let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
+                              compiler.parameters).int(0, 0)
+        guard count > common else {
+            rankLists.uncommon.insert(first.key)
+            return
+        }
+        for spec in specs { rankLists.wanted[spec.key] = spec }
+    }
+
+    /// Makes the lists the searches wanted, each in a short transaction of its own (after the
+    /// search's snapshot). A list another session is making, or any failure, leaves it for a
+    /// later search: a search never fails for want of a list.
+    func makeWantedRankLists() {
+        guard !rankLists.wanted.isEmpty, !connection.inTransaction else { return }
+        let wanted = rankLists.wanted.values.sorted { $0.key < $1.key }
+        rankLists.wanted = [:]
+        for spec in wanted {
+            do {
+                try connection.begin("ISOLATION LEVEL REPEATABLE READ")
+                try makeRankList(spec)
+                try connection.commit()
+            } catch {
+                    connection.rollback()
+            }
+        }
+    }
+
+    /// Drops every list, inside the transaction that makes a generation live (whose items no
+    /// list holds). The lock keeps a list from being made meanwhile from the generations before.
+    func dropRankLists() throws {
+        try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
+        guard try query("SELECT EXISTS (SELECT 1 FROM rank_lists)").bool(0, 0) else { return }
+        try query("DELETE FROM rank_entries")
+        try query("DELETE FROM rank_lists")
+    }
+
+    private func makeRankList(_ spec: PostgresRankListSpec) throws {
+        // Before the snapshot (its first query): a generation made live meanwhile has dropped
+        // the lists when this one is made, never after.
+        try query("SET LOCAL lock_timeout = '200ms'")
+        try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
+        try query("DELETE FROM rank_entries WHERE list = $1", [spec.key])
+        try query("DELETE FROM rank_lists WHERE key = $1", [spec.key])
+        var compiler = spec.query.compiler()
+        let match = spec.match(&compiler)
+        let score = spec.score(&compiler)
+        let key = compiler.bind(spec.key, "text")
+        let size = compiler.bind(String(rankLists.size), "bigint")
+        let now = compiler.bind(Clock.now())
+        let made = try query("""
+            WITH made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
+            SELECT \(key), row_number() OVER (ORDER BY m.score DESC, m.hint DESC, m.bundle COLLATE "C", m.uid COLLATE "C"),
+                m.score, m.hint, m.bundle, m.uid, m.id FROM (
+                SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
+                FROM \(PostgresQueryCompiler.from) WHERE \(match) AND (i.expires IS NULL OR i.expires > \(now))
+                ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
+            RETURNING 1)
+            SELECT count(*) FROM made
+            """, compiler.parameters).int(0, 0)
+        try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
+                  [spec.key, String(made), made < rankLists.size ? "true" : "false"])
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+@testable import ReindexStore
+import ReindexProtocol
+import ReindexTestSupport
+import XCTest
+
+/// Rank lists on PostgreSQL (PostgresStore+RankLists.swift): a first page read through a common
+/// word's lists is exactly the page a full read returns, before and after every kind of write —
+/// new items, items written again, deletes, expiry, a reindexAll staged while a list is made and
+/// acknowledged after — on a server the tests start.
+final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
+    private var server: PostgresServer!
+    private var schema = ""
+
+    override func setUpWithError() throws {
+        server = try PostgresServer.shared()
+        schema = server.freshSchema("ranklists")
+    }
+
+    /// Two connections to one index: one that reads common words (above 5 items) through rank
+    /// lists of 12, made again once more than 100 items changed, and one that always reads in full.
+    func listedAndFull() throws -> (listed: PostgresStore, full: PostgresStore) {
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])
+        let listed = try PostgresStore.open(location)
+        listed.rankLists.commonWords = 5
+        listed.rankLists.size = 12
+        listed.rankLists.changedRows = 100
+        let full = try PostgresStore.open(location)
+        full.rankLists.enabled = false
+        return (listed, full)
+    }
+
+    static let words = RankListTests.words
+    static let queries = words + ["la", "ri", "sum*", "orchard si", "lantern && rankingHint >= 0", "comet && title == \"comet*\""]
+
+    /// Every page of `query`, `limit` at a time: identifiers and scores.
+    func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
+        var options = QueryOptions(limit: limit)
+        var all: [String] = []
+        for _ in 0..<400 {
+            let page = try store.query(query, options: options)
+            all += page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+            guard let next = page.nextCursor, all.count < 60 else { return all }
+            options.after = next
+        }
+        return all
+    }
+
+    /// The first page of each query, and each query's pages, agree; returns how many first
+    /// pages the lists answered.
+    @discardableResult
+    func assertAgree(_ listed: PostgresStore, _ full: PostgresStore, _ when: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let before = listed.rankLists.answered
+        for query in Self.queries {
+            // Twice: the first search makes the lists it wants, the second reads them.
+            _ = try listed.query(query, options: QueryOptions(limit: 7))
+            for limit in [1, 7, 20] {
+                XCTAssertEqual(try listed.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                               try full.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                               "\(query), first \(limit), \(when)", file: file, line: line)
+            }
+            XCTAssertEqual(try pages(listed, query), try pages(full, query), "\(query) \(when)", file: file, line: line)
+        }
+        return listed.rankLists.answered - before
+    }
+
+    func testFirstPagesReadThroughRankListsAreThoseOfAFullReadThroughWritesUpdatesDeletesAndExpiry() throws {
+        let (listed, full) = try listedAndFull()
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        let other = LocalIndex(store: listed, bundleIdentifier: "com.example.another")
+        _ = try index.put((0..<300).map { RankListTests.item($0) })
+        _ = try other.put((300..<360).map { RankListTests.item($0) })
+        XCTAssertGreaterThan(try assertAgree(listed, full, "after the first writes"), 30, "the lists answered first pages")
+        XCTAssertGreaterThanOrEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 10, "the searches made lists")
+        let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0)
+
+        // New items, some better than every entry of their words' lists (one word, short): fewer
+        // than the lists' limit of changed items, so read as candidates beside the lists.
+        _ = try index.put((400..<460).map { n in
+            n % 3 == 0 ? SearchableItem(uniqueIdentifier: "new\(n)", attributes: .init(title: Self.words[n % Self.words.count], rankingHint: 3))
+                : RankListTests.item(n)
+        })
+        XCTAssertGreaterThan(try assertAgree(listed, full, "after new items"), 30)
+        XCTAssertEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0), horizons,
+                       "the lists were read with the items changed since, not made again")
+        // Items written again with other words and hints: past the limit, so the lists are made again.
+        _ = try index.put((0..<80).map { n in
+            var item = RankListTests.item(n, salt: 1)
+            item.uniqueIdentifier = RankListTests.item(n).uniqueIdentifier
+            if n % 4 == 0 { item.attributes.rankingHint = 7 }
+            return item
+        })
+        try assertAgree(listed, full, "after items were written again")
+        XCTAssertNotEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0), horizons,
+                          "the lists were made again")
+        // A partial update of a listed item's hint, deletes, and an expired item.
+        // (The last of the first page's best score: its hint alone puts it first.)
+        let best = try full.query("comet", options: QueryOptions(limit: 12)).results
+        let top = try XCTUnwrap(best.last { $0.score == best.first?.score && $0.bundleIdentifier == "com.example.ranked" })
+        _ = try index.update([SearchableItem(uniqueIdentifier: top.uniqueIdentifier, attributes: .init(rankingHint: 50))])
+        _ = try index.delete(identifiers: (100..<200).map { RankListTests.item($0).uniqueIdentifier })
+        _ = try other.put([SearchableItem(uniqueIdentifier: "gone", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "lantern", rankingHint: 99))])
+        XCTAssertGreaterThan(try assertAgree(listed, full, "after an update, deletes and an expired item"), 30)
+        XCTAssertEqual(try listed.query("comet", options: QueryOptions(limit: 1)).results.first?.uniqueIdentifier, top.uniqueIdentifier,
+                       "the updated hint counts")
+    }
+
+    func testAReindexAllStagedWhileAListIsMadeIsFoundOnceItIsAcknowledged() throws {
+        let (listed, full) = try listedAndFull()
+        let first = try PostgresWrites(store: listed, bundleIdentifier: "com.example.ranked", scope: .replacement(generation: 1))
+        for n in 0..<200 { try first.put(try RankListTests.item(n).validated()) }
+        _ = try first.acknowledge()
+        // The next generation is written and committed batch by batch, not yet live…
+        let second = try PostgresWrites(store: listed, bundleIdentifier: "com.example.ranked", scope: .replacement(generation: 2))
+        for n in 0..<150 { try second.put(try RankListTests.item(n, salt: 2).validated()) }
+        try second.commitBatch()
+        // …while the searches make their lists, from items of both generations.
+        XCTAssertGreaterThan(try assertAgree(listed, full, "while a reindexAll is staged"), 30)
+        // Acknowledged: the staged items are the bundle now, without any being written again.
+        _ = try second.acknowledge()
+        XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 0, "the acknowledgement dropped the lists")
+        XCTAssertGreaterThan(try assertAgree(listed, full, "after the reindexAll was acknowledged"), 30)
+    }
+
+    func testRareWordsAndRestrictedWordsAreReadInFullAndMakeNoList() throws {
+        let (listed, full) = try listedAndFull()
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<40).map { RankListTests.item($0) } + [
+            SearchableItem(uniqueIdentifier: "rare", attributes: .init(title: "quokka")),
+        ])
+        for query in ["quokka", "title == \"comet\"w", "lantern river"] {
+            XCTAssertEqual(try pages(listed, query, limit: 3), try pages(full, query, limit: 3), query)
+        }
+        XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)
+        XCTAssertEqual(listed.rankLists.answered, 0)
+    }
+}
+
+private extension SearchableItem {
+    func validated() throws -> ValidatedItem {
+        try ItemValidator.validate(json, path: "items[0]", declarations: [:])
+    }
+}
