@@ -103,6 +103,18 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertGreaterThan(try assertAgree(listed, full, "after an update, deletes and an expired item"), 30)
         XCTAssertEqual(try listed.query("comet", options: QueryOptions(limit: 1)).results.first?.uniqueIdentifier, top.uniqueIdentifier,
                        "the updated hint counts")
+
+        // `check` reads each list's word in full and finds the lists as the rule wants them…
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        // …and says so when one is not: an entry gone, another with a score its item does not have.
+        _ = try listed.query("""
+            WITH gone AS (DELETE FROM rank_entries WHERE list LIKE '=comet#%' AND n = 1 RETURNING 1)
+            UPDATE rank_entries SET score = score + 1 WHERE list LIKE '=river#%' AND n = 2 AND EXISTS (SELECT 1 FROM items i WHERE i.id = item)
+            """)
+        XCTAssertEqual(try listed.health(quick: false).problems, [
+            "the rank list of 'comet' misses 1 item(s) it should hold",
+            "the rank list of 'river' gives 1 item(s) a score or hint they do not have",
+        ])
     }
 
     func testAReindexAllStagedWhileAListIsMadeIsFoundOnceItIsAcknowledged() throws {

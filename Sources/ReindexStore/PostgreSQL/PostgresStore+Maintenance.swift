@@ -10,7 +10,7 @@ import ReindexSystem
 /// rows are not kept aside (the database's backups are the way back).
 extension PostgresStore {
     /// The tables every deployment's schema has.
-    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "schema_version"]
+    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "rank_lists", "rank_entries", "schema_version"]
 
     /// The index's structure and invariants, in one snapshot. `quick` leaves out the check of
     /// every item's document against its title (a read of every item).
@@ -56,6 +56,7 @@ extension PostgresStore {
                 let n = try query(sql).int(0, 0)
                 if n > 0 { result.problems.append("\(n) \(what)") }
             }
+            if !quick { result.problems += try rankListProblems() }
             let lives = try query("""
                 SELECT b.identifier, b.live_gen FROM bundles b WHERE b.live_gen <> 0
                 AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.live_gen AND r.bundle = b.key AND r.kind = 'reindexAll')
@@ -98,9 +99,9 @@ extension PostgresStore {
     public func erase(lockSeconds: Int = 10) throws -> Int {
         try transaction { () throws -> Int in
             try query("SELECT set_config('lock_timeout', $1, true)", ["\(lockSeconds)s"])
-            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states IN ACCESS EXCLUSIVE MODE")
+            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries IN ACCESS EXCLUSIVE MODE")
             let count = try query("SELECT count(*) FROM items").int(0, 0)
-            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states")
+            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries")
             return count
         }
     }

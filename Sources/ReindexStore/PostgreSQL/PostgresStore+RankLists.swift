@@ -202,4 +202,47 @@ extension PostgresStore {
         try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
                   [spec.key, String(made), made < rankLists.size ? "true" : "false"])
     }
+
+    // MARK: Checking
+
+    /// What `check` finds wrong with the lists (read in the check's snapshot): for each list of
+    /// the declarations in effect, every unchanged item of its word that comes no later than its
+    /// last entry — read in full — must be in it with its score and hint.
+    func rankListProblems() throws -> [String] {
+        let lists = try query("SELECT key, horizon::text, length, complete FROM rank_lists ORDER BY key")
+        var problems: [String] = []
+        for row in 0..<lists.rowCount {
+            guard let key = lists.text(row, 0), let kind = key.first.flatMap({ PostgresRankListSpec.Kind(rawValue: String($0)) }),
+                  let hash = key.firstIndex(of: "#") else { continue }
+            let word = String(key[key.index(after: key.startIndex)..<hash])
+            guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
+            // A list of other declarations (one bundle's) is not this context's to check.
+            guard let spec = rankListSpecs(q, cursor: nil)?.first(where: { $0.key == key }) else { continue }
+            var compiler = q.compiler()
+            let match = spec.match(&compiler)
+            let score = spec.score(&compiler)
+            let list = compiler.bind(key, "text")
+            let horizon = compiler.bind(lists.text(row, 1), "xid8")
+            var bound = "true"
+            if !lists.bool(row, 3) {
+                let n = compiler.bind(String(lists.int(row, 2)), "integer")
+                func at(_ column: String) -> String { "(SELECT \(column) FROM rank_entries WHERE list = \(list) AND n = \(n))" }
+                bound = """
+                    (r.score > \(at("score")) OR (r.score = \(at("score")) AND (r.hint > \(at("hint")) OR (r.hint = \(at("hint"))
+                    AND (r.bundle COLLATE "C" < \(at("bundle")) OR (r.bundle = \(at("bundle")) AND r.uid COLLATE "C" <= \(at("uid"))))))))
+                    """
+            }
+            let now = compiler.bind(Clock.now())
+            let r = try query("""
+                WITH r AS (SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
+                    FROM \(PostgresQueryCompiler.from) WHERE \(match) AND i.tx < \(horizon) AND (i.expires IS NULL OR i.expires > \(now)))
+                SELECT (SELECT count(*) FROM r WHERE \(bound) AND NOT EXISTS (SELECT 1 FROM rank_entries e WHERE e.list = \(list) AND e.item = r.id)),
+                    (SELECT count(*) FROM r JOIN rank_entries e ON e.list = \(list) AND e.item = r.id WHERE e.score <> r.score OR e.hint <> r.hint)
+                """, compiler.parameters)
+            let shown = kind == .whole ? word : word + "*"
+            if r.int(0, 0) > 0 { problems.append("the rank list of '\(shown)' misses \(r.int(0, 0)) item(s) it should hold") }
+            if r.int(0, 1) > 0 { problems.append("the rank list of '\(shown)' gives \(r.int(0, 1)) item(s) a score or hint they do not have") }
+        }
+        return problems
+    }
 }
