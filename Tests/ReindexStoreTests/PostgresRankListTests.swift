@@ -33,17 +33,8 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
     static let words = RankListTests.words
     static let queries = words + ["la", "ri", "sum*", "orchard si", "lantern && rankingHint >= 0", "comet && title == \"comet*\""]
 
-    /// Every page of `query`, `limit` at a time: identifiers and scores.
     func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
-        var options = QueryOptions(limit: limit)
-        var all: [String] = []
-        for _ in 0..<400 {
-            let page = try store.query(query, options: options)
-            all += page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
-            guard let next = page.nextCursor, all.count < 60 else { return all }
-            options.after = next
-        }
-        return all
+        try RankListTests.pages(store, query, limit: limit)
     }
 
     /// The first page of each query, and each query's pages, agree; returns how many first

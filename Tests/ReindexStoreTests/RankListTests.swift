@@ -36,8 +36,9 @@ final class RankListTests: XCTestCase {
 
     static let queries = words + ["lantern river", "comet garden", "glass paper summit", "la", "ri", "orchard si", "sum*", "lantern && rankingHint >= 0"]
 
-    /// Every page of `query`, `limit` at a time: identifiers and scores.
-    func pages(_ store: IndexStore, _ query: String, limit: Int = 7) throws -> [String] {
+    /// Every page of `query`, `limit` at a time: identifiers and scores (at most 60), on
+    /// either backend.
+    static func pages(_ store: any IndexQueries, _ query: String, limit: Int = 7) throws -> [String] {
         var options = QueryOptions(limit: limit)
         var all: [String] = []
         for _ in 0..<400 {
@@ -52,8 +53,8 @@ final class RankListTests: XCTestCase {
     func assertAgree(_ listed: IndexStore, _ full: IndexStore, _ when: String, file: StaticString = #filePath, line: UInt = #line) throws {
         for query in Self.queries {
             // Twice: the first search makes the lists it wants, the second reads them.
-            _ = try pages(listed, query)
-            XCTAssertEqual(try pages(listed, query), try pages(full, query), "\(query) \(when)", file: file, line: line)
+            _ = try Self.pages(listed, query)
+            XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), "\(query) \(when)", file: file, line: line)
             XCTAssertEqual(try listed.search(query, limit: 25).map(\.uniqueIdentifier), try full.search(query, limit: 25).map(\.uniqueIdentifier),
                            "search \(query) \(when)", file: file, line: line)
         }
@@ -112,12 +113,12 @@ final class RankListTests: XCTestCase {
             SearchableItem(uniqueIdentifier: "both\(n)", attributes: .init(title: n % 2 == 0 ? "harbour signal" : "signal harbour", rankingHint: n % 7 == 0 ? 1 : nil))
         })
         for query in ["harbour signal", "signal harb", "harbour sig"] {
-            _ = try pages(listed, query)
+            _ = try Self.pages(listed, query)
             let before = listed.queryState.upkeep.answered
             XCTAssertEqual(try listed.search(query, limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
                            try full.search(query, limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
             XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "\(query): answered from the lists")
-            XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), query)
+            XCTAssertEqual(try Self.pages(listed, query, limit: 4), try Self.pages(full, query, limit: 4), query)
         }
     }
 
@@ -129,12 +130,12 @@ final class RankListTests: XCTestCase {
         // A writer holds the index: the search answers from a full read, and makes no list.
         let writer = try IndexStore.open(path: path)
         try writer.connection.execute("BEGIN IMMEDIATE")
-        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+        XCTAssertEqual(try Self.pages(listed, "comet"), try Self.pages(full, "comet"))
         try writer.connection.execute("COMMIT")
         XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists"), 0)
         // Once it is free, the next search makes it.
-        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+        XCTAssertEqual(try Self.pages(listed, "comet"), try Self.pages(full, "comet"))
         XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key = '=comet'"), 1)
-        XCTAssertEqual(try pages(listed, "comet"), try pages(full, "comet"))
+        XCTAssertEqual(try Self.pages(listed, "comet"), try Self.pages(full, "comet"))
     }
 }

@@ -26,7 +26,7 @@ import ReindexProtocol
 // after its snapshot, in a short transaction of its own.
 extension PostgresStore {
     /// A row's place in relevance order.
-    struct RankPlace {
+    struct RankPlace: RelevancePlace {
         var pass: Int
         var score: Double
         var hint: Double
@@ -34,10 +34,7 @@ extension PostgresStore {
         var uid: String
 
         /// Whether `self` comes before `other`, or is it.
-        func isAtOrBefore(_ other: RankPlace) -> Bool {
-            if score != other.score { return score > other.score }
-            return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? true
-        }
+        func isAtOrBefore(_ other: RankPlace) -> Bool { order(other) ?? true }
     }
 
     /// The rank lists of a query's passes: one word (or prefix), in every searched attribute,

@@ -7,7 +7,7 @@ import ReindexProtocol
 // rankingHint, then bundle and identifier; whole words before prefixes.
 extension IndexStore {
     /// One match in relevance order.
-    struct Ranked {
+    struct Ranked: RelevancePlace {
         var row: Int64
         var score: Double
         var hint: Double
@@ -16,10 +16,7 @@ extension IndexStore {
 
         /// Whether `self` comes before `other`: higher score, then higher hint, then bundle and
         /// identifier.
-        func precedes(_ other: Ranked) -> Bool {
-            if score != other.score { return score > other.score }
-            return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
-        }
+        func precedes(_ other: Ranked) -> Bool { order(other) ?? false }
     }
 
     /// Relevance order (SQLite/Ranking.swift): the best `limit` visible matches that pass the

@@ -37,34 +37,22 @@ enum RankLists {
     static let maximumDepthOfSeveral = 512
 }
 
-/// A list entry, or a boundary: an item's place in a word's relevance order.
-struct RankEntry {
+/// A list entry, or a boundary: an item's place in a word's relevance order (its impact as
+/// the score).
+struct RankEntry: RelevancePlace {
     var impact: Double
     var hint: Double
     var bundle: String
     var uid: String
     var item: Int64
 
-    func precedes(_ other: RankEntry) -> Bool {
-        if impact != other.impact { return impact > other.impact }
-        return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? (item < other.item)
-    }
+    var score: Double { impact }
+
+    func precedes(_ other: RankEntry) -> Bool { order(other) ?? (item < other.item) }
 
     /// Whether `self` comes before `other` among items of equal score.
     func tiePrecedes(_ other: RankEntry) -> Bool {
         TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
-    }
-}
-
-/// The order of equal scores (docs/QUERIES.md, "Relevance"): the higher rankingHint first, then
-/// bundle and identifier in SQLite's order of text (bytes), which the unique index of
-/// identifiers keeps. Nil when both are the same.
-enum TieOrder {
-    static func precedes(_ a: (hint: Double, bundle: String, uid: String), _ b: (hint: Double, bundle: String, uid: String)) -> Bool? {
-        if a.hint != b.hint { return a.hint > b.hint }
-        if a.bundle != b.bundle { return a.bundle.utf8.lexicographicallyPrecedes(b.bundle.utf8) }
-        if a.uid != b.uid { return a.uid.utf8.lexicographicallyPrecedes(b.uid.utf8) }
-        return nil
     }
 }
 
