@@ -69,48 +69,70 @@ extension PostgresStore {
     /// cannot prove the page.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
         guard let specs = rankListSpecs(q, cursor: cursor) else { return nil }
-        var lists: [(spec: PostgresRankListSpec, horizon: UInt64, length: Int, complete: Bool)] = []
-        for spec in specs {
-            let r = try query("SELECT horizon::text, length, complete FROM rank_lists WHERE key = $1", [spec.key])
-            guard r.rowCount == 1, let horizon = r.text(0, 0).flatMap({ UInt64($0) }) else {
+        var depth = max(4 * (limit + 1), 64)
+        var deeper = false
+        while true {
+            guard let state = try rankListState(specs, depth: depth) else {
                 rankLists.missing = true
                 return nil
             }
-            lists.append((spec, horizon, r.int(0, 1), r.bool(0, 2)))
-        }
-        let horizon = String(lists.map(\.horizon).min() ?? 0)
-        // Ordered by `tx`, so read from its index whatever the statistics say (a column they do not
-        // know yet reads as a third of the table).
-        let changed = try query("SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= $1::xid8 ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s", [horizon]).int(0, 0)
-        if changed > rankLists.changedRows {
-            for list in lists { rankLists.wanted[list.spec.key] = list.spec }
-            return nil
-        }
-        let longest = lists.map(\.length).max() ?? 0
-        var depth = min(max(4 * (limit + 1), 64), max(longest, 1))
-        while true {
+            if state.changed > rankLists.changedRows {
+                for spec in specs { rankLists.wanted[spec.key] = spec }
+                return nil
+            }
             let k = depth
             let read = try rankedRows(q, limit: limit, cursor: nil) { compiler in
-                let entries = lists.map { list in
-                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(list.spec.key, "text")) AND n <= \(compiler.bind(String(k), "integer"))"
+                let entries = specs.map { spec in
+                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(k), "integer"))"
                 }
-                return "i.id IN (\(entries.joined(separator: " UNION ALL ")) UNION ALL (SELECT id FROM items WHERE tx >= \(compiler.bind(horizon, "xid8")) ORDER BY tx LIMIT \(changed)))"
+                return "i.id IN (\(entries.joined(separator: " UNION ALL ")) UNION ALL (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed)))"
             }
-            // Each pass's bound: nil when its list's first k entries are all its unchanged items.
-            var bounds: [Int: RankPlace?] = [:]
-            for list in lists {
-                if list.complete && list.length <= k { bounds[list.spec.pass] = .some(nil); continue }
-                let r = try query("SELECT score, hint, bundle, uid FROM rank_entries WHERE list = $1 AND n = $2", [list.spec.key, String(min(k, list.length))])
-                guard r.rowCount == 1 else { return nil }
-                bounds[list.spec.pass] = RankPlace(pass: list.spec.pass, score: r.double(0, 0), hint: r.double(0, 1), bundle: r.text(0, 2) ?? "", uid: r.text(0, 3) ?? "")
-            }
-            if Self.proves(read.places, bounds: bounds, limit: limit) {
+            if Self.proves(read.places, bounds: state.bounds, limit: limit) {
                 rankLists.answered += 1
                 return read
             }
-            guard depth < longest else { return nil }
-            depth = longest
+            guard !deeper, state.longest > depth else { return nil }
+            depth = state.longest
+            deeper = true
         }
+    }
+
+    /// The lists of `specs` in one statement: the oldest horizon among them, the items changed
+    /// since (at most `changedRows + 1` counted), the longest list, and each pass's bound at
+    /// `depth` — nil when the list's first `depth` entries are all its unchanged items. Nil
+    /// when a list is missing.
+    private func rankListState(_ specs: [PostgresRankListSpec], depth: Int) throws
+        -> (horizon: String, changed: Int, longest: Int, bounds: [Int: RankPlace?])? {
+        var parameters: [String?] = [String(depth)]
+        let keys = specs.map { spec -> String in
+            parameters.append(spec.key)
+            return "$\(parameters.count)::text"
+        }.joined(separator: ", ")
+        // The changed items are read in `tx` order, so from its index whatever the statistics say
+        // (a column they do not know yet reads as a third of the table).
+        let r = try query("""
+            SELECT l.key, l.length, l.complete, e.score, e.hint, e.bundle, e.uid, h.horizon::text,
+                (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= h.horizon ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s)
+            FROM rank_lists l LEFT JOIN rank_entries e ON e.list = l.key AND e.n = least($1::integer, l.length)
+            CROSS JOIN (SELECT min(horizon) AS horizon FROM rank_lists WHERE key IN (\(keys))) h
+            WHERE l.key IN (\(keys))
+            """, parameters)
+        guard r.rowCount == specs.count, let horizon = r.text(0, 7) else { return nil }
+        var bounds: [Int: RankPlace?] = [:]
+        var longest = 0
+        for row in 0..<r.rowCount {
+            guard let spec = specs.first(where: { $0.key == r.text(row, 0) }) else { return nil }
+            let length = r.int(row, 1)
+            longest = max(longest, length)
+            if r.bool(row, 2) && length <= depth {
+                bounds[spec.pass] = .some(nil)
+            } else if r.text(row, 3) != nil {
+                bounds[spec.pass] = RankPlace(pass: spec.pass, score: r.double(row, 3), hint: r.double(row, 4), bundle: r.text(row, 5) ?? "", uid: r.text(row, 6) ?? "")
+            } else {
+                return nil
+            }
+        }
+        return (horizon, r.int(0, 8), longest, bounds)
     }
 
     /// Whether rows read from the candidates are the page a full read gives: every item of
