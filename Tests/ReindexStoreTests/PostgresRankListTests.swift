@@ -136,6 +136,24 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)
         XCTAssertEqual(listed.rankLists.answered, 0)
     }
+
+    func testListsAreKeptUpToTheirLimitTheOldestMadeGoingFirst() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.maximumLists = 5
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { RankListTests.item($0) })
+        for word in ["lantern", "river", "orchard", "summit"] {
+            _ = try listed.query(word, options: QueryOptions(limit: 3))
+            XCTAssertLessThanOrEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 5, word)
+        }
+        // Two lists per word: the last three words' lists are kept whole (or one of them half).
+        let kept = try listed.query("SELECT string_agg(key, ' ' ORDER BY key) FROM rank_lists").text(0, 0) ?? ""
+        XCTAssertTrue(kept.contains("=summit#") && kept.contains("+summit#") && !kept.contains("lantern"), kept)
+        XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_entries WHERE list NOT IN (SELECT key FROM rank_lists)").int(0, 0), 0,
+                       "a dropped list's entries go with it")
+        for word in ["lantern", "summit"] {
+            XCTAssertEqual(try pages(listed, word, limit: 3), try pages(full, word, limit: 3), word)
+        }
+    }
 }
 
 private extension SearchableItem {

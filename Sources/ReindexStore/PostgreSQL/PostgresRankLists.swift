@@ -6,6 +6,8 @@ final class PostgresRankLists {
     var size = RankLists.size
     /// A word that more items than this hold is read through a list.
     var commonWords = RankLists.commonWords
+    /// Lists kept at most (two per word that can be a prefix): making one more drops the oldest.
+    var maximumLists = 64
     /// More items changed since a list was made than this, and the list is made again.
     var changedRows = 2_000
     /// Off: every page is a full read (the tests' reference).

@@ -200,8 +200,15 @@ extension PostgresStore {
         // the lists when this one is made, never after.
         try query("SET LOCAL lock_timeout = '200ms'")
         try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
-        try query("DELETE FROM rank_entries WHERE list = $1", [spec.key])
-        try query("DELETE FROM rank_lists WHERE key = $1", [spec.key])
+        // Making a list replaces one of that key, and past `maximumLists` the oldest made.
+        try query("""
+            WITH gone AS (
+                DELETE FROM rank_lists WHERE key = $1 OR key IN (
+                    SELECT key FROM rank_lists WHERE key <> $1 ORDER BY horizon, key
+                    LIMIT greatest(0, (SELECT count(*) FROM rank_lists WHERE key <> $1) - $2::integer + 1))
+                RETURNING key)
+            DELETE FROM rank_entries WHERE list IN (SELECT key FROM gone)
+            """, [spec.key, String(rankLists.maximumLists)])
         var compiler = spec.query.compiler()
         let match = spec.match(&compiler)
         let score = spec.score(&compiler)
