@@ -31,7 +31,8 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
     }
 
     static let words = RankListTests.words
-    static let queries = words + ["la", "ri", "sum*", "orchard si", "lantern && rankingHint >= 0", "comet && title == \"comet*\""]
+    static let queries = words + ["la", "ri", "sum*", "orchard si", "lantern && rankingHint >= 0", "comet && title == \"comet*\"",
+                                  "lantern river", "comet garden", "glass paper summit", "signal harbour*"]
 
     func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
         try RankListTests.pages(store, query, limit: limit)
@@ -125,12 +126,32 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertGreaterThan(try assertAgree(listed, full, "after the reindexAll was acknowledged"), 30)
     }
 
+    func testSeveralCommonWordsAreAnsweredFromTheirListsWithTheScoresOfAFullRead() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.size = 40
+        // Short items holding both words, among longer ones holding either.
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<200).map { RankListTests.item($0) } + (0..<30).map { n in
+            SearchableItem(uniqueIdentifier: "both\(n)", attributes: .init(title: n % 2 == 0 ? "harbour signal" : "signal harbour", rankingHint: n % 7 == 0 ? 1 : nil))
+        })
+        for query in ["harbour signal", "signal harbour", "lantern river comet"] {
+            _ = try listed.query(query, options: QueryOptions(limit: 5))
+            let before = listed.rankLists.answered
+            for limit in [1, 5, 12] {
+                XCTAssertEqual(try listed.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                               try full.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                               "\(query), first \(limit)")
+            }
+            XCTAssertGreaterThan(listed.rankLists.answered, before, "\(query): answered from the lists")
+            XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), query)
+        }
+    }
+
     func testRareWordsAndRestrictedWordsAreReadInFullAndMakeNoList() throws {
         let (listed, full) = try listedAndFull()
         _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<40).map { RankListTests.item($0) } + [
             SearchableItem(uniqueIdentifier: "rare", attributes: .init(title: "quokka")),
         ])
-        for query in ["quokka", "title == \"comet\"w", "lantern river"] {
+        for query in ["quokka", "title == \"comet\"w", "quokka lantern"] {
             XCTAssertEqual(try pages(listed, query, limit: 3), try pages(full, query, limit: 3), query)
         }
         XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)

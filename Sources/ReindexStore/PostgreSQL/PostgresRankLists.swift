@@ -2,6 +2,8 @@
 /// their sizes (smaller in tests), the lists its searches wanted and did not find, and the words
 /// it found not to be common.
 final class PostgresRankLists {
+    /// Words a query may have and still be read through lists.
+    static let maximumWords = 4
     /// Entries a list is made with (`RankLists.size`, as on SQLite).
     var size = RankLists.size
     /// A word that more items than this hold is read through a list.

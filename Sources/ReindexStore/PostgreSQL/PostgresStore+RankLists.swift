@@ -37,25 +37,37 @@ extension PostgresStore {
         func isAtOrBefore(_ other: RankPlace) -> Bool { order(other) ?? true }
     }
 
-    /// The rank lists of a query's passes: one word (or prefix), in every searched attribute,
-    /// a first page. Nil for any other query.
+    /// The rank lists of a query's words: each word (or prefix) in every searched attribute, a
+    /// first page, at most `maximumWords` of them. One word has a list per pass (as typed; only
+    /// as a prefix); several words have one each, of the pass that has every word as typed. Nil
+    /// for any other query.
     func rankListSpecs(_ q: PreparedPostgresQuery, cursor: Cursor?) -> [PostgresRankListSpec]? {
-        guard rankLists.enabled, cursor == nil, q.units.count == 1, let unit = q.units.first,
-              unit.columns == QueryPlan.allColumns else { return nil }
-        let tokens = PostgresQueryCompiler.tokens(unit.text)
-        guard tokens.count == 1 else { return nil }
+        guard rankLists.enabled, cursor == nil, (1...PostgresRankLists.maximumWords).contains(q.units.count) else { return nil }
+        var tokens: [String] = []
+        for unit in q.units {
+            let words = PostgresQueryCompiler.tokens(unit.text)
+            guard unit.columns == QueryPlan.allColumns, words.count == 1 else { return nil }
+            tokens.append(words[0])
+        }
         // The lists of one word differ with what scores and matches it: the declarations in
         // effect (custom attributes searched by default), and the folding the server offers.
         let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
             "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
         }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
         let suffix = "#" + String(Self.fnv1a(context), radix: 36)
-        func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
-            PostgresRankListSpec(key: kind.rawValue + tokens[0] + suffix, pass: pass, query: q, unit: unit, kind: kind)
+        var specs: [PostgresRankListSpec] = []
+        for (n, unit) in q.units.enumerated() {
+            func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
+                PostgresRankListSpec(key: kind.rawValue + tokens[n] + suffix, pass: pass, query: q, unit: unit, kind: kind)
+            }
+            if unit.starred {
+                specs.append(spec(.starred, 0))
+            } else {
+                specs.append(spec(.whole, 0))
+                if unit.prefixable && q.units.count == 1 { specs.append(spec(.prefixOnly, 1)) }
+            }
         }
-        if unit.starred { return [spec(.starred, 0)] }
-        if unit.prefixable { return [spec(.whole, 0), spec(.prefixOnly, 1)] }
-        return [spec(.whole, 0)]
+        return specs
     }
 
     static func fnv1a(_ text: String) -> UInt64 {
@@ -69,9 +81,10 @@ extension PostgresStore {
     /// cannot prove the page.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
         guard let specs = rankListSpecs(q, cursor: cursor) else { return nil }
-        var depth = max(4 * (limit + 1), 64)
-        var deeper = false
+        var depths = [max(4 * (limit + 1), 64), 512]
+        var n = 0
         while true {
+            let depth = depths[n]
             guard let state = try rankListState(specs, depth: depth) else {
                 rankLists.missing = true
                 return nil
@@ -80,21 +93,52 @@ extension PostgresStore {
                 for spec in specs { rankLists.wanted[spec.key] = spec }
                 return nil
             }
-            let k = depth
+            if n == 0 { depths = depths.filter { $0 < state.longest } + [state.longest] }
             let read = try rankedRows(q, limit: limit, cursor: nil) { compiler in
                 let entries = specs.map { spec in
-                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(k), "integer"))"
+                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
                 return "i.id IN (\(entries.joined(separator: " UNION ALL ")) UNION ALL (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed)))"
             }
-            if Self.proves(read.places, bounds: state.bounds, limit: limit) {
+            let proven = q.units.count == 1
+                ? Self.proves(read.places, bounds: Dictionary(uniqueKeysWithValues: specs.map { ($0.pass, state.bounds[$0.key] ?? nil) }), limit: limit)
+                : Self.provesSum(read.places, bounds: specs.map { state.bounds[$0.key] ?? nil },
+                                 secondPass: q.units.contains { $0.prefixable && !$0.starred }, limit: limit)
+            if proven {
                 rankLists.answered += 1
                 return read
             }
-            guard !deeper, state.longest > depth else { return nil }
-            depth = state.longest
-            deeper = true
+            n += 1
+            guard n < depths.count, depths[n] > depth else { return nil }
         }
+    }
+
+    /// For several words, each list read to its bound: an item among none of the lists' read
+    /// entries has, for each word, a score no higher than the bound's, and on an equal score a
+    /// later tie place. So its score is at most the bounds' sum, and at that sum its tie place
+    /// comes after every bound's. A row is proven when it scores more than that sum, or as much
+    /// with a tie place no later than the last bound's; when a list was read whole, every
+    /// match of the first pass is among the candidates. Only rows of the first pass (every
+    /// word as typed) are proven: no list holds the second's.
+    static func provesSum(_ places: [RankPlace], bounds: [RankPlace?], secondPass: Bool, limit: Int) -> Bool {
+        if bounds.contains(where: { $0 == nil }) {
+            // Every match of the first pass is a candidate; of the second (the last word only
+            // as a prefix, which no list holds), not.
+            return !secondPass || (places.count > limit && places.allSatisfy { $0.pass == 0 })
+        }
+        guard places.count > limit else { return false }
+        let bounds = bounds.compactMap { $0 }
+        let sum = bounds.reduce(0) { $0 + $1.score }
+        let lastTie = bounds.dropFirst().reduce(bounds[0]) { last, bound in
+            TieOrder.precedes((last.hint, last.bundle, last.uid), (bound.hint, bound.bundle, bound.uid)) == true ? bound : last
+        }
+        for place in places {
+            guard place.pass == 0 else { return false }
+            if place.score > sum { continue }
+            guard place.score == sum,
+                  TieOrder.precedes((lastTie.hint, lastTie.bundle, lastTie.uid), (place.hint, place.bundle, place.uid)) != true else { return false }
+        }
+        return true
     }
 
     /// The lists of `specs` in one statement: the oldest horizon among them, the items changed
@@ -102,7 +146,7 @@ extension PostgresStore {
     /// `depth` — nil when the list's first `depth` entries are all its unchanged items. Nil
     /// when a list is missing.
     private func rankListState(_ specs: [PostgresRankListSpec], depth: Int) throws
-        -> (horizon: String, changed: Int, longest: Int, bounds: [Int: RankPlace?])? {
+        -> (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?])? {
         var parameters: [String?] = [String(depth)]
         let keys = specs.map { spec -> String in
             parameters.append(spec.key)
@@ -117,17 +161,17 @@ extension PostgresStore {
             CROSS JOIN (SELECT min(horizon) AS horizon FROM rank_lists WHERE key IN (\(keys))) h
             WHERE l.key IN (\(keys))
             """, parameters)
-        guard r.rowCount == specs.count, let horizon = r.text(0, 7) else { return nil }
-        var bounds: [Int: RankPlace?] = [:]
+        guard r.rowCount == Set(specs.map(\.key)).count, let horizon = r.text(0, 7) else { return nil }
+        var bounds: [String: RankPlace?] = [:]
         var longest = 0
         for row in 0..<r.rowCount {
             guard let spec = specs.first(where: { $0.key == r.text(row, 0) }) else { return nil }
             let length = r.int(row, 1)
             longest = max(longest, length)
             if r.bool(row, 2) && length <= depth {
-                bounds[spec.pass] = .some(nil)
+                bounds[spec.key] = .some(nil)
             } else if r.text(row, 3) != nil {
-                bounds[spec.pass] = RankPlace(pass: spec.pass, score: r.double(row, 3), hint: r.double(row, 4), bundle: r.text(row, 5) ?? "", uid: r.text(row, 6) ?? "")
+                bounds[spec.key] = RankPlace(pass: spec.pass, score: r.double(row, 3), hint: r.double(row, 4), bundle: r.text(row, 5) ?? "", uid: r.text(row, 6) ?? "")
             } else {
                 return nil
             }
@@ -154,16 +198,20 @@ extension PostgresStore {
     /// that are there but could not prove a page (a selective filter) are not made again.
     func noteWantedRankLists(_ q: PreparedPostgresQuery, found: Int, limit: Int, cursor: Cursor?) throws {
         defer { rankLists.missing = false }
-        guard rankLists.missing, found > limit, let specs = rankListSpecs(q, cursor: cursor), let first = specs.first,
-              !rankLists.uncommon.contains(first.key) else { return }
-        var compiler = q.compiler()
-        let match = compiler.unitMatch(first.unit, prefix: true)
+        guard rankLists.missing, found > limit, let specs = rankListSpecs(q, cursor: cursor) else { return }
+        // Each word counted (its first list's key notes a word found not common): lists help
+        // only when every word is common — a rare one is read in full, cheaply.
         let common = rankLists.commonWords
-        let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
-                              compiler.parameters).int(0, 0)
-        guard count > common else {
-            rankLists.uncommon.insert(first.key)
-            return
+        for unit in q.units {
+            guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return }
+            var compiler = q.compiler()
+            let match = compiler.unitMatch(unit, prefix: true)
+            let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
+                                  compiler.parameters).int(0, 0)
+            guard count > common else {
+                rankLists.uncommon.insert(key)
+                return
+            }
         }
         for spec in specs { rankLists.wanted[spec.key] = spec }
     }
