@@ -1,7 +1,7 @@
 import ReindexProtocol
 
-// Rank lists on PostgreSQL: the first page of a common word without scoring every item that
-// holds it.
+// Rank lists on PostgreSQL: the first page of common words without scoring every item that
+// holds them.
 //
 // A page is ordered by pass, score, rankingHint, bundle and identifier (PostgresStore+Queries);
 // a word that 150,000 of a million items hold had all of them scored to find the best 20. So for
@@ -18,8 +18,13 @@ import ReindexProtocol
 // statement as a full read. It is the page of a full read when each of its rows (the `limit + 1`
 // it reads) comes no later than the k-th entry of its pass's list — or when the lists hold every
 // item of their passes — and a row of the second pass comes only after a first pass whose items
-// are all among the candidates. Otherwise k grows to the list's end, and then the page is read
-// in full. Lists hold the live generations' unexpired items; an item that expires later stays
+// are all among the candidates. A query of several common words reads each word's list of the
+// first pass: an item in none of the lists' first k entries scores, for each word, no more than
+// its k-th entry, and on that score comes after it in the tie order, so a row that scores more
+// than the entries' sum, or as much and no later than the last of them in the tie order, is
+// proven (`provesSum`; the field score's few values make ties common, and the tie order is one
+// order for every word). Otherwise k grows (to 512, then the list's end), and then the page is
+// read in full. Lists hold the live generations' unexpired items; an item that expires later stays
 // (expiry is one of the page's filters), and the transaction that makes a reindexAll's
 // generation live drops every list (`dropRankLists`), as does a list with more than
 // `changedRows` changed items since its horizon: the next search that wants one makes it again,
