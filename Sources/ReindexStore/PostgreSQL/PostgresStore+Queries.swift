@@ -249,12 +249,19 @@ extension PostgresStore {
     }
 
     /// The first `limit + 1` matches in relevance order after `cursor`, among all items or only
-    /// among the `candidates` (a condition on `i.id`, bound in the same compiler).
+    /// among the `candidates` (a statement that selects item ids, bound in the same compiler).
+    /// Candidates are read first and each item looked up by its id: the planner cannot tell how
+    /// many items hold a word, and left to itself it would read every match and test each
+    /// against the candidates.
     func rankedRows(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?,
                     candidates: ((inout PostgresQueryCompiler) -> String)?) throws -> RankedRead {
         var compiler = q.compiler()
-        var filters = try self.filters(q, &compiler)
-        if let candidates { filters += " AND " + candidates(&compiler) }
+        var from = PostgresQueryCompiler.from
+        if let candidates {
+            from = "(\(candidates(&compiler))) c(item) CROSS JOIN LATERAL (SELECT * FROM items WHERE id = c.item OFFSET 0) i "
+                + "JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT i.j) x(j)"
+        }
+        let filters = try self.filters(q, &compiler)
         let prefixable = q.units.firstIndex { $0.prefixable && !$0.starred }
         var pass = "0"
         var scores: [String] = []
@@ -280,7 +287,7 @@ extension PostgresStore {
                 SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, i.id, i.bundle AS bkey, (\(pass)) AS pass,
                     (\(scores.joined(separator: " + ")))::float8 AS score,
                     \(Self.hintExpression) AS hint
-                FROM \(PostgresQueryCompiler.from) WHERE \(filters)) m
+                FROM \(from) WHERE \(filters)) m
             \(after)
             ORDER BY m.pass, m.score DESC, m.hint DESC, m.bkey COLLATE "C", m.uid COLLATE "C" LIMIT \(count)
             """, compiler.parameters)

@@ -103,7 +103,7 @@ extension PostgresStore {
                 let entries = specs.map { spec in
                     "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
-                return "i.id IN (\(entries.joined(separator: " UNION ALL ")) UNION ALL (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed)))"
+                return entries.joined(separator: " UNION ") + " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed))"
             }
             let proven = q.units.count == 1
                 ? Self.proves(read.places, bounds: Dictionary(uniqueKeysWithValues: specs.map { ($0.pass, state.bounds[$0.key] ?? nil) }), limit: limit)
