@@ -143,6 +143,11 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
             }
             XCTAssertGreaterThan(listed.rankLists.answered, before, "\(query): answered from the lists")
             XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), query)
+            // The page's statement looks the candidates up by id; it never reads the words'
+            // matches from the full-text index (which at a million items is every match).
+            let plan = try listed.queryPlan(query, options: QueryOptions(limit: 5))
+            XCTAssertFalse(plan.contains { $0.contains("items_doc") }, "\(query): \(plan.joined(separator: "\n"))")
+            XCTAssertTrue(plan.contains { $0.contains("items_pkey") }, "\(query): \(plan.joined(separator: "\n"))")
         }
     }
 
