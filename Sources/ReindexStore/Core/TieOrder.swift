@@ -26,4 +26,10 @@ extension RelevancePlace {
         if score != other.score { return score > other.score }
         return TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid))
     }
+
+    /// Whether `self` comes before `other` among items of equal score (false when they have
+    /// the same place).
+    func tiePrecedes(_ other: some RelevancePlace) -> Bool {
+        TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
+    }
 }

@@ -67,7 +67,10 @@ struct PostgresQueryCompiler {
     /// The attributes as `jsonb`: the items' stored column `j` (schema migration 3), parsed once
     /// when the item is written rather than at every query that reads an attribute.
     static let attributesJSONB = "i.j"
-    static let from = "items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT \(attributesJSONB)) x(j)"
+    static let from = "items i " + live
+    /// What follows an item `i` in `from`: its bundle `b`, kept only in its live generation, and
+    /// its attributes `x.j`.
+    static let live = "JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT \(attributesJSONB)) x(j)"
 
     static func literal(_ name: String) -> String { "'" + name.replacingAll("'", with: "''") + "'" }
     static func member(_ name: String) -> String { "x.j->\(literal(name))" }

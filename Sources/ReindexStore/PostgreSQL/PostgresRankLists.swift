@@ -24,7 +24,8 @@ final class PostgresRankLists {
     var uncommon = Set<String>()
 }
 
-/// One pass of a one-word query as a rank list: its key, which items it holds and their score.
+/// One word of a query as a rank list (a pass of it, for a one-word query): its key, which items
+/// it holds and their score.
 struct PostgresRankListSpec {
     var key: String
     var pass: Int

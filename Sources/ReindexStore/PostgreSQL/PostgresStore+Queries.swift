@@ -17,6 +17,8 @@ extension PostgresStore {
         var now: Double
         var declared: [String: AttributeDeclaration] { checked.declared }
         var units: [RankingUnit] { checked.units }
+        /// The unit that is also a prefix, in the second pass: the last bare word.
+        var prefixable: Int? { units.firstIndex { $0.prefixable && !$0.starred } }
         var unaccentSchema: String?
         var icu: Bool
         /// `options.after`, checked against the query's order.
@@ -259,10 +261,10 @@ extension PostgresStore {
         var from = PostgresQueryCompiler.from
         if let candidates {
             from = "(\(candidates(&compiler))) c(item) CROSS JOIN LATERAL (SELECT * FROM items WHERE id = c.item OFFSET 0) i "
-                + "JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen CROSS JOIN LATERAL (SELECT i.j) x(j)"
+                + PostgresQueryCompiler.live
         }
         let filters = try self.filters(q, &compiler)
-        let prefixable = q.units.firstIndex { $0.prefixable && !$0.starred }
+        let prefixable = q.prefixable
         var pass = "0"
         var scores: [String] = []
         for (n, unit) in q.units.enumerated() {

@@ -59,7 +59,7 @@ extension PostgresStore {
         let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
             "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
         }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
-        let suffix = "#" + String(Self.fnv1a(context), radix: 36)
+        let suffix = "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
         var specs: [PostgresRankListSpec] = []
         for (n, unit) in q.units.enumerated() {
             func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
@@ -73,12 +73,6 @@ extension PostgresStore {
             }
         }
         return specs
-    }
-
-    static func fnv1a(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
     }
 
     /// The page read through the query's rank lists, or nil when that is not the way: not a
@@ -108,7 +102,7 @@ extension PostgresStore {
             let proven = q.units.count == 1
                 ? Self.proves(read.places, bounds: Dictionary(uniqueKeysWithValues: specs.map { ($0.pass, state.bounds[$0.key] ?? nil) }), limit: limit)
                 : Self.provesSum(read.places, bounds: specs.map { state.bounds[$0.key] ?? nil },
-                                 secondPass: q.units.contains { $0.prefixable && !$0.starred }, limit: limit)
+                                 secondPass: q.prefixable != nil, limit: limit)
             if proven {
                 rankLists.answered += 1
                 return read
@@ -134,14 +128,11 @@ extension PostgresStore {
         guard places.count > limit else { return false }
         let bounds = bounds.compactMap { $0 }
         let sum = bounds.reduce(0) { $0 + $1.score }
-        let lastTie = bounds.dropFirst().reduce(bounds[0]) { last, bound in
-            TieOrder.precedes((last.hint, last.bundle, last.uid), (bound.hint, bound.bundle, bound.uid)) == true ? bound : last
-        }
+        let lastTie = bounds.dropFirst().reduce(bounds[0]) { last, bound in last.tiePrecedes(bound) ? bound : last }
         for place in places {
             guard place.pass == 0 else { return false }
             if place.score > sum { continue }
-            guard place.score == sum,
-                  TieOrder.precedes((lastTie.hint, lastTie.bundle, lastTie.uid), (place.hint, place.bundle, place.uid)) != true else { return false }
+            guard place.score == sum, !lastTie.tiePrecedes(place) else { return false }
         }
         return true
     }
@@ -234,7 +225,7 @@ extension PostgresStore {
                 try makeRankList(spec)
                 try connection.commit()
             } catch {
-                    connection.rollback()
+                connection.rollback()
             }
         }
     }
@@ -272,14 +263,23 @@ extension PostgresStore {
             WITH made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
             SELECT \(key), row_number() OVER (ORDER BY m.score DESC, m.hint DESC, m.bundle COLLATE "C", m.uid COLLATE "C"),
                 m.score, m.hint, m.bundle, m.uid, m.id FROM (
-                SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
-                FROM \(PostgresQueryCompiler.from) WHERE \(match) AND (i.expires IS NULL OR i.expires > \(now))
+                \(Self.listedItems(score: score, match: match, now: now))
                 ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
             RETURNING 1)
             SELECT count(*) FROM made
             """, compiler.parameters).int(0, 0)
         try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
                   [spec.key, String(made), made < rankLists.size ? "true" : "false"])
+    }
+
+    /// The items a list holds, with their place (`id, bundle, uid, score, hint`): the live,
+    /// unexpired items its `match` finds — what making a list orders and `check` reads again.
+    /// Further conditions may follow (`AND …`).
+    static func listedItems(score: String, match: String, now: String) -> String {
+        """
+        SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(hintExpression) AS hint
+        FROM \(PostgresQueryCompiler.from) WHERE \(match) AND (i.expires IS NULL OR i.expires > \(now))
+        """
     }
 
     // MARK: Checking
@@ -302,6 +302,7 @@ extension PostgresStore {
             let score = spec.score(&compiler)
             let list = compiler.bind(key, "text")
             let horizon = compiler.bind(lists.text(row, 1), "xid8")
+            let now = compiler.bind(Clock.now())
             var bound = "true"
             if !lists.bool(row, 3) {
                 let n = compiler.bind(String(lists.int(row, 2)), "integer")
@@ -311,10 +312,8 @@ extension PostgresStore {
                     AND (r.bundle COLLATE "C" < \(at("bundle")) OR (r.bundle = \(at("bundle")) AND r.uid COLLATE "C" <= \(at("uid"))))))))
                     """
             }
-            let now = compiler.bind(Clock.now())
             let r = try query("""
-                WITH r AS (SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
-                    FROM \(PostgresQueryCompiler.from) WHERE \(match) AND i.tx < \(horizon) AND (i.expires IS NULL OR i.expires > \(now)))
+                WITH r AS (\(Self.listedItems(score: score, match: match, now: now)) AND i.tx < \(horizon))
                 SELECT (SELECT count(*) FROM r WHERE \(bound) AND NOT EXISTS (SELECT 1 FROM rank_entries e WHERE e.list = \(list) AND e.item = r.id)),
                     (SELECT count(*) FROM r JOIN rank_entries e ON e.list = \(list) AND e.item = r.id WHERE e.score <> r.score OR e.hint <> r.hint)
                 """, compiler.parameters)

@@ -49,11 +49,6 @@ struct RankEntry: RelevancePlace {
     var score: Double { impact }
 
     func precedes(_ other: RankEntry) -> Bool { order(other) ?? (item < other.item) }
-
-    /// Whether `self` comes before `other` among items of equal score.
-    func tiePrecedes(_ other: RankEntry) -> Bool {
-        TieOrder.precedes((hint, bundle, uid), (other.hint, other.bundle, other.uid)) ?? false
-    }
 }
 
 /// What a writing connection knows of the rank lists: read again in each write transaction in
