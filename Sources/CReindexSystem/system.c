@@ -9,8 +9,11 @@
 #include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <pthread.h>
 #include <time.h>
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -215,104 +218,151 @@ int reindex_pipe_cloexec(int fds[2]) {
 #endif
 }
 
+/* What the child is given: the configuration and the write end of the status pipe. */
+typedef struct {
+    const reindex_spawn_config *config;
+    int status_fd;
+} rx_child_start;
+
+/* The child, from its start to exec: only async-signal-safe calls, no allocation and no locks
+   (it may run in the host's memory, beside the host's other threads). Never returns. */
+static int rx_child(void *argument) {
+    const reindex_spawn_config *config = ((const rx_child_start *)argument)->config;
+    int status_fd = ((const rx_child_start *)argument)->status_fd;
+    setpgid(0, 0);
+#if defined(__linux__)
+    if (config->die_with_parent) {
+        /* The extension has a process group of its own, so a host killed outright would leave
+           it behind (waiting in a debugger gate, say): the kernel kills it instead. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != config->parent_pid) _exit(127);  /* the host died before the call */
+    }
+#endif
+
+    /* Signals: default dispositions, then an empty mask, whatever the host had. In that order:
+       the child may share the host's memory (below), where none of its handlers may run. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        if (signal(sig, SIG_DFL) != SIG_ERR) continue;
+#if defined(__linux__)
+        /* The C library keeps its own signals (32, 33) from signal(); an ignored one would
+           survive exec. The kernel's call, with the kernel's struct, resets them too. */
+        struct { void (*handler)(int); unsigned long flags; void (*restorer)(void); unsigned long mask; } action = { SIG_DFL, 0, NULL, 0 };
+        syscall(SYS_rt_sigaction, sig, &action, NULL, sizeof action.mask);
+#endif
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+
+    /* Move everything we need above the standard descriptors, then place it. */
+    int in = fcntl(config->stdin_fd, F_DUPFD, 10);
+    int out = fcntl(config->stdout_fd, F_DUPFD, 10);
+    int err = fcntl(config->stderr_fd, F_DUPFD, 10);
+    int st = fcntl(status_fd, F_DUPFD, 10);
+    if (in < 0 || out < 0 || err < 0 || st < 0) child_fail(status_fd, 3);
+    status_fd = st;
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(status_fd, 3);
+    if (dup2(status_fd, 3) < 0) child_fail(status_fd, 3);
+    status_fd = 3;
+    fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+    close_from(4);
+
+    if (config->cwd != NULL && chdir(config->cwd) != 0) child_fail(status_fd, 1);
+    if (config->rlimit_as_bytes > 0) {
+        struct rlimit limit = { (rlim_t)config->rlimit_as_bytes, (rlim_t)config->rlimit_as_bytes };
+        if (setrlimit(RLIMIT_AS, &limit) != 0) child_fail(status_fd, 4);
+    }
+    if (config->rlimit_cpu_seconds > 0) {
+        struct rlimit limit = { (rlim_t)config->rlimit_cpu_seconds, (rlim_t)config->rlimit_cpu_seconds + 2 };
+        if (setrlimit(RLIMIT_CPU, &limit) != 0) child_fail(status_fd, 4);
+    }
+    /* Priority only ever goes down (a larger nice value), so it cannot fail for want of privilege. */
+    if (config->nice_at_least >= 0) {
+        errno = 0;
+        int current = getpriority(PRIO_PROCESS, 0);
+        if (errno == 0 && current < config->nice_at_least) setpriority(PRIO_PROCESS, 0, config->nice_at_least);
+    }
+#if defined(__linux__) && defined(SYS_ioprio_set)
+    if (config->io_idle) {
+        /* IOPRIO_WHO_PROCESS, this process, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0). */
+        syscall(SYS_ioprio_set, 1, 0, 3 << 13);
+    }
+#endif
+#if defined(__linux__)
+    if (config->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, 5);
+    if (config->sandbox != NULL && rx_apply_sandbox(config->sandbox) != 0) child_fail(status_fd, 6);
+    if (config->sandbox != NULL && rx_deny_metadata_changes() != 0) child_fail(status_fd, 7);
+    if (config->reap_descendants) {
+        /* What the extension's children leave behind while it runs stays below it (not the
+           host's yet, where another extension's sweep could not tell whose it is); when it
+           ends, all of it goes to the host, the subreaper above it, which stops it.
+           Preserved across exec. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+#else
+    if (config->sandbox != NULL) { errno = ENOSYS; child_fail(status_fd, 6); }
+#endif
+    if (config->wait_for_tracer >= 0) {
+        /* Debug mode for extensions without a gate of their own: wait, before exec, until a
+           debugger traces us (it then follows the exec), or the time is up. */
+#if defined(__linux__) && defined(PR_SET_PTRACER)
+        prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
+        struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        while (reindex_is_traced() != 1) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (config->wait_for_tracer > 0 && now.tv_sec - start.tv_sec >= config->wait_for_tracer) break;
+            nanosleep(&pause, NULL);
+        }
+    }
+    execve(config->path, config->argv, config->envp);
+    child_fail(status_fd, 2);
+    return 127;
+}
+
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out) {
     int status_pipe[2];
     if (reindex_pipe_cloexec(status_pipe) != 0) return -1;
+    rx_child_start start = { config, status_pipe[1] };
 
-    pid_t pid = fork();
-    if (pid < 0) {
-        int saved = errno;
-        close(status_pipe[0]);
-        close(status_pipe[1]);
-        errno = saved;
-        return -1;
-    }
-    if (pid == 0) {
-        /* Child: only async-signal-safe calls from here on. */
-        int status_fd = status_pipe[1];
-        setpgid(0, 0);
+    pid_t pid = -1;
 #if defined(__linux__)
-        if (config->die_with_parent) {
-            /* The extension has a process group of its own, so a host killed outright would leave
-               it behind (waiting in a debugger gate, say): the kernel kills it instead. */
-            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-            if (getppid() != config->parent_pid) _exit(127);  /* the host died before the call */
-        }
-#endif
-
-        /* Signals: default dispositions and an empty mask, whatever the host had. */
-        sigset_t empty;
-        sigemptyset(&empty);
-        sigprocmask(SIG_SETMASK, &empty, NULL);
-        for (int sig = 1; sig < 32; sig++) {
-            if (sig == SIGKILL || sig == SIGSTOP) continue;
-            signal(sig, SIG_DFL);
-        }
-
-        /* Move everything we need above the standard descriptors, then place it. */
-        int in = fcntl(config->stdin_fd, F_DUPFD, 10);
-        int out = fcntl(config->stdout_fd, F_DUPFD, 10);
-        int err = fcntl(config->stderr_fd, F_DUPFD, 10);
-        int st = fcntl(status_fd, F_DUPFD, 10);
-        if (in < 0 || out < 0 || err < 0 || st < 0) child_fail(status_fd, 3);
-        status_fd = st;
-        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(status_fd, 3);
-        if (dup2(status_fd, 3) < 0) child_fail(status_fd, 3);
-        status_fd = 3;
-        fcntl(status_fd, F_SETFD, FD_CLOEXEC);
-        close_from(4);
-
-        if (config->cwd != NULL && chdir(config->cwd) != 0) child_fail(status_fd, 1);
-        if (config->rlimit_as_bytes > 0) {
-            struct rlimit limit = { (rlim_t)config->rlimit_as_bytes, (rlim_t)config->rlimit_as_bytes };
-            if (setrlimit(RLIMIT_AS, &limit) != 0) child_fail(status_fd, 4);
-        }
-        if (config->rlimit_cpu_seconds > 0) {
-            struct rlimit limit = { (rlim_t)config->rlimit_cpu_seconds, (rlim_t)config->rlimit_cpu_seconds + 2 };
-            if (setrlimit(RLIMIT_CPU, &limit) != 0) child_fail(status_fd, 4);
-        }
-        /* Priority only ever goes down (a larger nice value), so it cannot fail for want of privilege. */
-        if (config->nice_at_least >= 0) {
-            errno = 0;
-            int current = getpriority(PRIO_PROCESS, 0);
-            if (errno == 0 && current < config->nice_at_least) setpriority(PRIO_PROCESS, 0, config->nice_at_least);
-        }
-#if defined(__linux__) && defined(SYS_ioprio_set)
-        if (config->io_idle) {
-            /* IOPRIO_WHO_PROCESS, this process, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0). */
-            syscall(SYS_ioprio_set, 1, 0, 3 << 13);
-        }
-#endif
-#if defined(__linux__)
-        if (config->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, 5);
-        if (config->sandbox != NULL && rx_apply_sandbox(config->sandbox) != 0) child_fail(status_fd, 6);
-        if (config->sandbox != NULL && rx_deny_metadata_changes() != 0) child_fail(status_fd, 7);
-        if (config->reap_descendants) {
-            /* What the extension's children leave behind while it runs stays below it (not the
-               host's yet, where another extension's sweep could not tell whose it is); when it
-               ends, all of it goes to the host, the subreaper above it, which stops it.
-               Preserved across exec. */
-            prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        }
-#else
-        if (config->sandbox != NULL) { errno = ENOSYS; child_fail(status_fd, 6); }
-#endif
-        if (config->wait_for_tracer >= 0) {
-            /* Debug mode for extensions without a gate of their own: wait, before exec, until a
-               debugger traces us (it then follows the exec), or the time is up. */
-#if defined(__linux__) && defined(PR_SET_PTRACER)
-            prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-#endif
-            struct timespec start, now, pause = { 0, 50 * 1000 * 1000 };
-            clock_gettime(CLOCK_MONOTONIC, &start);
-            while (reindex_is_traced() != 1) {
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if (config->wait_for_tracer > 0 && now.tv_sec - start.tv_sec >= config->wait_for_tracer) break;
-                nanosleep(&pause, NULL);
+    if (config->wait_for_tracer < 0) {
+        /* The child shares the host's memory until exec and this thread waits until then, as
+           posix_spawn does: a fork would copy the page tables of the host's whole image and make
+           every page either process writes meanwhile a copy-on-write fault. The child runs on a
+           stack of its own with every signal blocked until it has reset their handlers. */
+        enum { stack_size = 256 * 1024 };
+        void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack != MAP_FAILED) {
+            sigset_t all, previous;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &previous);
+            pid = clone(rx_child, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+            int saved = errno;
+            pthread_sigmask(SIG_SETMASK, &previous, NULL);
+            munmap(stack, stack_size);
+            if (pid < 0) {
+                close(status_pipe[0]);
+                close(status_pipe[1]);
+                errno = saved;
+                return -1;
             }
         }
-        execve(config->path, config->argv, config->envp);
-        child_fail(status_fd, 2);
+    }
+#endif
+    if (pid < 0) {
+        pid = fork();
+        if (pid < 0) {
+            int saved = errno;
+            close(status_pipe[0]);
+            close(status_pipe[1]);
+            errno = saved;
+            return -1;
+        }
+        if (pid == 0) rx_child(&start);
     }
     /* Parent. Setting the group here too closes the race with an early kill(-pid). */
     setpgid(pid, pid);
@@ -320,6 +370,19 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
     *pid_out = pid;
     *status_fd_out = status_pipe[0];
     return 0;
+}
+
+int reindex_exit_fd(pid_t pid) {
+#if defined(__linux__)
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+    return (int)syscall(SYS_pidfd_open, pid, 0U);
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int reindex_landlock_abi(void) {

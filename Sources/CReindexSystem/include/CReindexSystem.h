@@ -49,7 +49,11 @@ typedef struct {
     int reap_descendants;      /* 1: the child is the subreaper of its own descendants (Linux PR_SET_CHILD_SUBREAPER) */
 } reindex_spawn_config;
 
-/// Forks and execs. On success returns 0, stores the child's pid and a read end of a
+/// Starts the child and execs. Without `wait_for_tracer` the child shares the host's memory
+/// until exec (Linux: clone with CLONE_VM|CLONE_VFORK on a stack of its own, as posix_spawn
+/// does), so the host's page tables are never copied and the calling thread resumes once the
+/// child has exec'd or failed; with it, the child is forked (it may wait long before exec).
+/// On success returns 0, stores the child's pid and a read end of a
 /// close-on-exec status pipe: reading it yields EOF once exec succeeded, or two ints
 /// (stage, errno) when the child failed before exec. Stage 1 = chdir, 2 = exec, 3 = fd setup,
 /// 4 = resource limits, 5 = no_new_privs, 6 = the sandbox (Landlock), 7 = the seccomp filter.
@@ -58,6 +62,10 @@ typedef struct {
 /// and their variants fail with EPERM), the subreaper attribute, the wait for a tracer, exec.
 /// On failure to fork returns -1 with errno set.
 int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *status_fd_out);
+
+/// A descriptor that polls readable once process `pid` (a child of this process) has ended
+/// (Linux pidfd_open, close-on-exec), or -1 where the system has none.
+int reindex_exit_fd(pid_t pid);
 
 /// The highest Landlock ABI the kernel supports (>= 1), or -1 with errno set (ENOSYS: no
 /// Landlock in this kernel; EOPNOTSUPP: built in but disabled at boot). -1/ENOSYS off Linux.

@@ -146,6 +146,7 @@ package enum BundleLint {
                 if BundleLint.isAfterAcknowledgement(problem) { stdout.afterAcknowledgement.append(problem) } else { stdout.problems.append(problem) }
             }
             sessions += 1
+            store.prepareForSession(cancelFD: options.cancelFD)
             return ExtensionSession(bundle: bundle, store: store, logPath: FileSystem.join(scratch, "extension-\(sessions).log"), options: options)
         }
 

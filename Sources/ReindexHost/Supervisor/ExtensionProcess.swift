@@ -12,6 +12,9 @@ public final class ExtensionProcess {
     public private(set) var stderrFD: Int32
     /// Reads EOF once the child has exec'd, or (stage, errno) if it failed before.
     private var statusFD: Int32
+    /// Polls readable once the process has ended (a pidfd), or -1 where the system has none:
+    /// a wait for the exit wakes at once instead of at its next timeout.
+    public private(set) var exitFD: Int32 = -1
     public private(set) var exit: ProcessExit?
     /// The CPU time (user + system) the process used, once it has been reaped.
     public private(set) var cpuSeconds: Double?
@@ -83,6 +86,7 @@ public final class ExtensionProcess {
             throw ReindexError(.cannotStart, "\(id): cannot start \(bundle.executablePath): fork failed: \(FileSystem.errnoText(e))", errno: e)
         }
         pid = childPID
+        exitFD = reindex_exit_fd(childPID)
         stdinFD = inPipe[1]
         stdoutFD = outPipe[0]
         stderrFD = errPipe[0]
@@ -263,6 +267,7 @@ public final class ExtensionProcess {
         closeStdout()
         closeStderr()
         if statusFD >= 0 { close(statusFD); statusFD = -1 }
+        if exitFD >= 0 { close(exitFD); exitFD = -1 }
     }
 
     deinit {

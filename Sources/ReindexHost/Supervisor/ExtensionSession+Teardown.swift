@@ -73,16 +73,16 @@ extension ExtensionSession {
         log.finish()
     }
 
-    /// Keeps stdout and stderr flowing while waiting, so a child blocked on a full pipe can exit.
-    /// Returns true when a cancellation arrived meanwhile.
-    /// Keeps stdout and stderr flowing while waiting, so a child blocked on a full pipe can exit.
-    /// Returns true when a cancellation arrived meanwhile.
+    /// Keeps stdout and stderr flowing while waiting, so a child blocked on a full pipe can exit;
+    /// wakes as soon as the extension ends (its exit descriptor). Returns true when a
+    /// cancellation arrived meanwhile.
     private func drainQuietly(_ process: ExtensionProcess, timeout: Double) -> Bool {
         var cancelled = false
         var fds: [pollfd] = []
         if let cancel = options.cancelFD { fds.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
         if let decoder, !stdoutClosed { fds.append(pollfd(fd: decoder.wakeFD, events: Int16(POLLIN), revents: 0)) }
         if process.stderrFD >= 0 { fds.append(pollfd(fd: process.stderrFD, events: Int16(POLLIN), revents: 0)) }
+        if process.exitFD >= 0 { fds.append(pollfd(fd: process.exitFD, events: Int16(POLLIN), revents: 0)) }
         _ = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), Int32(timeout * 1000) + 1) }
         for entry in fds where entry.revents != 0 {
             if entry.fd == options.cancelFD {
@@ -91,6 +91,8 @@ extension ExtensionSession {
                 cancelled = true
             } else if entry.fd == process.stderrFD {
                 drainStderr()
+            } else if entry.fd == process.exitFD {
+                continue  // ended: the caller reaps it
             } else if let decoder {
                 for event in decoder.take() {
                     switch event {

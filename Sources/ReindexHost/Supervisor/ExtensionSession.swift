@@ -44,6 +44,8 @@ public final class ExtensionSession {
     /// when tracing).
     var decoder: StdoutDecoder?
     var isShutDown = false
+    /// Why `launch` could not spawn the extension, for `start` to report.
+    private var launchFailure: RequestFailure?
     /// Where this session's messages are recorded, when they are (set before `start`).
     public var recorder: SessionRecorder?
 
@@ -62,11 +64,11 @@ public final class ExtensionSession {
         }
     }
 
+    /// A session of `bundle`'s extension writing `store`. The caller readies the store for it
+    /// (`store.prepareForSession`) before the session's first write — its books may come first.
     public init(bundle: DiscoveredBundle, store: any IndexBackend, logPath: String?, options: SessionOptions) {
         self.bundle = bundle
         self.store = store
-        // Wait as long as it takes for another writer, unless this request is cancelled.
-        store.prepareForSession(cancelFD: options.cancelFD)
         self.options = options
         self.log = ExtensionLog(path: logPath)
         self.deadlines = Deadlines(timeouts: options.debug ? nil : bundle.manifest.timeouts)
@@ -95,26 +97,20 @@ public final class ExtensionSession {
 
     // MARK: Starting
 
-    /// Spawns the extension and completes `initialize`.
+    /// Spawns the extension now, without a word to it yet, so its own start (loading, its
+    /// runtime) overlaps what the host does before the request (queueing it); `start` then
+    /// speaks to it. A failure to spawn is kept for `start` to report. Not for debug mode, where
+    /// the wait for a debugger belongs to `start`.
+    public func launch() {
+        guard process == nil, launchFailure == nil else { return }
+        do { try spawn() } catch { launchFailure = error }
+    }
+
+    /// Spawns the extension (unless `launch` did) and completes `initialize`.
     public func start() throws(RequestFailure) {
-        let environment = ExtensionEnvironment.build(
-            host: options.environment, manifest: bundle.manifest, hostPID: getpid(),
-            debug: options.debug, waitForDebuggerSeconds: options.waitForDebuggerSeconds)
-        log.note("starting \(bundle.executablePath) (\(bundle.manifest.version))\(options.debug ? " in debug mode" : "")")
-        let spawned: ExtensionProcess
-        do {
-            let launch = try SandboxLaunch(bundle: bundle, options: options.sandbox, environment: environment,
-                                           hostEnvironment: options.environment, indexPath: store.displayLocation)
-            log.note(launch.summary)
-            spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
-                                           waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch,
-                                           diesWithHost: options.diesWithHost)
-        } catch {
-            throw RequestFailure(.cannotStart, error.message)
-        }
-        process = spawned
-        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil || recorder != nil || options.replay != nil)
-        options.onSpawn?(spawned)
+        if let launchFailure { throw launchFailure }
+        if process == nil { try spawn() }
+        guard let spawned = process else { throw RequestFailure(.cannotStart, "\(bundle.identifier): the extension was not started") }
         if let seconds = options.waitForTracerSeconds {
             let attached = try waitForTracer(spawned, seconds: seconds)
             options.onTracerWaitEnded?(spawned.pid, attached)
@@ -135,6 +131,30 @@ public final class ExtensionSession {
         try pump { self.rules.isInitialized }
         deadlines.initialized()
         options.onInitialized?(spawned)
+    }
+
+    /// The extension's process in its sandbox, and the reader of its stdout.
+    private func spawn() throws(RequestFailure) {
+        let environment = ExtensionEnvironment.build(
+            host: options.environment, manifest: bundle.manifest, hostPID: getpid(),
+            debug: options.debug, waitForDebuggerSeconds: options.waitForDebuggerSeconds)
+        log.note("starting \(bundle.executablePath) (\(bundle.manifest.version))\(options.debug ? " in debug mode" : "")")
+        let spawned: ExtensionProcess
+        do {
+            let launch = try SandboxLaunch(bundle: bundle, options: options.sandbox, environment: environment,
+                                           hostEnvironment: options.environment, indexPath: store.displayLocation)
+            log.note(launch.summary)
+            spawned = try ExtensionProcess(bundle: bundle, environment: launch.environment,
+                                           waitForTracerBeforeExec: options.holdBeforeExecSeconds, launch: launch,
+                                           diesWithHost: options.diesWithHost)
+        } catch {
+            throw RequestFailure(.cannotStart, error.message)
+        }
+        process = spawned
+        // A recorder may be set after `launch`: keep the lines whenever the session may record.
+        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD,
+                                keepsLines: options.onTrace != nil || recorder != nil || options.recordsAs != nil || options.replay != nil)
+        options.onSpawn?(spawned)
     }
 
     /// Waits until a debugger traces `process`, `seconds` pass (0: forever) or the host is asked

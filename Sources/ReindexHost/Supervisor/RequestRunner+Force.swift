@@ -13,6 +13,13 @@ extension RequestRunner {
                       options: SessionOptions, note: (String) -> Void = { _ in }) throws(ReindexError) -> RequestResult {
         let release = try hold(bundle, store: store)
         defer { release() }
+        // The extension starts while the request is queued, its own start overlapping the host's
+        // books; it hears nothing before `initialize`. In debug mode (a wait for a debugger) and
+        // in a replay, it starts as before, once the request is in the queue.
+        let session = self.session(bundle: bundle, store: store, options: options)
+        if !options.debug && options.holdBeforeExecSeconds == nil && options.waitForTracerSeconds == nil && options.replay == nil {
+            session.launch()
+        }
         let request: QueuedRequest
         var discarded: String?
         do {
@@ -29,7 +36,7 @@ extension RequestRunner {
             throw store.explain(error, doing: "\(bundle.identifier): cannot queue the request")
         }
         if let discarded { note(discarded) }
-        guard let result = run(bundle: bundle, requests: [request], store: store, options: options).first else {
+        guard let result = run(bundle: bundle, requests: [request], store: store, options: options, session: session).first else {
             throw ReindexError(.internal, "\(bundle.identifier): the request vanished from the queue")
         }
         return result

@@ -44,17 +44,26 @@ public struct RequestRunner {
         return { lock.release() }
     }
 
-    /// Runs `requests` (already in the queue) in order in one session. The caller holds the
+    /// The session `run` would make for `bundle` (the host's paths for its sandbox).
+    public func session(bundle: DiscoveredBundle, store: any IndexBackend, options: SessionOptions, logPath: String? = nil) -> ExtensionSession {
+        var options = options
+        if options.sandbox.paths == nil { options.sandbox.paths = paths }
+        return ExtensionSession(bundle: bundle, store: store, logPath: logPath ?? paths.logFile(for: bundle.identifier), options: options)
+    }
+
+    /// Runs `requests` (already in the queue) in order in one session — `prepared` (from
+    /// `session(bundle:…)`, perhaps launched already) or a new one. The caller holds the
     /// bundle's lock. A failure to start fails every request; after another failure the session
     /// ends and the remaining requests stay pending.
     public func run(
         bundle: DiscoveredBundle, requests: [QueuedRequest], store: any IndexBackend, options: SessionOptions,
-        logPath: String? = nil
+        logPath: String? = nil, session prepared: ExtensionSession? = nil
     ) -> [RequestResult] {
         var results: [RequestResult] = []
-        var options = options
-        if options.sandbox.paths == nil { options.sandbox.paths = paths }
-        let session = ExtensionSession(bundle: bundle, store: store, logPath: logPath ?? paths.logFile(for: bundle.identifier), options: options)
+        let session = prepared ?? self.session(bundle: bundle, store: store, options: options, logPath: logPath)
+        let options = session.options
+        // Wait as long as it takes for another writer, unless this request is cancelled.
+        store.prepareForSession(cancelFD: options.cancelFD)
         defer {
             session.shutdown()
             // The session is over (its last output drained): the recording's ending says how.
