@@ -218,6 +218,18 @@ int reindex_pipe_cloexec(int fds[2]) {
 #endif
 }
 
+/* A sanitizer's runtime (ThreadSanitizer, AddressSanitizer) intercepts clone and takes every
+   child for a fork, whose copy of its state it then updates: in a child that shares the host's
+   memory that is the host's state, and ThreadSanitizer aborts. Sanitized builds fork. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define RX_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define RX_SANITIZED 1
+#endif
+
 /* What the child is given: the configuration and the write end of the status pipe. */
 typedef struct {
     const reindex_spawn_config *config;
@@ -328,7 +340,7 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
     rx_child_start start = { config, status_pipe[1] };
 
     pid_t pid = -1;
-#if defined(__linux__)
+#if defined(__linux__) && !defined(RX_SANITIZED)
     if (config->wait_for_tracer < 0) {
         /* The child shares the host's memory until exec and this thread waits until then, as
            posix_spawn does: a fork would copy the page tables of the host's whole image and make
