@@ -317,12 +317,13 @@ final class LocalIndexTests: XCTestCase {
             let store = try index.open()
             try LocalIndex(store: store, bundleIdentifier: bundle).put([note("old", "Written before the upgrade")])
             if index.isPostgreSQL {
-                // Version 4: before client states (5), the filter indexes (6) and rank lists (7).
+                // Version 4: before client states (5), the filter indexes (6), rank lists (7) and
+                // the page-order index (8).
                 let before = PostgresSchema.migrations.firstIndex { $0.contains("CREATE TABLE app_client_states") } ?? 0
                 XCTAssertEqual(before, 4)
                 try execute(store, """
                     DROP TABLE app_client_states; DROP FUNCTION reindex_seconds(text) CASCADE;
-                    DROP INDEX items_content_type, items_ranking_hint;
+                    DROP INDEX items_content_type, items_ranking_hint, items_order;
                     DROP TABLE rank_entries, rank_lists; DROP TRIGGER items_changed ON items; DROP FUNCTION reindex_item_changed();
                     ALTER TABLE items DROP COLUMN tx; UPDATE schema_version SET version = \(before)
                     """)
