@@ -340,6 +340,7 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
     rx_child_start start = { config, status_pipe[1] };
 
     pid_t pid = -1;
+    int started = 0;
 #if defined(__linux__) && !defined(RX_SANITIZED)
     if (config->wait_for_tracer < 0) {
         /* The child shares the host's memory until exec and this thread waits until then, as
@@ -356,25 +357,21 @@ int reindex_spawn(const reindex_spawn_config *config, pid_t *pid_out, int *statu
             int saved = errno;
             pthread_sigmask(SIG_SETMASK, &previous, NULL);
             munmap(stack, stack_size);
-            if (pid < 0) {
-                close(status_pipe[0]);
-                close(status_pipe[1]);
-                errno = saved;
-                return -1;
-            }
+            errno = saved;
+            started = 1;
         }
     }
 #endif
-    if (pid < 0) {
+    if (!started) {
         pid = fork();
-        if (pid < 0) {
-            int saved = errno;
-            close(status_pipe[0]);
-            close(status_pipe[1]);
-            errno = saved;
-            return -1;
-        }
         if (pid == 0) rx_child(&start);
+    }
+    if (pid < 0) {
+        int saved = errno;
+        close(status_pipe[0]);
+        close(status_pipe[1]);
+        errno = saved;
+        return -1;
     }
     /* Parent. Setting the group here too closes the race with an early kill(-pid). */
     setpgid(pid, pid);

@@ -11,15 +11,21 @@ import XCTest
 /// small would rightly be read whole), and sorts too where a sort is what must not happen, the
 /// plan of each query must name its index.
 final class PostgresIndexUseTests: XCTestCase {
-    func testRatingFiltersAndTheBestFirstSortUseTheirIndexes() throws {
+    /// A fresh index (schema `name`) holding `items` of one bundle, acknowledged.
+    private func index(_ name: String, _ items: [ValidatedItem]) throws -> PostgresStore {
         let server = try PostgresServer.shared()
-        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("plans")])
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema(name)])
         let store = try PostgresStore.open(location)
-        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.plans", scope: .live)
-        for n in 0..<50 {
-            try writes.put(PostgresStoreTests.item("item.\(n)", title: "Rated item \(n)", extra: "\"rating\":\(Double(n % 10) / 2)"))
-        }
+        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.\(name)", scope: .live)
+        for item in items { try writes.put(item) }
         _ = try writes.acknowledge()
+        return store
+    }
+
+    func testRatingFiltersAndTheBestFirstSortUseTheirIndexes() throws {
+        let store = try index("plans", (0..<50).map { n in
+            PostgresStoreTests.item("item.\(n)", title: "Rated item \(n)", extra: "\"rating\":\(Double(n % 10) / 2)")
+        })
         // Sorting stays allowed for the filter: a table this small, read whole in page order
         // (migration 8), would otherwise win over any index range and a sort of what it holds.
         try store.connection.execute("SET enable_seqscan = off")
@@ -41,18 +47,13 @@ final class PostgresIndexUseTests: XCTestCase {
     /// a comparison on it uses — a date through `reindex_seconds`, the compiler's expression —
     /// and the newest-first sort by contentModificationDate reads its index without sorting.
     func testEveryFilterAttributeUsesItsIndexAndTheNewestFirstSortReadsItsOwn() throws {
-        let server = try PostgresServer.shared()
-        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("filters")])
-        let store = try PostgresStore.open(location)
-        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.filters", scope: .live)
-        for n in 0..<60 {
+        let store = try index("filters", (0..<60).map { n in
             let day = String(format: "%02d", 1 + n % 28)
             let dates = ["startDate", "endDate", "contentCreationDate", "contentModificationDate"]
                 .map { "\"\($0)\":\"2026-02-\(day)T10:00:00+02:00\"" }.joined(separator: ",")
-            try writes.put(PostgresStoreTests.item("item.\(n)", title: "Filtered item \(n)",
-                                                   extra: "\"contentType\":\"type.\(n % 3)\",\"rankingHint\":\(n % 5),\(dates)"))
-        }
-        _ = try writes.acknowledge()
+            return PostgresStoreTests.item("item.\(n)", title: "Filtered item \(n)",
+                                           extra: "\"contentType\":\"type.\(n % 3)\",\"rankingHint\":\(n % 5),\(dates)")
+        })
         try store.connection.execute("SET enable_seqscan = off")
         let comparisons: [String: String] = [
             "contentType": #"contentType == "type.1""#, "rating": "rating >= 4", "rankingHint": "rankingHint >= 3",
@@ -80,14 +81,7 @@ final class PostgresIndexUseTests: XCTestCase {
     /// condition) reads the items in the page's order (migration 8) and stops at the page: no
     /// sort of every match.
     func testAFilterWithoutAnIndexOfItsOwnReadsItemsInPageOrder() throws {
-        let server = try PostgresServer.shared()
-        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": server.freshSchema("order")])
-        let store = try PostgresStore.open(location)
-        let writes = try PostgresWrites(store: store, bundleIdentifier: "com.example.order", scope: .live)
-        for n in 0..<60 {
-            try writes.put(PostgresStoreTests.item("item.\(n)", title: "Kept item \(n)", keywords: ["k\(n % 3)"]))
-        }
-        _ = try writes.acknowledge()
+        let store = try index("order", (0..<60).map { n in PostgresStoreTests.item("item.\(n)", title: "Kept item \(n)", keywords: ["k\(n % 3)"]) })
         try store.connection.execute("SET enable_sort = off")
         let plan = try store.queryPlan(#"keywords == "k1""#, options: QueryOptions(limit: 5)).joined(separator: "\n")
         XCTAssertTrue(plan.contains("items_order"), "the filter does not read items in page order:\n\(plan)")

@@ -99,18 +99,19 @@ public final class ExtensionSession {
 
     /// Spawns the extension now, without a word to it yet, so its own start (loading, its
     /// runtime) overlaps what the host does before the request (queueing it); `start` then
-    /// speaks to it. A failure to spawn is kept for `start` to report. Not for debug mode, where
-    /// the wait for a debugger belongs to `start`.
+    /// speaks to it. A failure to spawn is kept for `start` to report. In debug mode (a wait
+    /// for a debugger) and in a replay it does nothing: the extension starts with `start`, once
+    /// the request is in the queue.
     public func launch() {
-        guard process == nil, launchFailure == nil else { return }
+        guard !options.debug, options.holdBeforeExecSeconds == nil, options.waitForTracerSeconds == nil, options.replay == nil,
+              process == nil, launchFailure == nil else { return }
         do { try spawn() } catch { launchFailure = error }
     }
 
     /// Spawns the extension (unless `launch` did) and completes `initialize`.
     public func start() throws(RequestFailure) {
         if let launchFailure { throw launchFailure }
-        if process == nil { try spawn() }
-        guard let spawned = process else { throw RequestFailure(.cannotStart, "\(bundle.identifier): the extension was not started") }
+        let spawned = if let process { process } else { try spawn() }
         if let seconds = options.waitForTracerSeconds {
             let attached = try waitForTracer(spawned, seconds: seconds)
             options.onTracerWaitEnded?(spawned.pid, attached)
@@ -134,7 +135,8 @@ public final class ExtensionSession {
     }
 
     /// The extension's process in its sandbox, and the reader of its stdout.
-    private func spawn() throws(RequestFailure) {
+    @discardableResult
+    private func spawn() throws(RequestFailure) -> ExtensionProcess {
         let environment = ExtensionEnvironment.build(
             host: options.environment, manifest: bundle.manifest, hostPID: getpid(),
             debug: options.debug, waitForDebuggerSeconds: options.waitForDebuggerSeconds)
@@ -151,10 +153,10 @@ public final class ExtensionSession {
             throw RequestFailure(.cannotStart, error.message)
         }
         process = spawned
-        // A recorder may be set after `launch`: keep the lines whenever the session may record.
-        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD,
-                                keepsLines: options.onTrace != nil || recorder != nil || options.recordsAs != nil || options.replay != nil)
+        // The recorder is set after `launch`: keep the lines whenever the session may record.
+        decoder = StdoutDecoder(stdoutFD: spawned.stdoutFD, keepsLines: options.onTrace != nil || options.recordsAs != nil || options.replay != nil)
         options.onSpawn?(spawned)
+        return spawned
     }
 
     /// Waits until a debugger traces `process`, `seconds` pass (0: forever) or the host is asked

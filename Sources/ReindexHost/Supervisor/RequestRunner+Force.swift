@@ -14,12 +14,9 @@ extension RequestRunner {
         let release = try hold(bundle, store: store)
         defer { release() }
         // The extension starts while the request is queued, its own start overlapping the host's
-        // books; it hears nothing before `initialize`. In debug mode (a wait for a debugger) and
-        // in a replay, it starts as before, once the request is in the queue.
+        // books; it hears nothing before `initialize` (`launch` says when it waits instead).
         let session = self.session(bundle: bundle, store: store, options: options)
-        if !options.debug && options.holdBeforeExecSeconds == nil && options.waitForTracerSeconds == nil && options.replay == nil {
-            session.launch()
-        }
+        session.launch()
         let request: QueuedRequest
         var discarded: String?
         do {
