@@ -208,7 +208,12 @@ final class TrustTests: XCTestCase {
         }
         let end = Date().addingTimeInterval(60)
         while !FileManager.default.fileExists(atPath: ready) && Date() < end { usleep(20_000) }
-        let busy = try reindex(["status", "--json"])
+        // The ready file says the progress left the extension, not that the host has recorded it yet.
+        var busy = try reindex(["status", "--json"])
+        while !busy.stdout.contains(#""progress":"#) && Date() < end {
+            usleep(20_000)
+            busy = try reindex(["status", "--json"])
+        }
         XCTAssertTrue(busy.stdout.contains(#""running":[{"requestId":"#), "\(busy)")
         XCTAssertTrue(busy.stdout.contains(#""progress":{"completed":5,"total":5}"#), "\(busy)")
         let human = try reindex(["status"])
