@@ -21,7 +21,8 @@ import ReindexProtocol
 /// Processes are timed from spawn to a blocking wait (`TimedProcess`), never by polling.
 /// - search: p50/p99 of one-word, two-word and prefix queries over the largest index;
 /// - discovery: `reindex list` over 10, 100 and 1,000 bundles;
-/// - python: the throughput scenario with a plain Python extension instead of the Swift one;
+/// - python: the throughput scenario with extensions in other languages instead of the Swift one: a
+///   plain Python one, one on the Python SDK and one on the TypeScript SDK;
 /// - concurrency: how long other commands wait for the index while a request is open and idle,
 ///   `serve --concurrency 2` with two extensions that pause mid-request, and searches during a
 ///   replacement (none may see two generations).
@@ -144,7 +145,7 @@ final class Bench {
         #endif
         if options.only.contains("relevance") { try relevance() }
         if options.only.contains("discovery") { try discovery() }
-        if options.only.contains("python") { try pythonThroughput() }
+        if options.only.contains("python") { try scriptThroughput() }
         if options.only.contains("concurrency") { try concurrency() }
         if options.only.contains("sandbox") { try sandboxCost() }
         if options.only.contains("postgres") { try postgresThroughput() }
@@ -165,7 +166,7 @@ final class Bench {
 
     func makeBundle(in directory: String, items: Int, large: Bool, identifier: String = "com.example.bench.indexer",
                     executable: String? = nil, environment: [String: String] = [:], sandboxed: Bool = true,
-                    declarations: JSONValue? = nil) throws -> String {
+                    sandboxRead: [String] = [], declarations: JSONValue? = nil) throws -> String {
         let bundle = directory + "/" + identifier
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         var variables: [(String, JSONValue)] = [("BENCH_ITEMS", .string(String(items))), ("BENCH_SIZE", .string(large ? "large" : "small"))]
@@ -175,7 +176,11 @@ final class Bench {
             ("environment", .object(variables)),
             ("timeouts", .object([("startupSeconds", 60), ("idleSeconds", 600), ("requestSeconds", 36000)])),
         ]
-        if !sandboxed { members.append(("sandbox", false)) }
+        if !sandboxed {
+            members.append(("sandbox", false))
+        } else if !sandboxRead.isEmpty {
+            members.append(("sandbox", .object([("read", .array(sandboxRead.map { .string($0) }))])))
+        }
         if let declarations { members.append(("attributes", declarations)) }
         let manifest: JSONValue = .object(members)
         try Data(JSONWriter.bytes(manifest)).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
@@ -590,44 +595,66 @@ final class Bench {
         }
     }
 
-    // MARK: A plain Python extension
+    // MARK: Script extensions: plain Python, the Python SDK, the TypeScript SDK
 
-    /// The throughput scenario with `Benchmarks/bench_indexer.py` (no SDK, one json.dumps per
-    /// put of 2,000 items), which most authors' extensions look like, against the raw loader.
-    func pythonThroughput() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("bench_indexer.py").path
+    /// The throughput scenario with extensions in other languages against the raw loader:
+    /// `Benchmarks/bench_indexer.py` (no SDK, one json.dumps per put of 2,000 items, which most
+    /// authors' extensions look like), `bench_indexer_sdk.py` (the Python SDK, one `index.put` of a
+    /// generator) and `bench_indexer_sdk.mjs` (the TypeScript SDK, an awaited `index.put` per 2,000
+    /// items). Each reads the same items, one JSON item per line, from a file in its bundle.
+    func scriptThroughput() throws {
+        let benchmarks = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let repository = benchmarks.deletingLastPathComponent()
+        let pythonSDK = repository.appendingPathComponent("SDKs/python").path
+        let typeScriptSDK = repository.appendingPathComponent("SDKs/typescript").path
+        var extensions: [(label: String, key: String, script: String, environment: [String: String], read: [String])] = [
+            ("plain Python extension", "python", benchmarks.appendingPathComponent("bench_indexer.py").path, [:], []),
+            ("Python SDK extension", "python_sdk", benchmarks.appendingPathComponent("bench_indexer_sdk.py").path,
+             ["REINDEX_PYTHON_SDK": pythonSDK], [pythonSDK]),
+        ]
+        if FileManager.default.fileExists(atPath: typeScriptSDK + "/dist/index.js") {
+            extensions.append(("TypeScript SDK extension", "typescript_sdk", benchmarks.appendingPathComponent("bench_indexer_sdk.mjs").path,
+                               ["REINDEX_TS_SDK": typeScriptSDK], [typeScriptSDK]))
+        } else {
+            rows.append(["reindexAll, TypeScript SDK extension", "-", "-", "SDKs/typescript/dist is missing (npm run build there)"])
+        }
         for count in options.items {
             let label = "\(count / 1000)k small"
             let prepared = try (0..<count).map { n -> ValidatedItem in try ItemValidator.validate(BenchItems.item(n, large: false).json) }
-            // The items live in the bundle, which the sandboxed extension may read.
-            let extensions = work + "/ext-python-\(count)"
-            let itemsFile = extensions + "/com.example.bench.indexer/items.jsonl"
-            _ = try makeBundle(in: extensions, items: count, large: false, executable: script, environment: ["BENCH_ITEMS_FILE": itemsFile])
+            // The items live in the bundles' directory, which the sandboxed extensions may read.
+            let directory = work + "/ext-scripts-\(count)"
+            let itemsFile = directory + "/items.jsonl"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: itemsFile, contents: nil)
             let handle = try XFileHandle(path: itemsFile)
             for n in 0..<count { handle.write(LineWriter.line(BenchItems.item(n, large: false).json)) }
             handle.close()
-            var host = Sample(), raw = Sample(), ratio = Sample()
-            for round in 0..<options.rounds {
-                let hostIndex = work + "/python-\(count)-\(round).sqlite", rawIndex = work + "/python-raw-\(count)-\(round).sqlite"
-                for runHost in (round % 2 == 0 ? [true, false] : [false, true]) {
-                    if runHost {
-                        let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensions, "run", "com.example.bench.indexer", "--json"])
-                        guard result.status == 0 else { throw ReindexError(.internal, "reindex run of the Python extension failed (\(result.status)): \(result.output)") }
-                        host.add(Double(count) / result.seconds)
-                    } else {
-                        raw.add(Double(count) / (try rawLoad(prepared, into: rawIndex)))
+            defer { try? FileManager.default.removeItem(atPath: itemsFile) }
+            for (name, key, script, environment, read) in extensions {
+                let extensionsPath = directory + "/" + key
+                _ = try makeBundle(in: extensionsPath, items: count, large: false, executable: script,
+                                   environment: environment.merging(["BENCH_ITEMS_FILE": itemsFile]) { $1 }, sandboxRead: read + [directory])
+                var host = Sample(), raw = Sample(), ratio = Sample()
+                for round in 0..<options.rounds {
+                    let hostIndex = work + "/\(key)-\(count)-\(round).sqlite", rawIndex = work + "/\(key)-raw-\(count)-\(round).sqlite"
+                    for runHost in (round % 2 == 0 ? [true, false] : [false, true]) {
+                        if runHost {
+                            let result = try runCommand(reindexBinary, ["--index", hostIndex, "--extensions-path", extensionsPath, "run", "com.example.bench.indexer", "--json"])
+                            guard result.status == 0 else { throw ReindexError(.internal, "reindex run of the \(name) failed (\(result.status)): \(result.output)") }
+                            host.add(Double(count) / result.seconds)
+                        } else {
+                            raw.add(Double(count) / (try rawLoad(prepared, into: rawIndex)))
+                        }
                     }
+                    if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
+                    log("\(key) \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw \(fmt(raw.values.last ?? 0, 0)) items/s")
+                    for path in [hostIndex, rawIndex] { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
                 }
-                if let h = host.values.last, let r = raw.values.last { ratio.add(h / r) }
-                log("python \(label) round \(round + 1): host \(fmt(host.values.last ?? 0, 0)) items/s, raw \(fmt(raw.values.last ?? 0, 0)) items/s")
-                for path in [hostIndex, rawIndex] { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+                rows.append(["reindexAll \(label), \(name) (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
+                             "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0)))",
+                             "\(fmt(ratio.median, 2))× raw (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
+                results.append(("\(key)_\(count)_small", .object([("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)), ("ratio", .double(ratio.median))])))
             }
-            try? FileManager.default.removeItem(atPath: itemsFile)
-            rows.append(["reindexAll \(label), plain Python extension (items/s)", "\(fmt(host.median, 0)) (\(fmt(host.min, 0))–\(fmt(host.max, 0)))",
-                         "\(fmt(raw.median, 0)) (\(fmt(raw.min, 0))–\(fmt(raw.max, 0)))",
-                         "\(fmt(ratio.median, 2))× raw (per-round \(fmt(ratio.min, 2))–\(fmt(ratio.max, 2)))"])
-            results.append(("python_\(count)_small", .object([("hostItemsPerSecond", .double(host.median)), ("rawItemsPerSecond", .double(raw.median)), ("ratio", .double(ratio.median))])))
         }
     }
 

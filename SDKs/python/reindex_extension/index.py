@@ -123,14 +123,19 @@ class SearchableIndex:
     def _encode_item(item: Any) -> bytes:
         if isinstance(item, Item):
             return encode_json(item.to_json())
-        if isinstance(item, Mapping):
+        if type(item) is dict or isinstance(item, Mapping):  # a plain dict skips the ABC check
             identifier = item.get("uniqueIdentifier")
             if not isinstance(identifier, str):
                 raise TypeError("an item needs a string 'uniqueIdentifier', got %r" % (identifier,))
-            # json.dumps refuses NaN and infinities without saying where; say it.
-            for path, number in non_finite_numbers(item, "item %r" % identifier[:80]):
-                raise ValueError("%s must hold finite numbers only, got %r: JSON has no NaN or infinities" % (path, number))
-            return encode_json(item)
+            try:
+                return encode_json(item)
+            except ValueError:
+                # json.dumps refuses NaN and infinities without saying where; say it. (Looked
+                # for only on failure: walking every item costs more than encoding it.)
+                for path, number in non_finite_numbers(item, "item %r" % identifier[:80]):
+                    raise ValueError("%s must hold finite numbers only, got %r: JSON has no NaN or infinities"
+                                     % (path, number)) from None
+                raise
         raise TypeError("an item must be an Item or a dict in the protocol's Item shape, got %s" % type(item).__name__)
 
     def _send_put(self, encoded_items: List[bytes]) -> None:

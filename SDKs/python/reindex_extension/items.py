@@ -119,6 +119,20 @@ def check_attribute(key: str, value: Any, where: str) -> Any:
     if value is None:
         return None
     kind = ATTRIBUTE_TYPES.get(key)
+    # The common well-typed values first, before any message is formatted.
+    kind_of_value = type(value)
+    if kind == "string":
+        if kind_of_value is str:
+            return value
+    elif kind == "strings":
+        if kind_of_value is list and all(type(element) is str for element in value):
+            return value
+    elif kind == "number":
+        if kind_of_value is int or (kind_of_value is float and math.isfinite(value)):
+            return value
+    elif kind == "bool":
+        if kind_of_value is bool:
+            return value
     at = "%s: attribute %r" % (where, key)
     if kind == "string":
         if not isinstance(value, str):
@@ -202,7 +216,7 @@ class Item:
                                 % (where, _type_name(self.expiration_date)))
         if not isinstance(self.is_update, bool):
             raise TypeError("%s: is_update must be a bool, got %s" % (where, _type_name(self.is_update)))
-        if not isinstance(self.attributes, Mapping):
+        if type(self.attributes) is not dict and not isinstance(self.attributes, Mapping):
             raise TypeError("%s: attributes must be a dict, got %s" % (where, _type_name(self.attributes)))
         for key, value in self.attributes.items():
             if not isinstance(key, str):
@@ -251,5 +265,8 @@ def encode_json(value: Any) -> bytes:
     `Item`s, `datetime`/`date` (RFC 3339), `bytes` (base64), sets and other iterables are
     converted; NaN and infinities are refused (they are not JSON).
     """
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                      default=_default).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
+
+
+#: One encoder for every message: `json.dumps` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default)
