@@ -89,4 +89,22 @@ final class PostgresIndexUseTests: XCTestCase {
         XCTAssertEqual(try store.query(#"keywords == "k1""#, options: QueryOptions(limit: 5)).results.map(\.uniqueIdentifier),
                        ["item.1", "item.10", "item.13", "item.16", "item.19"])
     }
+    /// A page stops after a few rows: starting parallel workers, or compiling the plan (JIT),
+    /// cost more than the page (10 and 12 ms against under 1 ms at 1M items). With both priced
+    /// at nothing on the connection, a page's plan still has neither.
+    func testAPageRunsWithoutParallelWorkersOrJIT() throws {
+        let store = try index("serial", (0..<60).map { n in
+            PostgresStoreTests.item("item.\(n)", title: "Serial item \(n)", extra: "\"keywords\":[\"k\(n % 4)\"]")
+        })
+        for setting in ["parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+                        "min_parallel_index_scan_size = 0", "jit_above_cost = 0", "jit_inline_above_cost = 0", "jit_optimize_above_cost = 0"] {
+            try store.connection.execute("SET \(setting)")
+        }
+        for query in [#"keywords == "k1""#, "serial", ""] {
+            let plan = try store.queryPlan(query, options: QueryOptions(limit: 5)).joined(separator: "\n")
+            XCTAssertFalse(plan.contains("Gather"), "\(query): a page starts parallel workers:\n\(plan)")
+            XCTAssertFalse(plan.contains("JIT"), "\(query): a page is compiled:\n\(plan)")
+        }
+        XCTAssertEqual(try store.query(#"keywords == "k1""#, options: QueryOptions(limit: 50)).results.count, 15)
+    }
 }

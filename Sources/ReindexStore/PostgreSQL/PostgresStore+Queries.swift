@@ -56,8 +56,12 @@ extension PostgresStore {
         return explained ?? []
     }
 
-    /// Runs a page's statement (explaining it first while `queryPlan` asks).
+    /// Runs a page's statement (explaining it first while `queryPlan` asks), without parallel
+    /// workers: a page stops after a few rows, and starting the workers and merging their streams
+    /// cost 10 ms of a date filter's 14 (0.3 ms alone) at 1M items. Counts and facets, which
+    /// read every match, keep them.
     private func page(_ sql: String, _ parameters: [String?]) throws -> PGResult {
+        try connection.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         if explained != nil {
             let plan = try query("EXPLAIN " + sql, parameters)
             explained?.append(contentsOf: (0..<plan.rowCount).compactMap { plan.text($0, 0) })

@@ -73,9 +73,11 @@ public final class PostgresStore {
         _ = try? connection.query("SELECT set_config('application_name', $1, false)", [String(id.prefix(63))])
     }
 
-    /// Points the connection at the deployment's schema.
+    /// Points the connection at the deployment's schema. JIT compilation is off: the index's
+    /// statements are short, and a page whose plan the planner costs high (a filter it cannot
+    /// estimate) spent 12 ms compiling to run in 0.6 ms.
     private func useSchema() throws(StoreError) {
-        try connection.execute("SET search_path TO \(schema); SET statement_timeout = 0")
+        try connection.execute("SET search_path TO \(schema); SET statement_timeout = 0; SET jit = off")
         // The worker's name on its connections, so a takeover ends only this worker's sessions.
         try connection.query("SELECT set_config('application_name', $1, false)", [String(workerID.prefix(63))])
     }
