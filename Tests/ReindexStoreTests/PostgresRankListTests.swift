@@ -163,6 +163,37 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(listed.rankLists.answered, 0)
     }
 
+    /// Later pages (`--after`) of one word are read from its lists too while they are within them,
+    /// each the page a full read gives; past the lists' entries the pages are read in full. (Of
+    /// several words, a later page's rows score below the sum of the lists' bounds sooner, so
+    /// mostly read in full; `assertAgree` checks that they agree.)
+    func testLaterPagesAreReadFromTheListsWhileTheyAreWithinThem() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.size = 40
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { RankListTests.item($0) })
+        for query in ["lantern", "comet", "la"] {
+            _ = try listed.query(query, options: QueryOptions(limit: 4))  // makes the lists
+            var listedOptions = QueryOptions(limit: 4), fullOptions = QueryOptions(limit: 4)
+            var pagesRead = 0, answered = 0
+            while pagesRead < 30 {
+                let before = listed.rankLists.answered
+                let page = try listed.query(query, options: listedOptions), expected = try full.query(query, options: fullOptions)
+                XCTAssertEqual(page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, expected.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                               "\(query), page \(pagesRead + 1)")
+                pagesRead += 1
+                if pagesRead > 1 { answered += listed.rankLists.answered - before }
+                guard let next = page.nextCursor, let expectedNext = expected.nextCursor else {
+                    XCTAssertNil(expected.nextCursor, "\(query): the listed pages ended first")
+                    break
+                }
+                listedOptions.after = next
+                fullOptions.after = expectedNext
+            }
+            // The lists hold 40 entries: the pages within them (after the first) come from them.
+            XCTAssertGreaterThanOrEqual(answered, 5, "\(query): later pages answered from the lists")
+        }
+    }
+
     func testListsAreKeptUpToTheirLimitTheOldestMadeGoingFirst() throws {
         let (listed, full) = try listedAndFull()
         listed.rankLists.maximumLists = 5

@@ -233,7 +233,7 @@ extension PostgresStore {
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
         if let read = try rankedFromLists(q, limit: limit, cursor: cursor) { return page(of: read, limit: limit) }
         let read = try rankedRows(q, limit: limit, cursor: cursor, candidates: nil)
-        try noteWantedRankLists(q, found: read.places.count, limit: limit, cursor: cursor)
+        try noteWantedRankLists(q, found: read.places.count, limit: limit)
         return page(of: read, limit: limit)
     }
 

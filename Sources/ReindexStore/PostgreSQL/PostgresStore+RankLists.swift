@@ -1,7 +1,7 @@
 import ReindexProtocol
 
-// Rank lists on PostgreSQL: the first page of common words without scoring every item that
-// holds them.
+// Rank lists on PostgreSQL: a page of common words (the first, or one after a cursor) without
+// scoring every item that holds them.
 //
 // A page is ordered by pass, score, rankingHint, bundle and identifier (PostgresStore+Queries);
 // a word that 150,000 of a million items hold had all of them scored to find the best 20. So for
@@ -18,7 +18,8 @@ import ReindexProtocol
 // statement as a full read. It is the page of a full read when each of its rows (the `limit + 1`
 // it reads) comes no later than the k-th entry of its pass's list — or when the lists hold every
 // item of their passes — and a row of the second pass comes only after a first pass whose items
-// are all among the candidates. A query of several common words reads each word's list of the
+// are all among the candidates. A later page reads only rows after its cursor and is proven the
+// same way. A query of several common words reads each word's list of the
 // first pass: an item in none of the lists' first k entries scores, for each word, no more than
 // its k-th entry, and on that score comes after it in the tie order, so a row that scores more
 // than the entries' sum, or as much and no later than the last of them in the tie order, is
@@ -42,12 +43,12 @@ extension PostgresStore {
         func isAtOrBefore(_ other: RankPlace) -> Bool { order(other) ?? true }
     }
 
-    /// The rank lists of a query's words: each word (or prefix) in every searched attribute, a
-    /// first page, at most `maximumWords` of them. One word has a list per pass (as typed; only
+    /// The rank lists of a query's words: each word (or prefix) in every searched attribute, at
+    /// most `maximumWords` of them. One word has a list per pass (as typed; only
     /// as a prefix); several words have one each, of the pass that has every word as typed. Nil
     /// for any other query.
-    func rankListSpecs(_ q: PreparedPostgresQuery, cursor: Cursor?) -> [PostgresRankListSpec]? {
-        guard rankLists.enabled, cursor == nil, (1...PostgresRankLists.maximumWords).contains(q.units.count) else { return nil }
+    func rankListSpecs(_ q: PreparedPostgresQuery) -> [PostgresRankListSpec]? {
+        guard rankLists.enabled, (1...PostgresRankLists.maximumWords).contains(q.units.count) else { return nil }
         var tokens: [String] = []
         for unit in q.units {
             let words = PostgresQueryCompiler.tokens(unit.text)
@@ -75,11 +76,13 @@ extension PostgresStore {
         return specs
     }
 
-    /// The page read through the query's rank lists, or nil when that is not the way: not a
-    /// one-word first page, a list missing or made too long ago (then wanted), or lists that
-    /// cannot prove the page.
+    /// The page read through the query's rank lists, or nil when that is not the way: words
+    /// without lists, a list missing or made too long ago (then wanted), or lists that cannot
+    /// prove the page. A later page (after `cursor`) is proven as a first one: each row it reads
+    /// after the cursor comes no later than its pass's bound, so every unchanged item between
+    /// the cursor and that row is among the candidates.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
-        guard let specs = rankListSpecs(q, cursor: cursor) else { return nil }
+        guard let specs = rankListSpecs(q) else { return nil }
         var depths = [max(4 * (limit + 1), 64), 512]
         var n = 0
         while true {
@@ -93,7 +96,7 @@ extension PostgresStore {
                 return nil
             }
             if n == 0 { depths = depths.filter { $0 < state.longest } + [state.longest] }
-            let read = try rankedRows(q, limit: limit, cursor: nil) { compiler in
+            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
                 let entries = specs.map { spec in
                     "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
@@ -189,12 +192,12 @@ extension PostgresStore {
         return true
     }
 
-    /// After a full read of a one-word first page whose lists were missing: wants them when
+    /// After a full read of a page whose lists were missing: wants them when
     /// more than `commonWords` items hold the word (counted once per process and word). Lists
     /// that are there but could not prove a page (a selective filter) are not made again.
-    func noteWantedRankLists(_ q: PreparedPostgresQuery, found: Int, limit: Int, cursor: Cursor?) throws {
+    func noteWantedRankLists(_ q: PreparedPostgresQuery, found: Int, limit: Int) throws {
         defer { rankLists.missing = false }
-        guard rankLists.missing, found > limit, let specs = rankListSpecs(q, cursor: cursor) else { return }
+        guard rankLists.missing, found > limit, let specs = rankListSpecs(q) else { return }
         // Each word counted (its first list's key notes a word found not common): lists help
         // only when every word is common — a rare one is read in full, cheaply.
         let common = rankLists.commonWords
@@ -296,7 +299,7 @@ extension PostgresStore {
             let word = String(key[key.index(after: key.startIndex)..<hash])
             guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
-            guard let spec = rankListSpecs(q, cursor: nil)?.first(where: { $0.key == key }) else { continue }
+            guard let spec = rankListSpecs(q)?.first(where: { $0.key == key }) else { continue }
             var compiler = q.compiler()
             let match = spec.match(&compiler)
             let score = spec.score(&compiler)
