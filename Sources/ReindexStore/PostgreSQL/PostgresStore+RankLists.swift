@@ -96,8 +96,13 @@ extension PostgresStore {
                 return nil
             }
             if n == 0 { depths = depths.filter { $0 < state.longest } + [state.longest] }
+            // A row of a later pass is proven only when every earlier pass's list was read whole,
+            // so until then that pass's list is not read (half the lookups of a common word).
+            let open = specs.filter { spec in
+                !specs.contains { $0.pass < spec.pass && (state.bounds[$0.key] ?? nil) != nil }
+            }
             let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-                let entries = specs.map { spec in
+                let entries = open.map { spec in
                     "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
                 return entries.joined(separator: " UNION ") + " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed))"
