@@ -129,7 +129,10 @@ class SearchableIndex:
                 raise TypeError("an item needs a string 'uniqueIdentifier', got %r" % (identifier,))
             try:
                 return encode_json(item)
-            except ValueError:
+            except ValueError as error:
+                if "Circular reference" in str(error):
+                    raise ValueError("item %r contains itself (a dict or list inside its own value): JSON has no "
+                                     "references" % identifier[:80]) from None
                 # json.dumps refuses NaN and infinities without saying where; say it. (Looked
                 # for only on failure: walking every item costs more than encoding it.)
                 for path, number in non_finite_numbers(item, "item %r" % identifier[:80]):

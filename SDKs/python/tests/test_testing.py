@@ -157,6 +157,14 @@ class RecordingTests(unittest.TestCase):
         self.assertEqual(str(raised.exception),
                          "item 'n'.attributes.scores[1] must hold finite numbers only, got nan: JSON has no NaN or infinities")
 
+    def test_a_dict_item_that_contains_itself_is_refused_naming_it(self):
+        item = {"uniqueIdentifier": "loop", "attributes": {"title": "Loop"}}
+        item["attributes"]["again"] = item
+        with self.assertRaises(ValueError) as raised:
+            run_reindex_all(Scripted(lambda i: i.put(item)))
+        self.assertEqual(str(raised.exception),
+                         "item 'loop' contains itself (a dict or list inside its own value): JSON has no references")
+
     def test_suggest(self):
         self.assertEqual(suggest("keyword", ["title", "keywords"]), "keywords")
         self.assertEqual(suggest("titel", ["title", "keywords"]), "title")
