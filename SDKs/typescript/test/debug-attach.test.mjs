@@ -63,6 +63,8 @@ async function startDebug(world) {
   child.stderr.on('data', (text) => { stderr += text; });
   const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
   result.then(() => clearTimeout(timer));
+  // The gate writes its lines one by one: wait for the last one this test reads, then the first.
+  await eventually(() => /ext\| reindex-extension:   VS Code launch\.json: /.test(stderr), 'the gate to print how to attach', 20000);
   const gate = await eventually(
     () => /ext\| reindex-extension: pid (\d+) is waiting for a debugger to attach: the inspector is at 127\.0\.0\.1:(\d+) \((ws:\/\/\S+)\)/.exec(stderr),
     'the gate to print the inspector address', 20000);
