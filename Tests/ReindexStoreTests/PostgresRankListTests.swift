@@ -163,6 +163,32 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(listed.rankLists.answered, 0)
     }
 
+    /// The first search of common words whose lists are missing makes them and reads its page
+    /// from them, rather than scoring every match and then reading them all again for the lists.
+    /// When a list cannot be made (here another session holds the lists' table), the search
+    /// reads every match instead and still answers.
+    func testTheFirstSearchOfACommonWordMakesItsListsAndReadsItsPageFromThem() throws {
+        let (listed, full) = try listedAndFull()
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { RankListTests.item($0) })
+        for (n, query) in ["lantern", "comet", "la", "orchard"].enumerated() {
+            let page = try listed.query(query, options: QueryOptions(limit: 7))
+            XCTAssertEqual(page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                           try full.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
+            XCTAssertEqual(listed.rankLists.answered, n + 1, "\(query): the first search was answered from the lists it made")
+        }
+        XCTAssertEqual(try listed.health(quick: false).problems, [], "lists made together, a word's two passes at once, are exact")
+
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])
+        let holder = try PostgresStore.open(location)
+        try holder.connection.execute("BEGIN; LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
+        defer { holder.connection.rollback() }
+        let before = listed.rankLists.answered
+        XCTAssertEqual(try listed.query("river", options: QueryOptions(limit: 7)).results.map(\.uniqueIdentifier),
+                       try full.query("river", options: QueryOptions(limit: 7)).results.map(\.uniqueIdentifier))
+        XCTAssertEqual(listed.rankLists.answered, before, "no list could be made: every match was read")
+        XCTAssertTrue(listed.rankLists.makingFailed)
+    }
+
     /// Later pages (`--after`) of one word are read from its lists too while they are within them,
     /// each the page a full read gives; past the lists' entries the pages are read in full. (Of
     /// several words, a later page's rows score below the sum of the lists' bounds sooner, so

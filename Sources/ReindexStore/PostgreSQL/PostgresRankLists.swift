@@ -22,6 +22,13 @@ final class PostgresRankLists {
     var missing = false
     /// Keys of words counted and found not common, so they are not counted at every search.
     var uncommon = Set<String>()
+    /// A search of common words whose lists are missing makes them before it reads its page
+    /// (`PostgresStore.query`), unless making a list failed in this process (a role that may
+    /// only read, a standby): then it reads every match, and the lists are tried after it.
+    var makeFirst = true
+    var makingFailed = false
+    /// The page just read is empty because its lists are to be made first.
+    var pageWaitsForLists = false
 }
 
 /// One word of a query as a rank list (a pass of it, for a one-word query): its key, which items

@@ -34,7 +34,21 @@ extension PostgresStore {
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
         defer { makeWantedRankLists() }
-        return try reading("search failed", query: true) { () throws -> QueryPage in
+        let page = try page(text, options: options)
+        guard rankLists.pageWaitsForLists else { return page }
+        // Its words are common and their lists missing: a full read would score every match,
+        // and making the lists after it would read them all again. So the lists are made first,
+        // each in its own transaction, and the page is read from them in a new snapshot.
+        rankLists.pageWaitsForLists = false
+        makeWantedRankLists()
+        rankLists.makeFirst = false
+        defer { rankLists.makeFirst = true }
+        return try self.page(text, options: options)
+    }
+
+    /// One page of `query(_:options:)`, in one snapshot.
+    private func page(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
+        try reading("search failed", query: true) { () throws -> QueryPage in
             let q = try prepare(text, options: options)
             var page = try run(q)
             if !q.units.isEmpty {
@@ -232,8 +246,13 @@ extension PostgresStore {
     /// rank lists when they prove it (PostgresStore+RankLists.swift), else from every match.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
         if let read = try rankedFromLists(q, limit: limit, cursor: cursor) { return page(of: read, limit: limit) }
+        if rankLists.missing, rankLists.makeFirst, !rankLists.makingFailed, try noteWantedRankLists(q) {
+            rankLists.pageWaitsForLists = true  // `query` makes the lists and reads the page again
+            return QueryPage(results: [], nextCursor: nil)
+        }
         let read = try rankedRows(q, limit: limit, cursor: cursor, candidates: nil)
-        try noteWantedRankLists(q, found: read.places.count, limit: limit)
+        if read.places.count > limit { try noteWantedRankLists(q) }
+        rankLists.missing = false
         return page(of: read, limit: limit)
     }
 

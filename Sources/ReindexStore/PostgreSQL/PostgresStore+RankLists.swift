@@ -28,8 +28,11 @@ import ReindexProtocol
 // read in full. Lists hold the live generations' unexpired items; an item that expires later stays
 // (expiry is one of the page's filters), and the transaction that makes a reindexAll's
 // generation live drops every list (`dropRankLists`), as does a list with more than
-// `changedRows` changed items since its horizon: the next search that wants one makes it again,
-// after its snapshot, in a short transaction of its own.
+// `changedRows` changed items since its horizon: the next search that wants one makes it again.
+// That search counts its words first; when each is common it makes the lists before it reads its
+// page (`PostgresStore.query`), each word's two passes from one read of its matches, in a short
+// transaction of its own, and then reads the page from them in a new snapshot. When a list
+// cannot be made (a role that may only read, another session making it), it reads every match.
 extension PostgresStore {
     /// A row's place in relevance order.
     struct RankPlace: RelevancePlace {
@@ -197,27 +200,30 @@ extension PostgresStore {
         return true
     }
 
-    /// After a full read of a page whose lists were missing: wants them when
-    /// more than `commonWords` items hold the word (counted once per process and word). Lists
-    /// that are there but could not prove a page (a selective filter) are not made again.
-    func noteWantedRankLists(_ q: PreparedPostgresQuery, found: Int, limit: Int) throws {
+    /// When a read found a list of its query missing: wants the query's lists when more than
+    /// `commonWords` items hold each word (counted once per process and word), and says whether
+    /// it does. Lists that are there but could not prove a page (a selective filter) are not
+    /// made again.
+    @discardableResult
+    func noteWantedRankLists(_ q: PreparedPostgresQuery) throws -> Bool {
         defer { rankLists.missing = false }
-        guard rankLists.missing, found > limit, let specs = rankListSpecs(q) else { return }
+        guard rankLists.missing, let specs = rankListSpecs(q) else { return false }
         // Each word counted (its first list's key notes a word found not common): lists help
         // only when every word is common — a rare one is read in full, cheaply.
         let common = rankLists.commonWords
         for unit in q.units {
-            guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return }
+            guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return false }
             var compiler = q.compiler()
             let match = compiler.unitMatch(unit, prefix: true)
             let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
                                   compiler.parameters).int(0, 0)
             guard count > common else {
                 rankLists.uncommon.insert(key)
-                return
+                return false
             }
         }
         for spec in specs { rankLists.wanted[spec.key] = spec }
+        return true
     }
 
     /// Makes the lists the searches wanted, each in a short transaction of its own (after the
@@ -225,15 +231,26 @@ extension PostgresStore {
     /// later search: a search never fails for want of a list.
     func makeWantedRankLists() {
         guard !rankLists.wanted.isEmpty, !connection.inTransaction else { return }
+        // A word's two passes (as typed, only as a prefix) are made together: one read of the
+        // prefix's matches gives both.
         let wanted = rankLists.wanted.values.sorted { $0.key < $1.key }
         rankLists.wanted = [:]
-        for spec in wanted {
+        var batches: [[PostgresRankListSpec]] = []
+        for spec in wanted where spec.kind != .prefixOnly {
+            let second = wanted.first { $0.kind == .prefixOnly && spec.kind == .whole && $0.key.dropFirst() == spec.key.dropFirst() && $0.unit == spec.unit }
+            batches.append([spec] + (second.map { [$0] } ?? []))
+        }
+        for spec in wanted where spec.kind == .prefixOnly && !batches.contains(where: { $0.contains { $0.key == spec.key } }) {
+            batches.append([spec])
+        }
+        for specs in batches {
             do {
                 try connection.begin("ISOLATION LEVEL REPEATABLE READ")
-                try makeRankList(spec)
+                try makeRankLists(specs)
                 try connection.commit()
             } catch {
                 connection.rollback()
+                rankLists.makingFailed = true
             }
         }
     }
@@ -247,37 +264,68 @@ extension PostgresStore {
         try query("DELETE FROM rank_lists")
     }
 
-    private func makeRankList(_ spec: PostgresRankListSpec) throws {
+    /// Makes one list, or a word's two (`specs`: as typed, then only as a prefix, as
+    /// `makeWantedRankLists` pairs them) from one read of the prefix's matches, in the caller's
+    /// transaction.
+    private func makeRankLists(_ specs: [PostgresRankListSpec]) throws {
         // Before the snapshot (its first query): a generation made live meanwhile has dropped
         // the lists when this one is made, never after.
         try query("SET LOCAL lock_timeout = '200ms'")
         try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
         // Making a list replaces one of that key, and past `maximumLists` the oldest made.
-        try query("""
-            WITH gone AS (
-                DELETE FROM rank_lists WHERE key = $1 OR key IN (
-                    SELECT key FROM rank_lists WHERE key <> $1 ORDER BY horizon, key
-                    LIMIT greatest(0, (SELECT count(*) FROM rank_lists WHERE key <> $1) - $2::integer + 1))
-                RETURNING key)
-            DELETE FROM rank_entries WHERE list IN (SELECT key FROM gone)
-            """, [spec.key, String(rankLists.maximumLists)])
-        var compiler = spec.query.compiler()
-        let match = spec.match(&compiler)
-        let score = spec.score(&compiler)
-        let key = compiler.bind(spec.key, "text")
+        for spec in specs {
+            try query("""
+                WITH gone AS (
+                    DELETE FROM rank_lists WHERE key = $1 OR key IN (
+                        SELECT key FROM rank_lists WHERE key <> $1 ORDER BY horizon, key
+                        LIMIT greatest(0, (SELECT count(*) FROM rank_lists WHERE key <> $1) - $2::integer + 1))
+                    RETURNING key)
+                DELETE FROM rank_entries WHERE list IN (SELECT key FROM gone)
+                """, [spec.key, String(rankLists.maximumLists - specs.count + 1)])
+        }
+        var compiler = specs[0].query.compiler()
         let size = compiler.bind(String(rankLists.size), "bigint")
         let now = compiler.bind(Clock.now())
-        let made = try query("""
-            WITH made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
-            SELECT \(key), row_number() OVER (ORDER BY m.score DESC, m.hint DESC, m.bundle COLLATE "C", m.uid COLLATE "C"),
-                m.score, m.hint, m.bundle, m.uid, m.id FROM (
-                \(Self.listedItems(score: score, match: match, now: now))
-                ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
-            RETURNING 1)
-            SELECT count(*) FROM made
-            """, compiler.parameters).int(0, 0)
-        try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
-                  [spec.key, String(made), made < rankLists.size ? "true" : "false"])
+        let order = "score DESC, hint DESC, bundle COLLATE \"C\", uid COLLATE \"C\""
+        let made: PGResult
+        if specs.count == 2 {
+            // The prefix's matches read once, each with its pass and that pass's score.
+            let unit = specs[0].unit
+            let whole = compiler.unitMatch(unit, prefix: false)
+            let score = "CASE WHEN \(whole) THEN \(compiler.unitScore(unit, prefix: false)) ELSE \(compiler.unitScore(unit, prefix: true)) END"
+            let keys = specs.map { compiler.bind($0.key, "text") }
+            made = try query("""
+                WITH m AS MATERIALIZED (
+                    SELECT i.id, i.bundle, i.uid, (CASE WHEN \(whole) THEN 0 ELSE 1 END) AS pass, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
+                    FROM \(PostgresQueryCompiler.from) WHERE \(compiler.unitMatch(unit, prefix: true)) AND (i.expires IS NULL OR i.expires > \(now))),
+                made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
+                    SELECT CASE WHEN t.pass = 0 THEN \(keys[0]) ELSE \(keys[1]) END,
+                        row_number() OVER (PARTITION BY t.pass ORDER BY \(order)), t.score, t.hint, t.bundle, t.uid, t.id
+                    FROM ((SELECT * FROM m WHERE pass = 0 ORDER BY \(order) LIMIT \(size))
+                        UNION ALL (SELECT * FROM m WHERE pass = 1 ORDER BY \(order) LIMIT \(size))) t
+                    RETURNING list)
+                SELECT \(keys[0]), (SELECT count(*) FROM made WHERE list = \(keys[0]))
+                UNION ALL SELECT \(keys[1]), (SELECT count(*) FROM made WHERE list = \(keys[1]))
+                """, compiler.parameters)
+        } else {
+            let match = specs[0].match(&compiler)
+            let score = specs[0].score(&compiler)
+            let key = compiler.bind(specs[0].key, "text")
+            made = try query("""
+                WITH made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
+                SELECT \(key), row_number() OVER (ORDER BY m.score DESC, m.hint DESC, m.bundle COLLATE "C", m.uid COLLATE "C"),
+                    m.score, m.hint, m.bundle, m.uid, m.id FROM (
+                    \(Self.listedItems(score: score, match: match, now: now))
+                    ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
+                RETURNING 1)
+                SELECT \(key), count(*) FROM made
+                """, compiler.parameters)
+        }
+        for row in 0..<made.rowCount {
+            let length = made.int(row, 1)
+            try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
+                      [made.text(row, 0), String(length), length < rankLists.size ? "true" : "false"])
+        }
     }
 
     /// The items a list holds, with their place (`id, bundle, uid, score, hint`): the live,
@@ -285,7 +333,7 @@ extension PostgresStore {
     /// Further conditions may follow (`AND …`).
     static func listedItems(score: String, match: String, now: String) -> String {
         """
-        SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(hintExpression) AS hint
+        SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
         FROM \(PostgresQueryCompiler.from) WHERE \(match) AND (i.expires IS NULL OR i.expires > \(now))
         """
     }
