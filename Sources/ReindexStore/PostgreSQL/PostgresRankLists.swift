@@ -23,8 +23,9 @@ final class PostgresRankLists {
     /// Keys of words counted and found not common, so they are not counted at every search.
     var uncommon = Set<String>()
     /// A search of common words whose lists are missing makes them before it reads its page
-    /// (`PostgresStore.query`), unless making a list failed in this process (a role that may
-    /// only read, a standby): then it reads every match, and the lists are tried after it.
+    /// (`PostgresStore.query`), unless the server refused to write a list in this process (a
+    /// role that may only read, a standby): then it reads every match, and the lists are tried
+    /// after it. A list not made for contention (`busy`) is tried again by the next search.
     var makeFirst = true
     var makingFailed = false
     /// The page just read is empty because its lists are to be made first.

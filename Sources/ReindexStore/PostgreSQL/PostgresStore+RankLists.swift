@@ -250,7 +250,9 @@ extension PostgresStore {
                 try connection.commit()
             } catch {
                 connection.rollback()
-                rankLists.makingFailed = true
+                // A moment's contention (another session making a list, a reindexAll going live)
+                // passes; a refusal to write (a role that may only read, a standby) does not.
+                if (error as? StoreError)?.code != .busy { rankLists.makingFailed = true }
             }
         }
     }
