@@ -337,6 +337,18 @@ final class AuthoringTests: XCTestCase {
         XCTAssertTrue(invalid.stderr.contains("executable: is required") && invalid.stderr.contains("did you mean 'executable'?"), invalid.stderr)
     }
 
+    func testAScriptWhoseInterpreterIsMissingIsValidButWarnedAbout() throws {
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
+        let bundle = try TestSupport.makeBundle(.init("com.example.nointerpreter", executable: "bad_interpreter.sh"), in: "\(scratch)/extensions")
+        let validated = try reindex(["validate", bundle], scratch)
+        XCTAssertEqual(validated.status, 0, "\(validated)")
+        XCTAssertTrue(validated.stderr.contains("warning: com.example.nointerpreter: the executable's #! line names "
+                                                + "/nonexistent/interpreter/for/reindex/tests, which does not exist here: the extension cannot start"),
+                      validated.stderr)
+        let fine = try TestSupport.makeBundle(.init("com.example.fine", executable: "well_behaved.py"), in: "\(scratch)/extensions")
+        XCTAssertFalse(try reindex(["validate", fine], scratch).stderr.contains("#! line"))
+    }
+
     func testExtensionsPathNamingABundleSaysSoWithAHint() throws {
         let scratch = try TestSupport.makeScratchDirectory(for: self)
         let bundle = try TestSupport.makeBundle(.init("com.example.self", executable: "well_behaved.py"), in: "\(scratch)/extensions")

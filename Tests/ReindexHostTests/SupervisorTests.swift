@@ -237,7 +237,8 @@ final class SupervisorTests: XCTestCase, @unchecked Sendable {
     func testUnstartableExecutableCannotStart() throws {
         let store = try openStore()
         let run = try runDirect(T.BundleSpec("com.example.unstartable", executable: "bad_interpreter.sh"), store: store, expectSpawn: false)
-        assertFailure(run, .cannotStart, exitCode: 69, says: ["cannot execute"])
+        assertFailure(run, .cannotStart, exitCode: 69,
+                      says: ["cannot execute", "its #! line names /nonexistent/interpreter/for/reindex/tests, which does not exist"])
         try assertIndexUnchanged(store, run)
         try assertRequeued(store, run)
     }

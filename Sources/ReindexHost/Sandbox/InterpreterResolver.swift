@@ -10,7 +10,7 @@ import ReindexSystem
 /// both the path as found and the file it links to are followed. An installation that would be
 /// the home directory, one of its ancestors, a shared temporary directory or `~/.local` itself
 /// is narrowed to the directory holding the interpreter, or to the file alone.
-struct InterpreterResolver {
+package struct InterpreterResolver {
     /// One thing to grant, with why (for `validate` and the log).
     struct Need: Equatable {
         var path: String
@@ -67,13 +67,7 @@ struct InterpreterResolver {
     /// `#!INTERPRETER [ARGUMENT]`, the way the kernel reads it (one optional argument, the rest of
     /// the line); `env` gets its program looked up on the extension's PATH.
     private mutating func followShebang(_ head: [UInt8], of file: String, depth: Int) {
-        let line = head.dropFirst(2).prefix { $0 != UInt8(ascii: "\n") }
-        let text = String(decoding: line, as: UTF8.self).trimming(" \t\r")
-        let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? text.endIndex
-        var interpreter = String(text[..<space])
-        let argument = String(text[space...]).trimming(" \t")
-        guard !interpreter.isEmpty else { return }
-        if !interpreter.hasPrefix("/") { interpreter = FileSystem.absolute(FileSystem.join(workingDirectory, interpreter)) }
+        guard let (interpreter, argument) = Self.shebang(head, workingDirectory: workingDirectory) else { return }
         visit(interpreter, as: "the interpreter of \(file):", depth: depth + 1)
         guard FileSystem.baseName(interpreter) == "env", let program = Self.envProgram(argument) else { return }
         if program.contains("/") {
@@ -82,6 +76,29 @@ struct InterpreterResolver {
         } else if let found = lookUp(program) {
             visit(found, as: "the interpreter of \(file) (env \(program) on PATH):", depth: depth + 1)
         }
+    }
+
+    /// The interpreter of a file that begins `#!` (absolute, a relative one taken from
+    /// `workingDirectory` as the kernel does) and its one optional argument; nil for any other
+    /// file.
+    static func shebang(_ head: [UInt8], workingDirectory: String) -> (interpreter: String, argument: String)? {
+        guard head.count > 2, head[0] == UInt8(ascii: "#"), head[1] == UInt8(ascii: "!") else { return nil }
+        let line = head.dropFirst(2).prefix { $0 != UInt8(ascii: "\n") }
+        let text = String(decoding: line, as: UTF8.self).trimming(" \t\r")
+        let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? text.endIndex
+        var interpreter = String(text[..<space])
+        guard !interpreter.isEmpty else { return nil }
+        if !interpreter.hasPrefix("/") { interpreter = FileSystem.absolute(FileSystem.join(workingDirectory, interpreter)) }
+        return (interpreter, String(text[space...]).trimming(" \t"))
+    }
+
+    /// The interpreter a `#!` script names when it does not exist (the kernel then fails its
+    /// exec with "no such file", as if the script itself were missing); nil otherwise.
+    package static func missingInterpreter(of executable: String, workingDirectory: String) -> String? {
+        guard FileSystem.status(executable) != nil, let head = FileSystem.readPrefix(executable, count: 256),
+              let (interpreter, _) = shebang(head, workingDirectory: workingDirectory),
+              FileSystem.status(interpreter) == nil else { return nil }
+        return interpreter
     }
 
     /// The program `env` runs for a `#!…/env ARGUMENT` line: options (`-i`, `-u NAME`, `-C DIR`,

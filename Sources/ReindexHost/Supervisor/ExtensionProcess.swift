@@ -134,7 +134,12 @@ public final class ExtensionProcess {
         case 7: what = "cannot enter its sandbox (the seccomp filter against chmod, chown and utimes)"
         default: what = "cannot set up its standard descriptors"
         }
-        let hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
+        var hint = code == ENOEXEC ? " (not a binary and no #! line?)" : ""
+        // The kernel says "no such file" for a script whose interpreter is missing: name it.
+        if stage == 2, code == ENOENT,
+           let interpreter = InterpreterResolver.missingInterpreter(of: bundle.executablePath, workingDirectory: bundle.directory) {
+            hint = " (its #! line names \(interpreter), which does not exist)"
+        }
         throw ReindexError(.cannotStart, "\(bundle.identifier): \(what): \(FileSystem.errnoText(code))\(hint)", errno: code)
     }
 
