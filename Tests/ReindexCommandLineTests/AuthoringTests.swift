@@ -347,6 +347,18 @@ final class AuthoringTests: XCTestCase {
                       validated.stderr)
         let fine = try TestSupport.makeBundle(.init("com.example.fine", executable: "well_behaved.py"), in: "\(scratch)/extensions")
         XCTAssertFalse(try reindex(["validate", fine], scratch).stderr.contains("#! line"))
+        // `list` and `status` say it too, of that bundle only.
+        let listed = try reindex(["--extensions-path", "\(scratch)/extensions", "list", "--json"], scratch)
+        let bundles = try XCTUnwrap(try JSONParser.parse(text: listed.stdout)["bundles"]?.arrayValue, "\(listed)")
+        for entry in bundles {
+            let warnings = entry["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let expected = entry["bundleIdentifier"]?.stringValue == "com.example.nointerpreter" ? 1 : 0
+            XCTAssertEqual(warnings.filter { $0.contains("#! line names /nonexistent/interpreter/for/reindex/tests") }.count, expected, "\(entry)")
+        }
+        let index = ["--index", "\(scratch)/index.sqlite", "--extensions-path", "\(scratch)/extensions"]
+        XCTAssertEqual(try reindex(index + ["run", "com.example.fine"], scratch).status, 0)
+        let status = try reindex(index + ["status"], scratch)
+        XCTAssertTrue(status.stdout.contains("warning: the executable's #! line names /nonexistent/interpreter/for/reindex/tests"), "\(status)")
     }
 
     func testExtensionsPathNamingABundleSaysSoWithAHint() throws {

@@ -31,9 +31,16 @@ package enum SandboxReport {
                                        hostEnvironment: context.environment)
     }
 
-    /// The warning `list`, `status` and `validate` show for a bundle, if any.
-    package static func bundleWarning(_ bundle: DiscoveredBundle) -> String? {
-        bundle.manifest.sandbox.isEnabled ? nil : SandboxOptions.offWarning
+    /// The warnings `list`, `status` and `validate` show for a bundle: its sandbox turned off,
+    /// and a `#!` interpreter this machine does not have (the kernel would say "no such file" for
+    /// the script itself at every start).
+    package static func bundleWarnings(_ bundle: DiscoveredBundle) -> [String] {
+        var warnings: [String] = []
+        if !bundle.manifest.sandbox.isEnabled { warnings.append(SandboxOptions.offWarning) }
+        if let interpreter = InterpreterResolver.missingInterpreter(of: bundle.executablePath, workingDirectory: bundle.directory) {
+            warnings.append("the executable's #! line names \(interpreter), which does not exist here: the extension cannot start")
+        }
+        return warnings
     }
 
     /// `validate`'s account of the sandbox: what the bundle gets beyond the system, and notes.

@@ -24,7 +24,7 @@ package struct ListCommand: ReindexCommand {
                         ("executable", .string(bundle.executablePath)),
                         ("sandboxed", .bool(bundle.manifest.sandbox.isEnabled)),
                         ("priority", .string(bundle.manifest.priority.rawValue)),
-                        ("warnings", .array((bundle.warnings + (SandboxReport.bundleWarning(bundle).map { [$0] } ?? [])).map(JSONValue.string))),
+                        ("warnings", .array((bundle.warnings + SandboxReport.bundleWarnings(bundle)).map(JSONValue.string))),
                     ])
                 })),
                 ("problems", .array(result.problems.map { problem in
@@ -42,7 +42,7 @@ package struct ListCommand: ReindexCommand {
             Console.out("\(bundle.identifier)  \(bundle.manifest.displayName) \(bundle.manifest.version)")
             Console.out("    \(bundle.directory)")
             for warning in bundle.warnings { Console.out("    warning: \(warning)") }
-            if let warning = SandboxReport.bundleWarning(bundle) { Console.out("    warning: \(warning)") }
+            for warning in SandboxReport.bundleWarnings(bundle) { Console.out("    warning: \(warning)") }
         }
         if !result.problems.isEmpty {
             Console.out("\nProblems:")

@@ -43,8 +43,8 @@ package struct StatusCommand: ReindexCommand {
         let installed = Set(discovered.map(\.key))
         let moot: [String: [QueuedRequest]] = showMoot
             ? Dictionary(grouping: try store.requests(state: .failed), by: \.bundleKey) : [:]
-        var warnings: [String: String] = [:]
-        for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarning(bundle) }
+        var warnings: [String: [String]] = [:]
+        for bundle in discovered { warnings[bundle.key] = SandboxReport.bundleWarnings(bundle) }
         if context.json {
             Console.json(.object([
                 ("index", .object([("path", .string(store.displayLocation)), ("healthy", .bool(healthy))])),
@@ -60,7 +60,7 @@ package struct StatusCommand: ReindexCommand {
                                      ("failedAt", .string(RFC3339.format(request.updated))), ("error", request.lastError.map(JSONValue.string) ?? .null)])
                         })))
                     }
-                    if let warning = warnings[status.bundleIdentifier.lowercased()] { members.append(("warnings", .array([.string(warning)]))) }
+                    if let found = warnings[status.bundleIdentifier.lowercased()], !found.isEmpty { members.append(("warnings", .array(found.map(JSONValue.string)))) }
                     return .object(members)
                 })),
             ]))
@@ -97,7 +97,7 @@ package struct StatusCommand: ReindexCommand {
                     Console.out("    failed at \(RFC3339.format(request.updated)): \(request.kind.rawValue) request \(request.id): \(request.lastError ?? "")")
                 }
             }
-            if let warning = warnings[status.bundleIdentifier.lowercased()] { Console.out("    warning: \(warning)") }
+            for warning in warnings[status.bundleIdentifier.lowercased()] ?? [] { Console.out("    warning: \(warning)") }
             if let run = status.lastRun {
                 Console.out("    last run: \(run.kind.rawValue) (\(run.reason)) \(run.outcome) at \(RFC3339.format(run.ended)): put \(run.counts.put), deleted \(run.counts.deleted), rejected \(run.counts.rejected)" + (run.error.map { " — \($0)" } ?? ""))
             }

@@ -66,10 +66,7 @@ package struct ValidateCommand: SandboxedCommand {
         if bundle.manifest.sandbox.isEnabled, SandboxSupport.current.abi != nil {
             profile = try SandboxProfile.preview(bundle: bundle, paths: context.paths, hostEnvironment: context.environment)
         }
-        var warnings = SandboxReport.bundleWarning(bundle).map { ["\(bundle.identifier): \($0)"] } ?? []
-        if let interpreter = InterpreterResolver.missingInterpreter(of: bundle.executablePath, workingDirectory: bundle.directory) {
-            warnings.append("\(bundle.identifier): the executable's #! line names \(interpreter), which does not exist here: the extension cannot start")
-        }
+        let warnings = SandboxReport.bundleWarnings(bundle).map { "\(bundle.identifier): \($0)" }
         if runSuite {
             return try lint(bundle, context, sandbox: sandbox, warnings: warnings)
         }
