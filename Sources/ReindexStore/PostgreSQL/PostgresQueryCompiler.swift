@@ -208,6 +208,14 @@ struct PostgresQueryCompiler {
         return "(" + test + ")"
     }
 
+    /// For the unit that is also a prefix: its pass (0 where it matches as typed, 1 where only
+    /// as a prefix) and its score in that pass — what a page orders by and a word's rank lists hold.
+    mutating func passAndScore(_ unit: RankingUnit) -> (pass: String, score: String) {
+        let whole = unitMatch(unit, prefix: false)
+        return ("CASE WHEN \(whole) THEN 0 ELSE 1 END",
+                "CASE WHEN \(whole) THEN \(unitScore(unit, prefix: false)) ELSE \(unitScore(unit, prefix: true)) END")
+    }
+
     /// A unit's score: the weight of the best attribute it is found in (the attribute table's
     /// weights: title 10, displayName 8, keywords and alternateNames 5, authors 3,
     /// contentDescription 2, textContent 1; a searchable custom attribute 1). The document's

@@ -292,9 +292,9 @@ extension PostgresStore {
         var scores: [String] = []
         for (n, unit) in q.units.enumerated() {
             if n == prefixable {
-                let whole = compiler.unitMatch(unit, prefix: false)
-                pass = "CASE WHEN \(whole) THEN 0 ELSE 1 END"
-                scores.append("CASE WHEN \(compiler.unitMatch(unit, prefix: false)) THEN \(compiler.unitScore(unit, prefix: false)) ELSE \(compiler.unitScore(unit, prefix: true)) END")
+                let passed = compiler.passAndScore(unit)
+                pass = passed.pass
+                scores.append(passed.score)
             } else {
                 scores.append(compiler.unitScore(unit, prefix: true))
             }

@@ -235,18 +235,12 @@ extension PostgresStore {
         // prefix's matches gives both.
         let wanted = rankLists.wanted.values.sorted { $0.key < $1.key }
         rankLists.wanted = [:]
-        var batches: [[PostgresRankListSpec]] = []
-        for spec in wanted where spec.kind != .prefixOnly {
-            let second = wanted.first { $0.kind == .prefixOnly && spec.kind == .whole && $0.key.dropFirst() == spec.key.dropFirst() && $0.unit == spec.unit }
-            batches.append([spec] + (second.map { [$0] } ?? []))
-        }
-        for spec in wanted where spec.kind == .prefixOnly && !batches.contains(where: { $0.contains { $0.key == spec.key } }) {
-            batches.append([spec])
-        }
-        for specs in batches {
+        // (Their keys differ only in the kind's first character.)
+        let batches = Dictionary(grouping: wanted) { $0.kind == .starred ? $0.key : String($0.key.dropFirst()) }
+        for (_, specs) in batches.sorted(by: { $0.key < $1.key }) {
             do {
                 try connection.begin("ISOLATION LEVEL REPEATABLE READ")
-                try makeRankLists(specs)
+                try makeRankLists(specs.sorted { $0.pass < $1.pass })
                 try connection.commit()
             } catch {
                 connection.rollback()
@@ -267,7 +261,7 @@ extension PostgresStore {
     }
 
     /// Makes one list, or a word's two (`specs`: as typed, then only as a prefix, as
-    /// `makeWantedRankLists` pairs them) from one read of the prefix's matches, in the caller's
+    /// `makeWantedRankLists` groups them) from one read of the prefix's matches, in the caller's
     /// transaction.
     private func makeRankLists(_ specs: [PostgresRankListSpec]) throws {
         // Before the snapshot (its first query): a generation made live meanwhile has dropped
@@ -291,14 +285,14 @@ extension PostgresStore {
         let order = "score DESC, hint DESC, bundle COLLATE \"C\", uid COLLATE \"C\""
         let made: PGResult
         if specs.count == 2 {
-            // The prefix's matches read once, each with its pass and that pass's score.
-            let unit = specs[0].unit
-            let whole = compiler.unitMatch(unit, prefix: false)
-            let score = "CASE WHEN \(whole) THEN \(compiler.unitScore(unit, prefix: false)) ELSE \(compiler.unitScore(unit, prefix: true)) END"
+            // The prefix's matches read once, each with its pass and that pass's score (the
+            // prefix-only list's unit: the one that is a prefix).
+            let unit = specs[1].unit
+            let (pass, score) = compiler.passAndScore(unit)
             let keys = specs.map { compiler.bind($0.key, "text") }
             made = try query("""
                 WITH m AS MATERIALIZED (
-                    SELECT i.id, i.bundle, i.uid, (CASE WHEN \(whole) THEN 0 ELSE 1 END) AS pass, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
+                    SELECT i.id, i.bundle, i.uid, (\(pass)) AS pass, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
                     FROM \(PostgresQueryCompiler.from) WHERE \(compiler.unitMatch(unit, prefix: true)) AND (i.expires IS NULL OR i.expires > \(now))),
                 made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
                     SELECT CASE WHEN t.pass = 0 THEN \(keys[0]) ELSE \(keys[1]) END,
