@@ -230,6 +230,56 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         }
     }
 
+    /// A word with a filter walks its list in order and stops once the page is full: one
+    /// statement however far into the list the filter's items are (the items of a bundle whose
+    /// key sorts last come last in each tie), with the pages of a full read — first and later
+    /// pages, in a scope or with a condition, before and after items are written again.
+    func testAWordWithAFilterWalksItsListToThePageInOneStatement() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.size = 400
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.aaa").put((0..<900).map { RankListTests.item($0) })
+        let late = LocalIndex(store: listed, bundleIdentifier: "com.example.zzz")
+        _ = try late.put((900..<1200).map { RankListTests.item($0) })
+        let queries: [(String, String?)] = [("lantern", "com.example.zzz"), ("comet", "com.example.aaa"), ("la", "com.example.zzz"),
+                                            ("river && contentDescription == \"*glass*\"", nil), ("garden && title == \"garden*\"", "com.example.zzz")]
+        func pages(_ store: PostgresStore, _ query: String, _ bundle: String?) throws -> [String] {
+            var options = QueryOptions(limit: 7)
+            options.bundle = bundle
+            var all: [String] = []
+            while all.count < 80 {
+                let page = try store.query(query, options: options)
+                all += page.results.map { "\($0.bundleIdentifier) \($0.uniqueIdentifier) \($0.score ?? 0)" }
+                guard let next = page.nextCursor else { break }
+                options.after = next
+            }
+            return all
+        }
+        func assertAgree(_ when: String) throws {
+            for (query, bundle) in queries {
+                _ = try listed.query(query, options: QueryOptions(limit: 7))  // makes the lists
+                let before = listed.rankLists.answered
+                XCTAssertEqual(try pages(listed, query, bundle), try pages(full, query, bundle), "\(query) in \(bundle ?? "every bundle"), \(when)")
+                XCTAssertGreaterThan(listed.rankLists.answered, before, "\(query): pages answered from the list, \(when)")
+            }
+        }
+        try assertAgree("after the first writes")
+        var scope = QueryOptions(limit: 7)
+        scope.bundle = "com.example.zzz"
+        let plan = try listed.queryPlan("lantern", options: scope)
+        XCTAssertEqual(plan.filter { $0.hasPrefix("Limit") }.count, 1, "one statement for the page:\n" + plan.joined(separator: "\n"))
+        XCTAssertTrue(plan.contains { $0.contains("rank_entries_pkey") }, "the list is walked in its order:\n" + plan.joined(separator: "\n"))
+
+        // Items of the late bundle written again, some now with a word in their titles: read
+        // beside the walk as changed items.
+        _ = try late.put((900..<930).map { n in
+            var item = RankListTests.item(n, salt: 2)
+            item.uniqueIdentifier = RankListTests.item(n).uniqueIdentifier
+            if n % 3 == 0 { item.attributes.title = "lantern garden comet" }
+            return item
+        })
+        try assertAgree("after items were written again")
+    }
+
     func testListsAreKeptUpToTheirLimitTheOldestMadeGoingFirst() throws {
         let (listed, full) = try listedAndFull()
         listed.rankLists.maximumLists = 5

@@ -206,9 +206,10 @@ extension PostgresStore {
         return q
     }
 
-    /// The visibility test, the options' restrictions, the query's condition and its words,
-    /// as one condition (parameters bound in `compiler`).
-    func filters(_ q: PreparedPostgresQuery, _ compiler: inout PostgresQueryCompiler) throws -> String {
+    /// The visibility test, the options' restrictions, the query's condition and — unless
+    /// `matching` is false, for items known to match (a list's) — its words, as one condition
+    /// (parameters bound in `compiler`).
+    func filters(_ q: PreparedPostgresQuery, _ compiler: inout PostgresQueryCompiler, matching: Bool = true) throws -> String {
         var filters = ["(i.expires IS NULL OR i.expires > \(compiler.bind(q.now)))"]
         if let bundle = q.options.bundle { filters.append("i.bundle = \(compiler.bind(bundle.lowercased(), "text"))") }
         if let domain = q.options.domain {
@@ -221,7 +222,7 @@ extension PostgresStore {
         } catch {
             throw error.reindexError
         }
-        for unit in q.units { filters.append(compiler.unitMatch(unit, prefix: true)) }
+        if matching { for unit in q.units { filters.append(compiler.unitMatch(unit, prefix: true)) } }
         return filters.joined(separator: " AND ")
     }
 
@@ -279,11 +280,11 @@ extension PostgresStore {
     /// many items hold a word, and left to itself it would read every match and test each
     /// against the candidates.
     func rankedRows(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?,
-                    candidates: ((inout PostgresQueryCompiler) -> String)?) throws -> RankedRead {
+                    candidates: ((inout PostgresQueryCompiler) throws -> String)?) throws -> RankedRead {
         var compiler = q.compiler()
         var from = PostgresQueryCompiler.from
         if let candidates {
-            from = "(\(candidates(&compiler))) c(item) CROSS JOIN LATERAL (SELECT * FROM items WHERE id = c.item OFFSET 0) i "
+            from = "(\(try candidates(&compiler))) c(item) CROSS JOIN LATERAL (SELECT * FROM items WHERE id = c.item OFFSET 0) i "
                 + PostgresQueryCompiler.live
         }
         let filters = try self.filters(q, &compiler)

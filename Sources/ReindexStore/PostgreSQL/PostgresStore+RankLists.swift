@@ -19,7 +19,10 @@ import ReindexProtocol
 // it reads) comes no later than the k-th entry of its pass's list — or when the lists hold every
 // item of their passes — and a row of the second pass comes only after a first pass whose items
 // are all among the candidates. A later page reads only rows after its cursor and is proven the
-// same way. A query of several common words reads each word's list of the
+// same way. One word's list is *walked* (`walk`): its unchanged entries in list order, each
+// item tested against the page's filters as it is met, until `limit + 1` are kept — so the bound
+// is the list's last entry, and a filter costs the entries it skips, in one statement. A query
+// of several common words reads each word's list of the
 // first pass: an item in none of the lists' first k entries scores, for each word, no more than
 // its k-th entry, and on that score comes after it in the tie order, so a row that scores more
 // than the entries' sum, or as much and no later than the last of them in the tie order, is
@@ -86,7 +89,9 @@ extension PostgresStore {
     /// the cursor and that row is among the candidates.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
         guard let specs = rankListSpecs(q) else { return nil }
-        var depths = [max(4 * (limit + 1), 64), 512]
+        // One word's list is walked (`walk`): its bound is the list's last entry, read at once.
+        let walks = q.units.count == 1
+        var depths = walks ? [Self.wholeList] : [max(4 * (limit + 1), 64), 512]
         var n = 0
         while true {
             let depth = depths[n]
@@ -98,15 +103,16 @@ extension PostgresStore {
                 for spec in specs { rankLists.wanted[spec.key] = spec }
                 return nil
             }
-            if n == 0 { depths = depths.filter { $0 < state.longest } + [state.longest] }
+            if n == 0 && !walks { depths = depths.filter { $0 < state.longest } + [state.longest] }
             // A row of a later pass is proven only when every earlier pass's list was read whole,
             // so until then that pass's list is not read (half the lookups of a common word).
             let open = specs.filter { spec in
                 !specs.contains { $0.pass < spec.pass && (state.bounds[$0.key] ?? nil) != nil }
             }
             let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-                let entries = open.map { spec in
-                    "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+                let entries = try open.map { spec in
+                    walks ? try self.walk(spec, q, depth: depth, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
+                        : "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
                 return entries.joined(separator: " UNION ") + " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed))"
             }
@@ -121,6 +127,38 @@ extension PostgresStore {
             n += 1
             guard n < depths.count, depths[n] > depth else { return nil }
         }
+    }
+
+    /// A depth past every list's end: its bound is the list's last entry (none when complete).
+    static let wholeList = 1 << 30
+
+    /// One word's candidates from `spec`'s list: its unchanged entries (`tx` before `horizon`,
+    /// so each entry's place is its item's) in list order, after `cursor`, that the page's
+    /// filters keep — the first `limit + 1` only. The list's order is the page's for them, so
+    /// an unchanged item the walk stops before comes after `limit + 1` candidates, and the
+    /// page needs it no more than an item past the list's bound: a filter costs the entries it
+    /// skips, not the list's length. An unchanged entry's item holds the word, so the walk does
+    /// not check it again.
+    private func walk(_ spec: PostgresRankListSpec, _ q: PreparedPostgresQuery, depth: Int, horizon: String, limit: Int,
+                      cursor: Cursor?, _ compiler: inout PostgresQueryCompiler) throws -> String {
+        // (A list wholly before the cursor gives nothing, and binds nothing: a parameter the
+        // statement does not use has no type.)
+        if case .relevance(_, let cPass, _, _, _, _)? = cursor, spec.pass < cPass { return "(SELECT NULL::bigint WHERE false)" }
+        var entry = ["e.list = \(compiler.bind(spec.key, "text"))", "e.n <= \(compiler.bind(String(depth), "integer"))"]
+        if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
+            if spec.pass == cPass {
+                let s = compiler.bind(cScore), h = compiler.bind(cHint), b = compiler.bind(cBundle, "text"), u = compiler.bind(cUID, "text")
+                entry.append("(e.score < \(s) OR (e.score = \(s) AND (e.hint < \(h) OR (e.hint = \(h) AND "
+                             + "(e.bundle COLLATE \"C\" > \(b) OR (e.bundle = \(b) AND e.uid COLLATE \"C\" > \(u)))))))")
+            }
+        }
+        // The item's test is a subplan run per entry in list order (`OFFSET 0` keeps it one), so
+        // the walk reads the list's index in order and stops at the limit, whatever the planner
+        // thinks the filters keep.
+        let kept = "EXISTS (SELECT 1 FROM items i \(PostgresQueryCompiler.live) WHERE i.id = e.item AND i.tx < \(compiler.bind(horizon, "xid8")) AND "
+            + (try filters(q, &compiler, matching: false)) + " OFFSET 0)"
+        return "(SELECT e.item FROM rank_entries e WHERE " + (entry + [kept]).joined(separator: " AND ")
+            + " ORDER BY e.n LIMIT \(compiler.bind(String(limit + 1), "bigint")))"
     }
 
     /// For several words, each list read to its bound: an item among none of the lists' read
