@@ -280,6 +280,26 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         try assertAgree("after items were written again")
     }
 
+    /// An item expired when its word's lists were made, and written again with only a new
+    /// expiration, is read beside the lists like any item written since.
+    func testAnItemWrittenAgainWithOnlyANewExpirationIsReadBesideTheLists() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.size = 40
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        _ = try index.put((0..<300).map { RankListTests.item($0) })
+        func phoenix(expiring seconds: Double) -> SearchableItem {
+            SearchableItem(uniqueIdentifier: "phoenix", expirationDate: Date(timeIntervalSinceNow: seconds), attributes: .init(title: "lantern", rankingHint: 99))
+        }
+        _ = try index.put([phoenix(expiring: -60)])
+        _ = try listed.query("lantern", options: QueryOptions(limit: 7))  // makes the lists, without it
+        _ = try index.put([phoenix(expiring: 3_600)])
+        let before = listed.rankLists.answered
+        let page = try listed.query("lantern", options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        XCTAssertEqual(page.first, "phoenix 10.0", "its hint puts it first")
+        XCTAssertEqual(page, try full.query("lantern", options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" })
+        XCTAssertGreaterThan(listed.rankLists.answered, before, "answered from the lists")
+    }
+
     func testListsAreKeptUpToTheirLimitTheOldestMadeGoingFirst() throws {
         let (listed, full) = try listedAndFull()
         listed.rankLists.maximumLists = 5

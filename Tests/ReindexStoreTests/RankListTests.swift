@@ -122,6 +122,33 @@ final class RankListTests: XCTestCase {
         }
     }
 
+    /// A reindexAll's committed item that a later, discarded batch had replaced is put back with
+    /// its rankingHint in the lists' entries, so a page read through them orders it as a full
+    /// read does.
+    func testAnItemPutBackAfterADiscardedBatchKeepsItsHintInTheLists() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        listed.queryState.upkeep.size = 4_000
+        let bundle = "com.example.hinted"
+        try LocalIndex(store: listed, bundleIdentifier: bundle).put((0..<40).map { SearchableItem(uniqueIdentifier: "l\($0)", attributes: .init(title: "lantern")) })
+        _ = try listed.search("lantern", limit: 5)  // makes the list
+        let queued = try listed.enqueue(bundleIdentifier: bundle, kind: .reindexAll, reason: .forced)
+        _ = try listed.markRunning(queued.id)
+        let first = try listed.makeWriter(bundleIdentifier: bundle, scope: .replacement(generation: queued.id), requestID: queued.id, declarations: [:])
+        for k in 0..<40 { try first.put(TestSupport.item("l\(k)", title: "lantern", extra: k == 39 ? [("rankingHint", .integer(5))] : [])) }
+        _ = try first.commitBatch()
+        try first.put(TestSupport.item("l39", title: "lantern again"))  // replaces it in the next batch…
+        try first.flush()  // …in a group committed before the batch is
+        first.rollback()  // discarded: l39 is put back as the first batch wrote it
+        let second = try listed.makeWriter(bundleIdentifier: bundle, scope: .replacement(generation: queued.id), requestID: queued.id, declarations: [:])
+        _ = try second.acknowledge { store in try store.markDone(queued.id) }
+        XCTAssertEqual(try full.search("lantern", limit: 1).map(\.uniqueIdentifier), ["l39"], "its hint puts it first")
+        let before = listed.queryState.upkeep.answered
+        XCTAssertEqual(try listed.search("lantern", limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                       try full.search("lantern", limit: 5).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" })
+        XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "answered from the list")
+    }
+
     func testAListIsMadeOnlyWhenNoWriterHoldsTheIndexAndSearchesStillAnswer() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let path = directory + "/index.sqlite"

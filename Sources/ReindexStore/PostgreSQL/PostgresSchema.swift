@@ -209,5 +209,14 @@ enum PostgresSchema {
         """
         CREATE INDEX items_order ON items (bundle COLLATE "C", gen, uid COLLATE "C");
         """,
+        // 9: an item written again with only a new expiration changes too (`tx`): a list leaves
+        // out the items expired when it was made, so one that comes back to life must be read
+        // beside the lists, like any item written since.
+        """
+        DROP TRIGGER items_changed ON items;
+        CREATE TRIGGER items_changed BEFORE UPDATE ON items FOR EACH ROW
+            WHEN (OLD.doc IS DISTINCT FROM NEW.doc OR OLD.attributes IS DISTINCT FROM NEW.attributes OR OLD.expires IS DISTINCT FROM NEW.expires)
+            EXECUTE FUNCTION reindex_item_changed();
+        """,
     ]
 }

@@ -7,8 +7,8 @@ import ReindexProtocol
 // a word that 150,000 of a million items hold had all of them scored to find the best 20. So for
 // a one-word query whose word (or prefix) more than `commonWords` items hold, the index keeps a
 // *rank list* per pass: the best `size` items of the pass in that order, with their places,
-// made in one snapshot. Every item has `tx`, the transaction that last wrote its text or
-// attributes (schema migration 7), so the items that may have changed since a list was made are
+// made in one snapshot. Every item has `tx`, the transaction that last wrote its text,
+// attributes or expiration (schema migrations 7 and 9), so the items that may have changed since a list was made are
 // exactly those whose `tx` is at or past the list's *horizon*, the oldest transaction still
 // running when its snapshot was taken. Every other item is as it was, so **every unchanged item
 // that comes before a list's k-th entry is among its first k entries.**

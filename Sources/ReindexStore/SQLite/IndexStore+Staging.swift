@@ -127,10 +127,11 @@ extension IndexStore {
             fts.bind(1, restored)
             for column in 0..<searched { fts.bind(Int32(column + 2), row[column + 3]) }
             try fts.run()
-            try noteFullTextRow(restored)
             try restoreAttributeText(row[3 + searched], item: restored)
             try restoreTypedAttributes(row[4 + searched], item: restored)
             try fillFilterColumns(item: restored)
+            // After the filter columns: the row's rank-list entries take its rankingHint from them.
+            try noteFullTextRow(restored)
         }
         try forgetKeptRows(request: id)
     }
