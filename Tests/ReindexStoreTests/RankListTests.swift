@@ -122,6 +122,53 @@ final class RankListTests: XCTestCase {
         }
     }
 
+    /// Two words whose items all tie (the same field, the same length), the items holding both
+    /// coming last in the tie order: the lists are read past every item holding one word only
+    /// — each set aside unread, since the other list has passed its place — to the items holding
+    /// both, scored from their entries. Pages, later pages and a filter (that one read in full) as
+    /// a full read gives them.
+    func testTwoWordsWhoseItemsTieAreAnsweredFromTheirListsPastTheItemsHoldingOne() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        listed.queryState.upkeep.size = 4_000
+        let items = (0..<3_000).map { n -> SearchableItem in
+            let alpha = n % 3 == 0, beta = n % 5 == 0
+            let title = alpha && beta ? "alpha beta" : alpha ? "alpha gamma" : beta ? "beta gamma" : "gamma delta"
+            let uid = (alpha && beta ? "z" : "a") + String(100_000 + n)
+            return SearchableItem(uniqueIdentifier: uid, attributes: .init(title: title, rankingHint: n == 2_970 ? 1 : nil))
+        }
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.tied").put(items)
+        for query in ["alpha beta", "beta alpha", "alpha beta && rankingHint >= 1"] {
+            _ = try listed.search(query, limit: 7)  // makes the lists
+            let before = listed.queryState.upkeep.answered
+            let page = try listed.search(query, limit: 7).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+            XCTAssertEqual(page, try full.search(query, limit: 7).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
+            if !query.contains("&&") {
+                XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "\(query): answered from the lists")
+            }
+            XCTAssertEqual(try Self.pages(listed, query, limit: 7), try Self.pages(full, query, limit: 7), query)
+        }
+        XCTAssertEqual(try listed.search("alpha beta", limit: 2).map(\.uniqueIdentifier), ["z102970", "z100000"], "the hint first, then the tie order")
+    }
+
+    /// Every pair of words, with lists short, middling and long: each page as a full read gives it.
+    func testEveryPairOfWordsPagesAsAFullReadWithListsOfAnyLength() throws {
+        for size in [10, 60, 400] {
+            let directory = try TestSupport.makeScratchDirectory(for: self) + "/\(size)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+            listed.queryState.upkeep.size = size
+            try LocalIndex(store: listed, bundleIdentifier: "com.example.pairs").put((0..<500).map { Self.item($0) })
+            for a in Self.words.prefix(6) {
+                for b in Self.words.suffix(5) where a != b {
+                    let query = "\(a) \(b)"
+                    _ = try listed.search(query, limit: 5)
+                    XCTAssertEqual(try Self.pages(listed, query, limit: 5), try Self.pages(full, query, limit: 5), "\(query), lists of \(size)")
+                }
+            }
+        }
+    }
+
     /// A reindexAll's committed item that a later, discarded batch had replaced is put back with
     /// its rankingHint in the lists' entries, so a page read through them orders it as a full
     /// read does.

@@ -116,12 +116,97 @@ extension IndexStore {
         // One word's score is its rarity times the impact its list keeps; several words', or an
         // item the pass may leave out, are read from the full-text index.
         let fromListAlone = units.count == 1 && !excluding
+        // Several words, none left out by the pass (`excluding`): an item met is looked up in the
+        // other lists at once (`probe`, an index lookup each), and when every list holds it, it
+        // is scored from its entries (each the impact its list keeps, exact). One that a list with
+        // a boundary lacks waits in `partial`, and at the end is set aside unread when it cannot
+        // reach the page, or else scored from its row (`resolvePartial`).
+        let fromEntries = units.count > 1 && !excluding
+        var partial: [Int64: Waiting] = [:]
         var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
         var exhausted = Array(repeating: false, count: keys.count)
         var seen = Set<Int64>()
         var best: [Ranked] = []
         var depth = 0
-        let maximumDepth = units.count == 1 ? RankLists.maximumDepth : RankLists.maximumDepthOfSeveral
+        let maximumDepth = units.count == 1 ? RankLists.maximumDepth
+            : fromEntries ? 2 * keys.count * queryState.upkeep.size : RankLists.maximumDepthOfSeveral
+        func score(_ impacts: [Double?]) -> Double {
+            var sum = 0.0
+            for n in impacts.indices { sum += rarities[n] * (impacts[n] ?? 0) }
+            return sum
+        }
+        func keep(_ item: Int64, _ score: Double) throws(StoreError) {
+            guard let ranked = try lookUp(item, score) else { return }
+            IndexStore.insert(ranked, into: &best)
+            if best.count > capacity { best.removeLast() }
+        }
+        /// Looks the item's missing impacts up in their lists: `.some(score)` when every list
+        /// holds it; `.some(nil)` when a list that holds every item of its word does not (the
+        /// item lacks the word); nil, still waiting, when only lists with a boundary lack it
+        /// (marked `absent`: its impact there is below their boundary's).
+        let entryOfItem = fromEntries ? try statement("SELECT impact FROM rank_entries WHERE item = ?1 AND list = ?2") : nil
+        func probe(_ item: Int64, _ waiting: inout Waiting) throws(StoreError) -> Double?? {
+            for n in keys.indices where waiting.impacts[n] == nil && !waiting.absent[n] {
+                guard let entryOfItem else { break }
+                entryOfItem.reset()
+                entryOfItem.bind(1, item)
+                entryOfItem.bind(2, keys[n])
+                let found = try entryOfItem.step() ? entryOfItem.double(0) : nil
+                entryOfItem.reset()
+                if let found {
+                    waiting.impacts[n] = found
+                } else if boundaries[n] == nil {
+                    return .some(nil)
+                } else {
+                    waiting.absent[n] = true
+                }
+            }
+            return waiting.impacts.contains(where: { $0 == nil }) ? nil : .some(score(waiting.impacts))
+        }
+        /// Probes the item and keeps it when scored; true when it is done waiting. One that only
+        /// lists with a boundary lack is scored from its row when `fromRow`, else waits on.
+        func settle(_ item: Int64, _ waiting: inout Waiting, fromRow: Bool) throws(StoreError) -> Bool {
+            switch try probe(item, &waiting) {
+            case .some(let score?):
+                try keep(item, score)
+            case .some(nil):
+                break
+            case nil:
+                guard fromRow else { return false }
+                if let exact = try exactScore(item, scoring, units: units.count, rarities: rarities, average: average) { try keep(item, exact) }
+            }
+            return true
+        }
+        /// Scores or sets aside every item still waiting. For each list that has not met it, its
+        /// impact there is bounded by the list's boundary (when the list lacks it) or last entry
+        /// read; when that entry comes after the item in the tie order, the list has passed the
+        /// item's place at that impact, so its impact there is lower. An item whose bound cannot
+        /// reach the page's worst is set aside unread; the others are probed, and scored from
+        /// their rows when a list with a boundary lacks them.
+        func resolvePartial() throws(StoreError) {
+            for (item, var waiting) in partial {
+                // Scores are sums of products, each rising with its impact: an impact known to be
+                // below an entry's is at most the next double down, so the bound holds as the
+                // score itself is computed, rounding included.
+                var bound = 0.0
+                for n in keys.indices {
+                    if let impact = waiting.impacts[n] {
+                        bound += rarities[n] * impact
+                    } else if let entry = waiting.absent[n] ? boundaries[n] : last[n] {
+                        bound += rarities[n] * (waiting.place.tiePrecedes(entry) ? entry.impact.nextDown : entry.impact)
+                    } else {
+                        bound = .infinity
+                    }
+                }
+                if best.count == capacity, let worst = best.last {
+                    let place = Ranked(row: item, score: bound, hint: waiting.place.hint, bundle: waiting.place.bundle, uid: waiting.place.uid)
+                    if !place.precedes(worst) { continue }
+                }
+                _ = try settle(item, &waiting, fromRow: true)
+            }
+            partial.removeAll()
+        }
+        var checkpoint = RankLists.maximumDepthOfSeveral
         while depth < maximumDepth {
             for (n, reader) in readers.enumerated() where !exhausted[n] {
                 for _ in 0..<8 {
@@ -134,6 +219,17 @@ extension IndexStore {
                     let entry = RankEntry(impact: reader.double(0), hint: reader.double(1), bundle: reader.text(2) ?? "",
                                           uid: reader.text(3) ?? "", item: reader.int64(4))
                     last[n] = entry
+                    if fromEntries {
+                        guard !seen.contains(entry.item), partial[entry.item] == nil else { continue }
+                        var waiting = Waiting(units: keys.count, place: entry)
+                        waiting.impacts[n] = entry.impact
+                        if try settle(entry.item, &waiting, fromRow: false) {
+                            seen.insert(entry.item)
+                        } else {
+                            partial[entry.item] = waiting
+                        }
+                        continue
+                    }
                     guard seen.insert(entry.item).inserted else { continue }
                     let score: Double
                     if fromListAlone {
@@ -161,19 +257,41 @@ extension IndexStore {
                 if let latest {
                     let frontier = Ranked(row: latest.item, score: bound, hint: latest.hint, bundle: latest.bundle, uid: latest.uid)
                     if !frontier.precedes(worst) {
+                        try resolvePartial()
                         queryState.upkeep.answered += 1
                         return best
                     }
                 }
             }
+            // Items met in every list too seldom to fill the page before the lists end: their
+            // best items rarely hold the other words, and a full read is the way.
+            if fromEntries, depth >= checkpoint {
+                checkpoint *= 2
+                if best.count < capacity, best.count * keys.count * queryState.upkeep.size < capacity * depth { return nil }
+            }
             if exhausted.allSatisfy({ $0 }) {
                 // A list that holds every item of its word has been read whole.
                 guard boundaries.contains(where: { $0 == nil }) else { return nil }
+                try resolvePartial()
                 queryState.upkeep.answered += 1
                 return best
             }
         }
         return nil
+    }
+
+    /// An item met in some of a query's lists: the impacts met or looked up so far (nil: not
+    /// yet), the lists found to lack it, and its place (for the tie order).
+    struct Waiting {
+        var impacts: [Double?]
+        var absent: [Bool]
+        var place: RankEntry
+
+        init(units: Int, place: RankEntry) {
+            impacts = Array(repeating: nil, count: units)
+            absent = Array(repeating: false, count: units)
+            self.place = place
+        }
     }
 
     /// The score of `row` for `units` words read through `table` (their keys, then, when the pass

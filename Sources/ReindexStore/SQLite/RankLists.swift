@@ -14,9 +14,15 @@ import ReindexProtocol
 // query of several common words reads their lists side by side (Fagin's threshold algorithm):
 // each item met is scored exactly, and reading stops when the page's last item comes before the
 // best any item not met yet could be (the sum of the impacts last read, and, on a tie, the
-// latest tie order last read). Lists are made by the first search that needs one (after its own
-// full read, in a short write transaction of its own that never waits for a writer), and kept up
-// by every write after that; an item's entries go with it.
+// latest tie order last read). When the pass leaves no item out, an item met is looked up in
+// the other lists (an index lookup each) and, held by all, scored from its entries alone; one
+// that a list cut at its boundary lacks waits, and is set aside unread when its bound cannot
+// reach the page (a list that has passed the item's place in the tie order at its last impact
+// holds it lower, if at all), else scored from its row. So words whose items tie, and the many
+// items holding one word only, cost entries read and lookups, not rows scored. Lists are made
+// by the first search that needs one (after its own full read, in a short write transaction of
+// its own that never waits for a writer), and kept up by every write after that; an item's
+// entries go with it.
 //
 // Impacts depend on the average item length, so the score uses the average *pinned* in
 // `rank_statistics` when the first list was made, taken again (and every list dropped, to be
@@ -31,9 +37,12 @@ enum RankLists {
     static let drift = 0.2
     /// List entries read for one page of one word before a full read is the better way.
     static let maximumDepth = 20_000
-    /// The same for several words: when the best items of each rarely hold the others (words
-    /// found together less often than apart), the lists cannot prove a page soon, and a full read
-    /// of the items holding them all costs less than scoring the lists' items one by one.
+    /// The same for several words when the pass leaves items out (each item met is scored from
+    /// its row): when the best items of each rarely hold the others (words found together less
+    /// often than apart), the lists cannot prove a page soon, and a full read of the items
+    /// holding them all costs less than scoring the lists' items one by one. Otherwise their
+    /// items are scored from their entries, and the lists are read up to twice their made
+    /// length each, unless too few of the items met are in every list (`bestFromRankLists`).
     static let maximumDepthOfSeveral = 512
 }
 
