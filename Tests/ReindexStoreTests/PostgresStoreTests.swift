@@ -34,6 +34,38 @@ final class PostgresStoreTests: XCTestCase {
 
     func uids(_ results: [SearchResult]) -> [String] { results.map(\.uniqueIdentifier).sorted() }
 
+    /// A word scores the weight of the best attribute holding it — title 10, displayName 8,
+    /// keywords 5, authors 3, contentDescription 2, textContent 1 — and an item whose word is in
+    /// a searchable declared attribute (weighing 1) and its text but not its description scores
+    /// 1, told apart from the description where a bundle declares such an attribute.
+    func testAWordScoresTheWeightOfTheBestAttributeHoldingIt() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        try TestSupport.seed(store, bundle: "com.example.plain", [
+            TestSupport.item("t", title: "Quokka"),
+            TestSupport.item("n", extra: [("displayName", .string("quokka"))]),
+            TestSupport.item("k", extra: [("keywords", .array([.string("quokka")]))]),
+            TestSupport.item("a", extra: [("authors", .array([.string("Quokka Smith")]))]),
+            TestSupport.item("d", description: "a quokka"),
+            TestSupport.item("x", extra: [("textContent", .string("the quokka"))]),
+        ])
+        func scores(_ bundle: String? = nil) throws -> [String: Double] {
+            var options = QueryOptions(limit: 20)
+            options.bundle = bundle
+            return Dictionary(uniqueKeysWithValues: try store.query("quokka", options: options).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
+        }
+        let plain = ["t": 10.0, "n": 8, "k": 5, "a": 3, "d": 2, "x": 1]
+        XCTAssertEqual(try scores(), plain)
+        let declared = try AttributeDeclaration.parseAll(JSONParser.parse(text: #"{"shelf": {"type": "string", "searchable": true}}"#))
+        let writes = try store.writer("com.example.shelved", .replacement(generation: 5), declarations: declared)
+        try writes.put(TestSupport.item("s", extra: [("shelf", .string("quokka corner")), ("textContent", .string("a quokka"))]))
+        try writes.put(TestSupport.item("s2", description: "a quokka", extra: [("shelf", .string("quokka corner"))]))
+        _ = try writes.acknowledge()
+        XCTAssertEqual(try scores("com.example.shelved"), ["s": 1, "s2": 2])
+        XCTAssertEqual(try scores(), plain.merging(["s": 1, "s2": 2]) { $1 })
+        XCTAssertEqual(try scores("com.example.plain"), plain)
+    }
+
     func testTwoDeploymentsShareADatabaseInTheirOwnSchemasAndReopeningMigratesNothing() throws {
         let server = try PostgresServer.shared()
         let a = try open(server, schema: server.freshSchema("team_a"))

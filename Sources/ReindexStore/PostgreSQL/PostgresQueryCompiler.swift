@@ -231,8 +231,10 @@ struct PostgresQueryCompiler {
         var cases: [String] = []
         for (weightClass, attributes) in Self.weightClasses {
             guard let phrase = Self.phrase(unit, prefix: prefix, weights: String(weightClass)) else { return "0" }
-            // C also holds the searchable custom attributes, which weigh 1.
-            let holdsCustom = weightClass == Self.customClass
+            // C also holds the searchable custom attributes, which weigh 1 — when some bundle in
+            // the query's scope declares one. Without, C's last attribute (the description) is
+            // its `ELSE`, and the description need not be split for each item to find it.
+            let holdsCustom = weightClass == Self.customClass && declared.values.contains { $0.searchable }
             let weights = Set(attributes.map(\.weight))
             let score: String
             if weights.count == 1 && !holdsCustom {
