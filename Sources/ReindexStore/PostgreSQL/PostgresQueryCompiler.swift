@@ -241,7 +241,8 @@ struct PostgresQueryCompiler {
                 score = String(Int(attributes[0].weight))
             } else {
                 let decided = holdsCustom ? attributes[...] : attributes.dropLast()
-                let whens = decided.map { "WHEN \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
+                // An item without the attribute skips splitting it (most items have no authors).
+                let whens = decided.map { "WHEN x.j ? \(Self.literal($0.key)) AND \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
                 score = "(CASE \(whens.joined(separator: " ")) ELSE \(holdsCustom ? 1 : Int(attributes[attributes.count - 1].weight)) END)"
             }
             cases.append("WHEN i.doc @@ \(tsquery(phrase)) THEN \(score)")
