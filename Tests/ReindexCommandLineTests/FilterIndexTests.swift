@@ -45,6 +45,19 @@ final class FilterIndexTests: XCTestCase {
         return all
     }
 
+    /// A page after a cursor that holds nothing says it is the end of the pages, not that the
+    /// query finds nothing.
+    func testAnEmptyPageAfterACursorSaysNoMoreItems() throws {
+        let first = try reindex(["--json", "search", "", "--sort", "rating", "--limit", "6"])
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any], first.description)
+        let cursor = try XCTUnwrap(document["nextCursor"] as? String, first.description)
+        let after = try reindex(["search", "rating >= 3", "--sort", "rating", "--after", cursor])
+        XCTAssertEqual(after.status, 0, after.description)
+        XCTAssertEqual(after.stdout, "No more items match 'rating >= 3' after this cursor.\n", after.description)
+        let none = try reindex(["search", "rating >= 9"])
+        XCTAssertEqual(none.stdout, "No items match 'rating >= 9'.\n", none.description)
+    }
+
     func testComparisonsAndSortsReadTheColumnsAndPageAcrossItemsWithoutTheAttribute() throws {
         // ratings: n.1 1, n.2 2, n.4 0, n.5 1, n.7 3, n.8 0; n.0 n.3 n.6 have none.
         XCTAssertEqual(try pages("rating >= 2", [], limit: 10), ["n.2", "n.7"])

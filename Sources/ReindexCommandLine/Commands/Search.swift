@@ -127,7 +127,9 @@ package struct SearchCommand: ReindexCommand {
             Console.json(.object([("results", .array(page.results.map(\.json))), ("nextCursor", page.nextCursor.map(JSONValue.string) ?? .null)]))
             return 0
         }
-        ResultList.print(page.results, context: context, empty: "No items match '\(query)'.")
+        // After a cursor, an empty page is the end of the pages, not a query that finds nothing.
+        ResultList.print(page.results, context: context,
+                         empty: options.after == nil ? "No items match '\(query)'." : "No more items match '\(query)' after this cursor.")
         if let next = page.nextCursor { Console.out("(more: --after \(next))") }
         return 0
     }
