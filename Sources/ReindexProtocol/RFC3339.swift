@@ -69,8 +69,11 @@ public enum RFC3339 {
 
     /// The RFC 3339 text (UTC, `Z`) for seconds since 1970; fractions to milliseconds when present.
     public static func format(_ seconds: Double) -> String {
-        // Round to whole milliseconds first, so 59.9996 s carries into the next second.
-        let totalMillis = Int64((seconds * 1000).rounded())
+        // Round to whole milliseconds first, so 59.9996 s carries into the next second — the
+        // whole seconds and their fraction apart, both exact: `seconds * 1000` rounds itself,
+        // and for a date centuries away that carried 59.99949 s into the next second.
+        let whole = seconds.rounded(.down)
+        let totalMillis = Int64(whole) * 1000 + Int64(((seconds - whole) * 1000).rounded())
         var millis = Int(totalMillis % 1000)
         var total = Int(totalMillis / 1000)
         if millis < 0 { millis += 1000; total -= 1 }
