@@ -302,10 +302,9 @@ extension PostgresStore {
         }
         var after = ""
         if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
-            let p = compiler.bind(String(cPass), "integer"), s = compiler.bind(cScore), h = compiler.bind(cHint)
-            let b = compiler.bind(cBundle, "text"), u = compiler.bind(cUID, "text")
-            let tie = "(m.bkey COLLATE \"C\" > \(b) OR (m.bkey = \(b) AND m.uid COLLATE \"C\" > \(u)))"
-            after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND (m.score < \(s) OR (m.score = \(s) AND (m.hint < \(h) OR (m.hint = \(h) AND \(tie)))))))"
+            let p = compiler.bind(String(cPass), "integer")
+            let place = (compiler.bind(cScore), compiler.bind(cHint), compiler.bind(cBundle, "text"), compiler.bind(cUID, "text"))
+            after = "WHERE (m.pass > \(p) OR (m.pass = \(p) AND \(Self.after(("m.score", "m.hint", "m.bkey", "m.uid"), place))))"
         }
         let count = compiler.bind(String(limit + 1), "bigint")
         let r = try page("""

@@ -111,7 +111,7 @@ extension PostgresStore {
             }
             let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
                 let entries = try open.map { spec in
-                    walks ? try self.walk(spec, q, depth: depth, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
+                    walks ? try self.walk(spec, q, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
                         : "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
                 return entries.joined(separator: " UNION ") + " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed))"
@@ -139,18 +139,15 @@ extension PostgresStore {
     /// page needs it no more than an item past the list's bound: a filter costs the entries it
     /// skips, not the list's length. An unchanged entry's item holds the word, so the walk does
     /// not check it again.
-    private func walk(_ spec: PostgresRankListSpec, _ q: PreparedPostgresQuery, depth: Int, horizon: String, limit: Int,
+    private func walk(_ spec: PostgresRankListSpec, _ q: PreparedPostgresQuery, horizon: String, limit: Int,
                       cursor: Cursor?, _ compiler: inout PostgresQueryCompiler) throws -> String {
         // (A list wholly before the cursor gives nothing, and binds nothing: a parameter the
         // statement does not use has no type.)
         if case .relevance(_, let cPass, _, _, _, _)? = cursor, spec.pass < cPass { return "(SELECT NULL::bigint WHERE false)" }
-        var entry = ["e.list = \(compiler.bind(spec.key, "text"))", "e.n <= \(compiler.bind(String(depth), "integer"))"]
-        if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor {
-            if spec.pass == cPass {
-                let s = compiler.bind(cScore), h = compiler.bind(cHint), b = compiler.bind(cBundle, "text"), u = compiler.bind(cUID, "text")
-                entry.append("(e.score < \(s) OR (e.score = \(s) AND (e.hint < \(h) OR (e.hint = \(h) AND "
-                             + "(e.bundle COLLATE \"C\" > \(b) OR (e.bundle = \(b) AND e.uid COLLATE \"C\" > \(u)))))))")
-            }
+        var entry = ["e.list = \(compiler.bind(spec.key, "text"))"]
+        if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor, spec.pass == cPass {
+            entry.append(Self.after(("e.score", "e.hint", "e.bundle", "e.uid"),
+                                    (compiler.bind(cScore), compiler.bind(cHint), compiler.bind(cBundle, "text"), compiler.bind(cUID, "text"))))
         }
         // The item's test is a subplan run per entry in list order (`OFFSET 0` keeps it one), so
         // the walk reads the list's index in order and stops at the limit, whatever the planner
@@ -159,6 +156,15 @@ extension PostgresStore {
             + (try filters(q, &compiler, matching: false)) + " OFFSET 0)"
         return "(SELECT e.item FROM rank_entries e WHERE " + (entry + [kept]).joined(separator: " AND ")
             + " ORDER BY e.n LIMIT \(compiler.bind(String(limit + 1), "bigint")))"
+    }
+
+    /// Rows of one pass whose place — `columns`: score, hint, bundle, identifier — comes after
+    /// `place` (bound parameters): a lower score, then a lower hint, then bundle and identifier
+    /// in byte order.
+    static func after(_ columns: (score: String, hint: String, bundle: String, uid: String),
+                      _ place: (score: String, hint: String, bundle: String, uid: String)) -> String {
+        let tie = "(\(columns.bundle) COLLATE \"C\" > \(place.bundle) OR (\(columns.bundle) = \(place.bundle) AND \(columns.uid) COLLATE \"C\" > \(place.uid)))"
+        return "(\(columns.score) < \(place.score) OR (\(columns.score) = \(place.score) AND (\(columns.hint) < \(place.hint) OR (\(columns.hint) = \(place.hint) AND \(tie)))))"
     }
 
     /// For several words, each list read to its bound: an item among none of the lists' read

@@ -117,12 +117,12 @@ extension IndexStore {
         // item the pass may leave out, are read from the full-text index.
         let fromListAlone = units.count == 1 && !excluding
         // Several words, none left out by the pass (`excluding`): an item met is looked up in the
-        // other lists at once (`probe`, an index lookup each), and when every list holds it, it
+        // other lists at once (`impacts`, an index lookup each), and when every list holds it, it
         // is scored from its entries (each the impact its list keeps, exact). One that a list with
         // a boundary lacks waits in `partial`, and at the end is set aside unread when it cannot
         // reach the page, or else scored from its row (`resolvePartial`).
         let fromEntries = units.count > 1 && !excluding
-        var partial: [Int64: Waiting] = [:]
+        var partial: [(item: Int64, impacts: [Double?], place: RankEntry)] = []
         var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
         var exhausted = Array(repeating: false, count: keys.count)
         var seen = Set<Int64>()
@@ -140,69 +140,47 @@ extension IndexStore {
             IndexStore.insert(ranked, into: &best)
             if best.count > capacity { best.removeLast() }
         }
-        /// Looks the item's missing impacts up in their lists: `.some(score)` when every list
-        /// holds it; `.some(nil)` when a list that holds every item of its word does not (the
-        /// item lacks the word); nil, still waiting, when only lists with a boundary lack it
-        /// (marked `absent`: its impact there is below their boundary's).
+        /// The item's impact in each list, met in list `n` with `impact` and looked up in the
+        /// others: nil where a list with a boundary lacks it (its impact there is below the
+        /// boundary's); no impacts at all when a list that holds every item of its word lacks it
+        /// (the item lacks the word).
         let entryOfItem = fromEntries ? try statement("SELECT impact FROM rank_entries WHERE item = ?1 AND list = ?2") : nil
-        func probe(_ item: Int64, _ waiting: inout Waiting) throws(StoreError) -> Double?? {
-            for n in keys.indices where waiting.impacts[n] == nil && !waiting.absent[n] {
+        func impacts(of item: Int64, met n: Int, impact: Double) throws(StoreError) -> [Double?]? {
+            var impacts = [Double?](repeating: nil, count: keys.count)
+            impacts[n] = impact
+            for m in keys.indices where m != n {
                 guard let entryOfItem else { break }
                 entryOfItem.reset()
                 entryOfItem.bind(1, item)
-                entryOfItem.bind(2, keys[n])
-                let found = try entryOfItem.step() ? entryOfItem.double(0) : nil
+                entryOfItem.bind(2, keys[m])
+                impacts[m] = try entryOfItem.step() ? entryOfItem.double(0) : nil
                 entryOfItem.reset()
-                if let found {
-                    waiting.impacts[n] = found
-                } else if boundaries[n] == nil {
-                    return .some(nil)
-                } else {
-                    waiting.absent[n] = true
-                }
+                if impacts[m] == nil && boundaries[m] == nil { return nil }
             }
-            return waiting.impacts.contains(where: { $0 == nil }) ? nil : .some(score(waiting.impacts))
+            return impacts
         }
-        /// Probes the item and keeps it when scored; true when it is done waiting. One that only
-        /// lists with a boundary lack is scored from its row when `fromRow`, else waits on.
-        func settle(_ item: Int64, _ waiting: inout Waiting, fromRow: Bool) throws(StoreError) -> Bool {
-            switch try probe(item, &waiting) {
-            case .some(let score?):
-                try keep(item, score)
-            case .some(nil):
-                break
-            case nil:
-                guard fromRow else { return false }
-                if let exact = try exactScore(item, scoring, units: units.count, rarities: rarities, average: average) { try keep(item, exact) }
-            }
-            return true
-        }
-        /// Scores or sets aside every item still waiting. For each list that has not met it, its
-        /// impact there is bounded by the list's boundary (when the list lacks it) or last entry
-        /// read; when that entry comes after the item in the tie order, the list has passed the
-        /// item's place at that impact, so its impact there is lower. An item whose bound cannot
-        /// reach the page's worst is set aside unread; the others are probed, and scored from
-        /// their rows when a list with a boundary lacks them.
+        /// Scores or sets aside every item still waiting. Its impact in a list that lacks it is
+        /// below the list's boundary, and strictly below when the boundary comes after the item
+        /// in the tie order (else the list would hold it): at most the next double down, so the
+        /// bound holds as the score itself is computed, rounding included. An item whose bound
+        /// cannot reach the page's worst is set aside unread; the others are scored from their rows.
         func resolvePartial() throws(StoreError) {
-            for (item, var waiting) in partial {
-                // Scores are sums of products, each rising with its impact: an impact known to be
-                // below an entry's is at most the next double down, so the bound holds as the
-                // score itself is computed, rounding included.
+            for waiting in partial {
                 var bound = 0.0
                 for n in keys.indices {
                     if let impact = waiting.impacts[n] {
                         bound += rarities[n] * impact
-                    } else if let entry = waiting.absent[n] ? boundaries[n] : last[n] {
-                        bound += rarities[n] * (waiting.place.tiePrecedes(entry) ? entry.impact.nextDown : entry.impact)
-                    } else {
-                        bound = .infinity
+                    } else if let boundary = boundaries[n] {
+                        bound += rarities[n] * (waiting.place.tiePrecedes(boundary) ? boundary.impact.nextDown : boundary.impact)
                     }
                 }
                 if best.count == capacity, let worst = best.last {
-                    let place = Ranked(row: item, score: bound, hint: waiting.place.hint, bundle: waiting.place.bundle, uid: waiting.place.uid)
+                    let place = Ranked(row: waiting.item, score: bound, hint: waiting.place.hint, bundle: waiting.place.bundle, uid: waiting.place.uid)
                     if !place.precedes(worst) { continue }
                 }
-                _ = try settle(item, &waiting, fromRow: true)
+                if let exact = try exactScore(waiting.item, scoring, units: units.count, rarities: rarities, average: average) {
+                    try keep(waiting.item, exact)
+                }
             }
             partial.removeAll()
         }
@@ -220,13 +198,11 @@ extension IndexStore {
                                           uid: reader.text(3) ?? "", item: reader.int64(4))
                     last[n] = entry
                     if fromEntries {
-                        guard !seen.contains(entry.item), partial[entry.item] == nil else { continue }
-                        var waiting = Waiting(units: keys.count, place: entry)
-                        waiting.impacts[n] = entry.impact
-                        if try settle(entry.item, &waiting, fromRow: false) {
-                            seen.insert(entry.item)
+                        guard seen.insert(entry.item).inserted, let impacts = try impacts(of: entry.item, met: n, impact: entry.impact) else { continue }
+                        if impacts.contains(where: { $0 == nil }) {
+                            partial.append((entry.item, impacts, entry))
                         } else {
-                            partial[entry.item] = waiting
+                            try keep(entry.item, score(impacts))
                         }
                         continue
                     }
@@ -278,20 +254,6 @@ extension IndexStore {
             }
         }
         return nil
-    }
-
-    /// An item met in some of a query's lists: the impacts met or looked up so far (nil: not
-    /// yet), the lists found to lack it, and its place (for the tie order).
-    struct Waiting {
-        var impacts: [Double?]
-        var absent: [Bool]
-        var place: RankEntry
-
-        init(units: Int, place: RankEntry) {
-            impacts = Array(repeating: nil, count: units)
-            absent = Array(repeating: false, count: units)
-            self.place = place
-        }
     }
 
     /// The score of `row` for `units` words read through `table` (their keys, then, when the pass
