@@ -66,6 +66,45 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try scores("com.example.plain"), plain)
     }
 
+    /// A camel-case part is in the document but not in an attribute's own words: found only in
+    /// the title, it scores the title's 10 (as on SQLite) when the item has no displayName to
+    /// tell it from, and only then; found only in authors, authors' 3 when there is no
+    /// description. (It scored the class's last weight, 8 and 2, for every item.)
+    func testACamelCasePartScoresItsAttributeWhenNothingElseOfItsClassIsThere() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        try TestSupport.seed(store, bundle: "com.example.plain", [
+            TestSupport.item("title", title: "QuokkaCorner"),
+            TestSupport.item("title+name", title: "QuokkaCorner", extra: [("displayName", .string("Quokka"))]),
+            TestSupport.item("name", extra: [("displayName", .string("corner"))]),
+            TestSupport.item("authors", extra: [("authors", .array([.string("CornerSmith")]))]),
+            TestSupport.item("authors+description", description: "a quokka", extra: [("authors", .array([.string("CornerSmith")]))]),
+            TestSupport.item("description", description: "a corner"),
+        ])
+        let scores = Dictionary(uniqueKeysWithValues: try store.query("corner", options: QueryOptions(limit: 20)).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
+        XCTAssertEqual(scores, ["title": 10, "title+name": 8, "name": 8, "authors": 3, "authors+description": 2, "description": 2])
+    }
+
+    /// The lists an older reindex made hold scores of the older rule (above): opening the index
+    /// with this one drops them (migration 10), and the searches that want them make them again.
+    func testListsMadeBeforeTheTitleRuleAreDroppedWhenTheIndexIsOpened() throws {
+        let server = try PostgresServer.shared()
+        let schema = server.freshSchema()
+        let old = try open(server, schema: schema)
+        try TestSupport.seed(old, bundle: "com.example.plain", [TestSupport.item("title", title: "QuokkaCorner")])
+        _ = try old.query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES('w:corner', pg_current_xact_id(), 1, true)")
+        _ = try old.query("""
+            INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
+            SELECT 'w:corner', 0, 8, 0, bundle, uid, id FROM items
+            """)
+        _ = try old.query("UPDATE schema_version SET version = 9")
+        let reopened = try open(server, schema: schema)
+        XCTAssertEqual(try reopened.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)
+        XCTAssertEqual(try reopened.query("SELECT count(*) FROM rank_entries").int(0, 0), 0)
+        XCTAssertEqual(try reopened.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
+        XCTAssertEqual(try reopened.query("corner", options: QueryOptions(limit: 20)).results.map(\.score), [10])
+    }
+
     func testTwoDeploymentsShareADatabaseInTheirOwnSchemasAndReopeningMigratesNothing() throws {
         let server = try PostgresServer.shared()
         let a = try open(server, schema: server.freshSchema("team_a"))

@@ -179,7 +179,7 @@ struct PostgresQueryCompiler {
     /// letter meets an uppercase one), made only for a text that fails without it; letters are
     /// ICU's when the server has ICU. Only the checks of attributes a query names ask for them (the
     /// scores' attribute tests stay without: a camel-case part alone found in `title` scores as
-    /// `displayName`, 8 rather than 10).
+    /// `displayName`, 8 rather than 10, in an item that also has a displayName).
     func anyText(_ texts: [String], _ query: String, wordParts: Bool = false) -> String {
         "(" + texts.map { text in
             let plain = "to_tsvector('reindex_search', coalesce(\(text), '')) @@ \(query)"
@@ -242,7 +242,14 @@ struct PostgresQueryCompiler {
             } else {
                 let decided = holdsCustom ? attributes[...] : attributes.dropLast()
                 // An item without the attribute skips splitting it (most items have no authors).
-                let whens = decided.map { "WHEN x.j ? \(Self.literal($0.key)) AND \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
+                var whens = decided.map { "WHEN x.j ? \(Self.literal($0.key)) AND \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
+                // An item without the class's last attribute (the `ELSE`) found the unit in one
+                // of the others; when they weigh alike, none is split to tell which (most items
+                // have no displayName, so a title's word is not split again for every match). A
+                // camel-case part found only in the title then scores the title's 10, as on SQLite.
+                if !holdsCustom, let last = attributes.last, Set(decided.map(\.weight)).count == 1, let weight = decided.first?.weight {
+                    whens.insert("WHEN NOT x.j ? \(Self.literal(last.key)) THEN \(Int(weight))", at: 0)
+                }
                 score = "(CASE \(whens.joined(separator: " ")) ELSE \(holdsCustom ? 1 : Int(attributes[attributes.count - 1].weight)) END)"
             }
             cases.append("WHEN i.doc @@ \(tsquery(phrase)) THEN \(score)")

@@ -218,5 +218,13 @@ enum PostgresSchema {
             WHEN (OLD.doc IS DISTINCT FROM NEW.doc OR OLD.attributes IS DISTINCT FROM NEW.attributes OR OLD.expires IS DISTINCT FROM NEW.expires)
             EXECUTE FUNCTION reindex_item_changed();
         """,
+        // 10: an item without a displayName scores a unit found in its title's weight class as
+        // the title (PostgresQueryCompiler.unitScore), where a camel-case part took the
+        // displayName's weight: the lists made before may hold such an entry with its old
+        // score, so they go, to be made again by the searches that want them.
+        """
+        DELETE FROM rank_entries;
+        DELETE FROM rank_lists;
+        """,
     ]
 }
