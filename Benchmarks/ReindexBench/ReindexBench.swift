@@ -46,18 +46,36 @@ struct ReindexBench {
         var fleetRequests = 400
     }
 
-    static func main() throws {
+    /// Says what went wrong and exits 1 (a missing binary, a failed run), rather than trapping
+    /// with a backtrace.
+    static func main() {
+        do {
+            try start()
+        } catch {
+            FileHandle.standardError.write(Data("reindex-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func start() throws {
         var options = Options()
         var arguments = Array(CommandLine.arguments.dropFirst())
+        func value(of argument: String) -> String {
+            guard !arguments.isEmpty else {
+                FileHandle.standardError.write(Data("reindex-bench: \(argument) needs a value\n".utf8))
+                exit(64)
+            }
+            return arguments.removeFirst()
+        }
         while !arguments.isEmpty {
             let argument = arguments.removeFirst()
             switch argument {
             case "--quick": options.items = [20_000]; options.rounds = 2; options.fleetRequests = 40
-            case "--items": options.items = arguments.removeFirst().split(separator: ",").compactMap { Int($0) }
-            case "--rounds": options.rounds = Int(arguments.removeFirst()) ?? 3
-            case "--json": options.json = arguments.removeFirst()
-            case "--only": options.only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
-            case "--fleet-requests": options.fleetRequests = Int(arguments.removeFirst()) ?? 400
+            case "--items": options.items = value(of: argument).split(separator: ",").compactMap { Int($0) }
+            case "--rounds": options.rounds = Int(value(of: argument)) ?? 3
+            case "--json": options.json = value(of: argument)
+            case "--only": options.only = Set(value(of: argument).split(separator: ",").map(String.init))
+            case "--fleet-requests": options.fleetRequests = Int(value(of: argument)) ?? 400
             case "--help", "-h":
                 print("usage: reindex-bench [--quick] [--items N,N] [--rounds R] [--json FILE] [--fleet-requests N] [--only throughput,python,ack,start,search,discovery,concurrency,postgres,fleet,sandbox,desktop,relevance,app]")
                 return
