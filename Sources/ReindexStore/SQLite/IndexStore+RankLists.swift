@@ -148,8 +148,8 @@ extension IndexStore {
         func impacts(of item: Int64, met n: Int, impact: Double) throws(StoreError) -> [Double?]? {
             var impacts = [Double?](repeating: nil, count: keys.count)
             impacts[n] = impact
+            guard let entryOfItem else { return impacts }
             for m in keys.indices where m != n {
-                guard let entryOfItem else { break }
                 entryOfItem.reset()
                 entryOfItem.bind(1, item)
                 entryOfItem.bind(2, keys[m])
@@ -197,28 +197,19 @@ extension IndexStore {
                     let entry = RankEntry(impact: reader.double(0), hint: reader.double(1), bundle: reader.text(2) ?? "",
                                           uid: reader.text(3) ?? "", item: reader.int64(4))
                     last[n] = entry
+                    guard seen.insert(entry.item).inserted else { continue }
                     if fromEntries {
-                        guard seen.insert(entry.item).inserted, let impacts = try impacts(of: entry.item, met: n, impact: entry.impact) else { continue }
+                        guard let impacts = try impacts(of: entry.item, met: n, impact: entry.impact) else { continue }
                         if impacts.contains(where: { $0 == nil }) {
                             partial.append((entry.item, impacts, entry))
                         } else {
                             try keep(entry.item, score(impacts))
                         }
-                        continue
+                    } else if fromListAlone {
+                        try keep(entry.item, rarities[0] * entry.impact)
+                    } else if let exact = try exactScore(entry.item, scoring, units: units.count, rarities: rarities, average: average) {
+                        try keep(entry.item, exact)
                     }
-                    guard seen.insert(entry.item).inserted else { continue }
-                    let score: Double
-                    if fromListAlone {
-                        var sum = 0.0
-                        sum += rarities[0] * entry.impact
-                        score = sum
-                    } else {
-                        guard let exact = try exactScore(entry.item, scoring, units: units.count, rarities: rarities, average: average) else { continue }
-                        score = exact
-                    }
-                    guard let ranked = try lookUp(entry.item, score) else { continue }
-                    IndexStore.insert(ranked, into: &best)
-                    if best.count > capacity { best.removeLast() }
                 }
             }
             // The best an item not met yet can be.
