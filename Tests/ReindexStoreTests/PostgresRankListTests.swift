@@ -151,6 +151,60 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         }
     }
 
+    /// Two common words whose best items each hold only one of them (titled "signal …" or
+    /// "harbour …"), while the items holding both mention them lower down: no item of either
+    /// word's list holds the other, so those lists cannot prove a page and a full read scored
+    /// every item holding both. The first search makes the list of the two words together and
+    /// reads its page from it; later searches and pages walk it, with the pages of a full read
+    /// before and after writes, and `check` reads it again.
+    func testTwoCommonWordsWhoseBestItemsHoldOnlyOneAreAnsweredFromTheirListTogether() throws {
+        let (listed, full) = try listedAndFull()
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        _ = try index.put((0..<40).map { n in SearchableItem(uniqueIdentifier: "s\(n)", attributes: .init(title: "signal beacon \(n)")) }
+            + (0..<40).map { n in SearchableItem(uniqueIdentifier: "h\(n)", attributes: .init(title: "harbour dock \(n)", rankingHint: n % 9 == 0 ? 2 : nil)) }
+            + (0..<60).map { n in
+                SearchableItem(uniqueIdentifier: "b\(n)", attributes: .init(
+                    title: "note \(n)", contentDescription: n % 5 == 0 ? "signal harbours" : "the signal of the harbour", rankingHint: n % 7 == 0 ? 1 : nil))
+            })
+        let queries = ["signal harbour", "harbour signal", "signal harbour && title == \"note*\""]
+        for query in queries {
+            let before = listed.rankLists.answered
+            let first = try listed.query(query, options: QueryOptions(limit: 7))
+            XCTAssertEqual(first.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                           try full.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
+            XCTAssertEqual(listed.rankLists.answered, before + 1, "\(query): the first search was answered from the lists it made")
+        }
+        // One list for the two words in either order (and one more for the filter's folding).
+        let together = try listed.query("SELECT string_agg(key, ',' ORDER BY key) FROM rank_lists WHERE key LIKE '&%'").text(0, 0) ?? ""
+        XCTAssertEqual(together.split(separator: ",").filter { $0.hasPrefix("&harbour signal#") }.count, 2, together)
+        func assertAnsweredTogether(_ when: String) throws {
+            for query in queries {
+                let before = listed.rankLists.answered
+                for limit in [1, 7] {
+                    XCTAssertEqual(try listed.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                                   try full.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                                   "\(query), first \(limit), \(when)")
+                }
+                XCTAssertEqual(listed.rankLists.answered, before + 2, "\(query): both pages answered from the list together, \(when)")
+                XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), "\(query), \(when)")
+            }
+        }
+        try assertAnsweredTogether("after the first search")
+        let plan = try listed.queryPlan("signal harbour", options: QueryOptions(limit: 5))
+        XCTAssertFalse(plan.contains { $0.contains("items_doc") }, plan.joined(separator: "\n"))
+
+        // A new item holding both in its title, the best of the query now, and one written again
+        // without them: read beside the list as changed items.
+        _ = try index.put([SearchableItem(uniqueIdentifier: "new", attributes: .init(title: "harbour signal")),
+                           SearchableItem(uniqueIdentifier: "b3", attributes: .init(title: "note 3"))])
+        try assertAnsweredTogether("after writes")
+        XCTAssertEqual(try listed.query("signal harbour", options: QueryOptions(limit: 1)).results.first?.uniqueIdentifier, "new")
+
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        _ = try listed.query("DELETE FROM rank_entries WHERE list LIKE '&harbour signal#%' AND n = 1")
+        XCTAssertEqual(try listed.health(quick: false).problems, ["the rank list of 'harbour signal' misses 1 item(s) it should hold"])
+    }
+
     func testRareWordsAndRestrictedWordsAreReadInFullAndMakeNoList() throws {
         let (listed, full) = try listedAndFull()
         _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<40).map { RankListTests.item($0) } + [

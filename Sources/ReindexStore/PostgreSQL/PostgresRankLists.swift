@@ -27,22 +27,32 @@ final class PostgresRankLists {
     /// role that may only read, a standby): then it reads every match, and the lists are tried
     /// after it. A list not made for contention (`busy`) is tried again by the next search.
     var makeFirst = true
+    /// As `makeFirst`, for the list of several words together (made when the words' own lists
+    /// could not prove a page, so possibly in the round after those were made first).
+    var makeTogetherFirst = true
     var makingFailed = false
+    /// The last ranked read of several words found their own lists but could not prove its
+    /// page from them, and their list together is missing: that list.
+    var togetherMissing: PostgresRankListSpec?
     /// The page just read is empty because its lists are to be made first.
     var pageWaitsForLists = false
 }
 
-/// One word of a query as a rank list (a pass of it, for a one-word query): its key, which items
-/// it holds and their score.
+/// One word of a query as a rank list (a pass of it, for a one-word query), or a query's words
+/// together: its key, which items it holds and their score.
 struct PostgresRankListSpec {
     var key: String
     var pass: Int
     var query: PostgresStore.PreparedPostgresQuery
     var unit: RankingUnit
     /// `whole`: the word as typed; `prefixOnly`: as a prefix and not as typed (the second
-    /// pass); `starred`: a `*` word, as a prefix.
-    enum Kind: String { case whole = "=", prefixOnly = "+", starred = "*" }
+    /// pass); `starred`: a `*` word, as a prefix; `together`: the items holding every word of
+    /// `together` as the first pass has them (as typed, a `*` word as a prefix), by the sum of
+    /// their scores.
+    enum Kind: String { case whole = "=", prefixOnly = "+", starred = "*", together = "&" }
     var kind: Kind
+    /// The words of a `together` list.
+    var together: [RankingUnit] = []
 
     /// The items the list holds, as a condition over `items i` and its attributes `x.j`.
     func match(_ compiler: inout PostgresQueryCompiler) -> String {
@@ -50,11 +60,13 @@ struct PostgresRankListSpec {
         case .whole: return compiler.unitMatch(unit, prefix: false)
         case .starred: return compiler.unitMatch(unit, prefix: true)
         case .prefixOnly: return "(\(compiler.unitMatch(unit, prefix: true)) AND NOT \(compiler.unitMatch(unit, prefix: false)))"
+        case .together: return "(" + together.map { compiler.unitMatch($0, prefix: $0.starred) }.joined(separator: " AND ") + ")"
         }
     }
 
     /// The pass's score, as the page's query computes it.
     func score(_ compiler: inout PostgresQueryCompiler) -> String {
-        compiler.unitScore(unit, prefix: kind != .whole)
+        guard kind == .together else { return compiler.unitScore(unit, prefix: kind != .whole) }
+        return together.map { "(" + compiler.unitScore($0, prefix: $0.starred) + ")" }.joined(separator: " + ")
     }
 }

@@ -34,16 +34,26 @@ extension PostgresStore {
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
         defer { makeWantedRankLists() }
-        let page = try page(text, options: options)
-        guard rankLists.pageWaitsForLists else { return page }
+        var page = try page(text, options: options)
         // Its words are common and their lists missing: a full read would score every match,
         // and making the lists after it would read them all again. So the lists are made first,
-        // each in its own transaction, and the page is read from them in a new snapshot.
-        rankLists.pageWaitsForLists = false
-        makeWantedRankLists()
-        rankLists.makeFirst = false
-        defer { rankLists.makeFirst = true }
-        return try self.page(text, options: options)
+        // each in its own transaction, and the page is read from them in a new snapshot. When
+        // several words' own lists, so made, cannot prove the page, their list together is made
+        // the same way, in a second round.
+        defer {
+            rankLists.makeFirst = true
+            rankLists.makeTogetherFirst = true
+        }
+        var round = 0
+        while rankLists.pageWaitsForLists {
+            rankLists.pageWaitsForLists = false
+            makeWantedRankLists()
+            round += 1
+            rankLists.makeFirst = false
+            rankLists.makeTogetherFirst = round < 2
+            page = try self.page(text, options: options)
+        }
+        return page
     }
 
     /// One page of `query(_:options:)`, in one snapshot.
@@ -247,6 +257,15 @@ extension PostgresStore {
     /// rank lists when they prove it (PostgresStore+RankLists.swift), else from every match.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
         if let read = try rankedFromLists(q, limit: limit, cursor: cursor) { return page(of: read, limit: limit) }
+        if let together = rankLists.togetherMissing {
+            // The words' own lists could not prove the page: it is the items holding them all.
+            rankLists.togetherMissing = nil
+            rankLists.wanted[together.key] = together
+            if rankLists.makeTogetherFirst, !rankLists.makingFailed {
+                rankLists.pageWaitsForLists = true  // `query` makes the list and reads the page again
+                return QueryPage(results: [], nextCursor: nil)
+            }
+        }
         if rankLists.missing, rankLists.makeFirst, !rankLists.makingFailed, try noteWantedRankLists(q) {
             rankLists.pageWaitsForLists = true  // `query` makes the lists and reads the page again
             return QueryPage(results: [], nextCursor: nil)

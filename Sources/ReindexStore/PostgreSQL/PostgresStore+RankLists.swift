@@ -27,7 +27,10 @@ import ReindexProtocol
 // its k-th entry, and on that score comes after it in the tie order, so a row that scores more
 // than the entries' sum, or as much and no later than the last of them in the tie order, is
 // proven (`provesSum`; the field score's few values make ties common, and the tie order is one
-// order for every word). Otherwise k grows (to 512, then the list's end), and then the page is
+// order for every word). Otherwise k grows (to 512, then the list's end). Then, when the words'
+// best items seldom hold the others, the page is among the items holding them all: the list of
+// the words *together* (`togetherSpec`, made like one word's, first when missing) is walked as
+// one word's list is, and tried first by later searches of those words. Only then is the page
 // read in full. Lists hold the live generations' unexpired items; an item that expires later stays
 // (expiry is one of the page's filters), and the transaction that makes a reindexAll's
 // generation live drops every list (`dropRankLists`), as does a list with more than
@@ -63,10 +66,7 @@ extension PostgresStore {
         }
         // The lists of one word differ with what scores and matches it: the declarations in
         // effect (custom attributes searched by default), and the folding the server offers.
-        let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
-            "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
-        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
-        let suffix = "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
+        let suffix = Self.rankListSuffix(q)
         var specs: [PostgresRankListSpec] = []
         for (n, unit) in q.units.enumerated() {
             func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
@@ -82,13 +82,56 @@ extension PostgresStore {
         return specs
     }
 
+    /// The lists of one word differ with what scores and matches it: the declarations in effect
+    /// (custom attributes searched by default), and the folding the server offers. A list's key
+    /// ends with them.
+    private static func rankListSuffix(_ q: PreparedPostgresQuery) -> String {
+        let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
+            "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
+        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
+        return "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
+    }
+
+    /// The list of a query's several words together (each with lists of its own): the items
+    /// holding every word as the first pass has them, in the page's order. Nil for one word.
+    /// The words in any order share it (the first pass, and the sum, do not depend on it).
+    func togetherSpec(_ q: PreparedPostgresQuery) -> PostgresRankListSpec? {
+        guard q.units.count > 1, rankListSpecs(q) != nil else { return nil }
+        let words = q.units.map { unit in PostgresQueryCompiler.tokens(unit.text)[0] + (unit.starred ? "*" : "") }.sorted()
+        return PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + Self.rankListSuffix(q),
+                                    pass: 0, query: q, unit: q.units[0], kind: .together, together: q.units)
+    }
+
     /// The page read through the query's rank lists, or nil when that is not the way: words
     /// without lists, a list missing or made too long ago (then wanted), or lists that cannot
     /// prove the page. A later page (after `cursor`) is proven as a first one: each row it reads
     /// after the cursor comes no later than its pass's bound, so every unchanged item between
     /// the cursor and that row is among the candidates.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
+        rankLists.togetherMissing = nil
         guard let specs = rankListSpecs(q) else { return nil }
+        // Several words: their list together first, when there is one. It is walked as one
+        // word's list is.
+        let together = togetherSpec(q)
+        var togetherIsMissing = false
+        if let together {
+            if let state = try rankListState([together], depth: Self.wholeList) {
+                if state.changed > rankLists.changedRows {
+                    rankLists.wanted[together.key] = together
+                } else {
+                    let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+                        try self.walk(together, q, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
+                            + Self.changedItems(since: state.horizon, state.changed, &compiler)
+                    }
+                    if Self.provesTogether(read.places, bound: state.bounds[together.key] ?? nil, secondPass: q.prefixable != nil, limit: limit) {
+                        rankLists.answered += 1
+                        return read
+                    }
+                }
+            } else {
+                togetherIsMissing = true
+            }
+        }
         // One word's list is walked (`walk`): its bound is the list's last entry, read at once.
         let walks = q.units.count == 1
         var depths = walks ? [Self.wholeList] : [max(4 * (limit + 1), 64), 512]
@@ -114,7 +157,7 @@ extension PostgresStore {
                     walks ? try self.walk(spec, q, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
                         : "SELECT item FROM rank_entries WHERE list = \(compiler.bind(spec.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 }
-                return entries.joined(separator: " UNION ") + " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(state.horizon, "xid8")) ORDER BY tx LIMIT \(state.changed))"
+                return entries.joined(separator: " UNION ") + Self.changedItems(since: state.horizon, state.changed, &compiler)
             }
             let proven = q.units.count == 1
                 ? Self.proves(read.places, bounds: Dictionary(uniqueKeysWithValues: specs.map { ($0.pass, state.bounds[$0.key] ?? nil) }), limit: limit)
@@ -125,8 +168,26 @@ extension PostgresStore {
                 return read
             }
             n += 1
-            guard n < depths.count, depths[n] > depth else { return nil }
+            guard n < depths.count, depths[n] > depth else {
+                // The words' own lists do not prove the page: the list of the words together will.
+                if togetherIsMissing { rankLists.togetherMissing = together }
+                return nil
+            }
         }
+    }
+
+    /// The candidates beside a list's entries: the `changed` items written since `horizon`.
+    private static func changedItems(since horizon: String, _ changed: Int, _ compiler: inout PostgresQueryCompiler) -> String {
+        " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(horizon, "xid8")) ORDER BY tx LIMIT \(changed))"
+    }
+
+    /// For several words' list together, walked to its bound (nil: the list holds every item of
+    /// the first pass): rows are proven as one word's are. A complete list proves the page when
+    /// no second pass follows (the last word only as a prefix, which no list holds), or when
+    /// the rows read past the page are all of the first.
+    static func provesTogether(_ places: [RankPlace], bound: RankPlace?, secondPass: Bool, limit: Int) -> Bool {
+        guard let bound else { return !secondPass || (places.count > limit && places.allSatisfy { $0.pass == 0 }) }
+        return proves(places, bounds: [0: bound], limit: limit)
     }
 
     /// A depth past every list's end: its bound is the list's last entry (none when complete).
@@ -280,7 +341,7 @@ extension PostgresStore {
         let wanted = rankLists.wanted.values.sorted { $0.key < $1.key }
         rankLists.wanted = [:]
         // (Their keys differ only in the kind's first character.)
-        let batches = Dictionary(grouping: wanted) { $0.kind == .starred ? $0.key : String($0.key.dropFirst()) }
+        let batches = Dictionary(grouping: wanted) { $0.kind == .starred || $0.kind == .together ? $0.key : String($0.key.dropFirst()) }
         for (_, specs) in batches.sorted(by: { $0.key < $1.key }) {
             do {
                 try connection.begin("ISOLATION LEVEL REPEATABLE READ")
@@ -392,7 +453,7 @@ extension PostgresStore {
             let word = String(key[key.index(after: key.startIndex)..<hash])
             guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
-            guard let spec = rankListSpecs(q)?.first(where: { $0.key == key }) else { continue }
+            guard let spec = ((rankListSpecs(q) ?? []) + [togetherSpec(q)].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
             var compiler = q.compiler()
             let match = spec.match(&compiler)
             let score = spec.score(&compiler)
@@ -413,7 +474,7 @@ extension PostgresStore {
                 SELECT (SELECT count(*) FROM r WHERE \(bound) AND NOT EXISTS (SELECT 1 FROM rank_entries e WHERE e.list = \(list) AND e.item = r.id)),
                     (SELECT count(*) FROM r JOIN rank_entries e ON e.list = \(list) AND e.item = r.id WHERE e.score <> r.score OR e.hint <> r.hint)
                 """, compiler.parameters)
-            let shown = kind == .whole ? word : word + "*"
+            let shown = kind == .whole || kind == .together ? word : word + "*"
             if r.int(0, 0) > 0 { problems.append("the rank list of '\(shown)' misses \(r.int(0, 0)) item(s) it should hold") }
             if r.int(0, 1) > 0 { problems.append("the rank list of '\(shown)' gives \(r.int(0, 1)) item(s) a score or hint they do not have") }
         }
