@@ -201,6 +201,14 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try listed.query("signal harbour", options: QueryOptions(limit: 1)).results.first?.uniqueIdentifier, "new")
 
         XCTAssertEqual(try listed.health(quick: false).problems, [])
+        // Past the lists' limit, lists of words together go before those of single words.
+        listed.rankLists.maximumLists = try listed.query("SELECT count(*) FROM rank_lists").int(0, 0)
+        _ = try listed.query("beacon", options: QueryOptions(limit: 3))
+        XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#')), ' ' ORDER BY key) FROM rank_lists").text(0, 0),
+                       "+beacon# =beacon# =harbour# =harbour# =signal# =signal#",
+                       "the two lists of 'beacon' took the places of the two lists of words together")
+        listed.rankLists.maximumLists = 64
+        _ = try listed.query("signal harbour", options: QueryOptions(limit: 7))
         _ = try listed.query("DELETE FROM rank_entries WHERE list LIKE '&harbour signal#%' AND n = 1")
         XCTAssertEqual(try listed.health(quick: false).problems, ["the rank list of 'harbour signal' misses 1 item(s) it should hold"])
     }

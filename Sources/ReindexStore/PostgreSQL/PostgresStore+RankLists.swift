@@ -373,12 +373,13 @@ extension PostgresStore {
         // the lists when this one is made, never after.
         try query("SET LOCAL lock_timeout = '200ms'")
         try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
-        // Making a list replaces one of that key, and past `maximumLists` the oldest made.
+        // Making a list replaces one of that key, and past `maximumLists` the oldest made — of
+        // words together first, which serve one query where a word's serve every query of it.
         for spec in specs {
             try query("""
                 WITH gone AS (
                     DELETE FROM rank_lists WHERE key = $1 OR key IN (
-                        SELECT key FROM rank_lists WHERE key <> $1 ORDER BY horizon, key
+                        SELECT key FROM rank_lists WHERE key <> $1 ORDER BY key LIKE '&%' DESC, horizon, key
                         LIMIT greatest(0, (SELECT count(*) FROM rank_lists WHERE key <> $1) - $2::integer + 1))
                     RETURNING key)
                 DELETE FROM rank_entries WHERE list IN (SELECT key FROM gone)
