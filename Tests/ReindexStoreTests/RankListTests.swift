@@ -151,6 +151,62 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.search("alpha beta", limit: 2).map(\.uniqueIdentifier), ["z102970", "z100000"], "the hint first, then the tie order")
     }
 
+    /// Two common words whose best items each hold only one of them (titled "signal …" or
+    /// "harbour …"), while the items holding both mention them lower down: no entry of either
+    /// word's list holds the other word, so those lists cannot prove a page. The first search
+    /// makes the list of the two words together with theirs, and later searches read their pages
+    /// from it — while the rarities are those it was made for, kept by writes that leave them so (an
+    /// item written again with a new hint), and made again once they move (a new item).
+    func testTwoCommonWordsWhoseBestItemsHoldOnlyOneAreAnsweredFromTheirListTogether() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        func note(_ n: Int, hint: Double? = nil) -> SearchableItem {
+            SearchableItem(uniqueIdentifier: "b\(n)", domainIdentifier: n % 4 == 0 ? nil : "notes", attributes: .init(
+                title: "note \(n)", contentDescription: n % 5 == 0 ? "signal harbours" : "the signal of the harbour", rankingHint: hint ?? (n % 7 == 0 ? 1 : nil)))
+        }
+        try index.put((0..<40).map { n in SearchableItem(uniqueIdentifier: "s\(n)", attributes: .init(title: "signal beacon \(n)")) }
+            + (0..<40).map { n in SearchableItem(uniqueIdentifier: "h\(n)", attributes: .init(title: "harbour dock \(n)", rankingHint: n % 9 == 0 ? 2 : nil)) }
+            + (0..<60).map { note($0) })
+        let queries = ["signal harbour", "harbour signal", "signal harbour && domainIdentifier == \"notes\""]
+        func assertAnsweredTogether(_ when: String) throws {
+            for query in queries {
+                let before = listed.queryState.upkeep.answered
+                for limit in [1, 7] {
+                    XCTAssertEqual(try listed.search(query, limit: limit).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                                   try full.search(query, limit: limit).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, "\(query), first \(limit), \(when)")
+                }
+                // (A query with a filter the index narrows by may read the filter's items instead.)
+                if !query.contains("&&") {
+                    XCTAssertEqual(listed.queryState.upkeep.answered, before + 2, "\(query): both pages answered from the list together, \(when)")
+                }
+                XCTAssertEqual(try Self.pages(listed, query, limit: 4), try Self.pages(full, query, limit: 4), "\(query), \(when)")
+            }
+        }
+        // The first search (read in full) makes the words' lists and their list together.
+        _ = try listed.search("signal harbour", limit: 7)
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key = '&=harbour =signal' AND rarities IS NOT NULL"), 1,
+                       "one list for the two words in either order")
+        try assertAnsweredTogether("after it was made")
+
+        // Written again with a hint and the same words: the rarities stay, the writer keeps the list.
+        try index.put([note(1, hint: 9)])
+        try assertAnsweredTogether("after an item was written again")
+        XCTAssertEqual(try listed.search("signal harbour", limit: 1).first?.uniqueIdentifier, "b1", "its new hint counts")
+
+        // A new item: every rarity moves, so the next search reads in full and makes the list again.
+        try index.put([SearchableItem(uniqueIdentifier: "new", attributes: .init(title: "harbour signal"))])
+        XCTAssertEqual(try listed.search("signal harbour", limit: 7).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                       try full.search("signal harbour", limit: 7).map { "\($0.uniqueIdentifier) \($0.score ?? 0)" })
+        try assertAnsweredTogether("after a new item")
+        XCTAssertEqual(try listed.search("signal harbour", limit: 1).first?.uniqueIdentifier, "new")
+
+        // `check` reads the two words' items in full, with the rarities the list was made for.
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        try listed.connection.execute("DELETE FROM rank_entries WHERE list = '&=harbour =signal' AND item = (SELECT item FROM rank_entries WHERE list = '&=harbour =signal' ORDER BY impact DESC LIMIT 1)")
+        XCTAssertEqual(try listed.health(quick: false).problems, ["the rank list of 'harbour signal' misses 1 item(s) it should hold"])
+    }
+
     /// Every pair of words, with lists short, middling and long: each page as a full read gives it.
     func testEveryPairOfWordsPagesAsAFullReadWithListsOfAnyLength() throws {
         for size in [10, 60, 400] {

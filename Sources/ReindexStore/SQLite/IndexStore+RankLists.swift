@@ -83,6 +83,68 @@ extension IndexStore {
             guard let key = try rankKey(unit, prefix: prefix) else { return nil }
             keys.append(key)
         }
+        // Two words: their list together, when there is one made for the rarities of now.
+        let together = excluding ? nil : RankLists.together(keys)
+        var togetherIsWanted = false
+        if let together {
+            switch try bestFromTogether(together, keys: keys, rarities: rarities, capacity: capacity, lookUp: lookUp) {
+            case .page(let best): return best
+            case .wanted: togetherIsWanted = true
+            case .unproven: break
+            }
+        }
+        let best = try bestFromWordLists(units, keys: keys, prefix: prefix, excluding: excluding, rarities: rarities, capacity: capacity,
+                                         average: average, lookUp: lookUp)
+        // The words' own lists cannot prove the page (or are not made yet, and may not): it is
+        // among the items holding both, which their list together finds, made with theirs.
+        if best == nil, togetherIsWanted, let together {
+            queryState.upkeep.wanted[together] = RankLists.phrase(together)
+        }
+        return best
+    }
+
+    private enum TogetherRead {
+        case page([Ranked])
+        /// No list of the two words, or one made for other rarities.
+        case wanted
+        /// A list that runs out before the page is full (a selective filter).
+        case unproven
+    }
+
+    /// The best `capacity` matches of two words from their list together (`key`; `keys` their
+    /// own lists' keys, in the query's order, with their `rarities`). Made for the rarities of now,
+    /// the list's order is the page's and its entries' scores are the items' own (two products
+    /// summed, in either order the same double), so the page is its first entries that `lookUp`
+    /// keeps — proven once it is full, or when the list holds every item of the two words.
+    private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int,
+                                  lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> TogetherRead {
+        let list = try statement("SELECT last_impact IS NULL, rarities FROM rank_lists WHERE key = ?1")
+        list.bind(1, key)
+        defer { list.reset() }
+        guard try list.step() else { return .wanted }
+        let complete = list.int(0) != 0
+        let made = Ranking.doubles(list.blob(1))
+        let now = RankLists.parts(key).map { part in keys.firstIndex(of: part).map { rarities[$0] } ?? .nan }
+        guard made == now else { return .wanted }
+        list.reset()
+        let reader = try statement("SELECT impact, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
+        reader.bind(1, key)
+        defer { reader.reset() }
+        var best: [Ranked] = []
+        while try reader.step() {
+            guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
+            best.append(ranked)
+            if best.count == capacity { break }
+        }
+        guard best.count == capacity || complete else { return .unproven }
+        queryState.upkeep.answered += 1
+        return .page(best)
+    }
+
+    /// `bestFromRankLists` through the words' own lists (`keys`).
+    private func bestFromWordLists(_ units: [RankingUnit], keys: [String], prefix: Bool, excluding: Bool, rarities: [Double], capacity: Int,
+                                   average: Double,
+                                   lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked]? {
         // Each list's boundary.
         let boundarySelect = try statement("SELECT last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists WHERE key = ?1")
         var boundaries: [RankEntry?] = []
@@ -313,21 +375,44 @@ extension IndexStore {
         return live
     }
 
-    /// Makes one list from a full read of its word's matches, unless it exists.
+    /// Makes one list from a full read of its word's matches (or of both words' together),
+    /// unless it exists (a list together: made for the rarities of now).
     private func makeRankList(_ key: String, phrase: String, average: Double) throws(StoreError) {
-        let exists = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
+        // A list together is ordered by its words' rarities as they are now.
+        var rarities: [Double]? = nil
+        if key.hasPrefix("&") {
+            let rows = Double(try fullTextTotals().rows)
+            var now: [Double] = []
+            for part in RankLists.parts(key) {
+                now.append(Ranking.rarity(rows: rows, matching: Double(try documentFrequency(phrase: RankLists.phrase(part)))))
+            }
+            rarities = now
+        }
+        let exists = try statement("SELECT rarities FROM rank_lists WHERE key = ?1")
         exists.bind(1, key)
-        let found = try exists.step()
+        let found = try exists.step() ? Ranking.doubles(exists.blob(0)) : nil
         exists.reset()
-        guard !found else { return }
+        if let found {
+            guard let rarities, found != rarities else { return }
+            try dropRankList(key)
+        }
+        if rarities != nil {
+            // At most `maximumTogether` lists together: one more drops others (the first by key).
+            let others = try statement("SELECT key FROM rank_lists WHERE key LIKE '&%' ORDER BY key")
+            var keys: [String] = []
+            while try others.step() { keys.append(others.text(0) ?? "") }
+            others.reset()
+            for other in keys.prefix(max(0, keys.count - RankLists.maximumTogether + 1)) { try dropRankList(other) }
+        }
         let select = try statement("""
-            SELECT items_fts.rowid, reindex_impact(items_fts, ?2) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
+            SELECT items_fts.rowid, reindex_impact(items_fts, ?2, ?4) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
             FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
             ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
             """)
         select.bind(1, phrase)
         select.bind(2, average)
         select.bind(3, queryState.upkeep.size)
+        if let rarities { select.bind(4, blob: Ranking.blob(rarities)) } else { select.bind(4, nil as Double?) }
         let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
         var last: RankEntry? = nil
         var count = 0
@@ -338,8 +423,9 @@ extension IndexStore {
             count += 1
         }
         select.reset()
-        let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+        let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item, rarities) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
         list.bind(1, key)
+        if let rarities { list.bind(7, blob: Ranking.blob(rarities)) } else { list.bind(7, nil as Double?) }
         // Fewer than a list's size: the list holds every item of its word (no boundary).
         let boundary = count < queryState.upkeep.size ? nil : last
         list.bind(2, boundary?.impact)
@@ -348,6 +434,15 @@ extension IndexStore {
         list.bind(5, boundary?.uid)
         list.bind(6, boundary?.item)
         try list.run()
+    }
+
+    /// Drops one list and its entries.
+    private func dropRankList(_ key: String) throws(StoreError) {
+        for sql in ["DELETE FROM rank_entries WHERE list = ?1", "DELETE FROM rank_lists WHERE key = ?1"] {
+            let drop = try statement(sql)
+            drop.bind(1, key)
+            try drop.run()
+        }
     }
 
     private func insertEntry(_ insert: SQLiteStatement, _ key: String, _ entry: RankEntry) throws(StoreError) {
@@ -370,14 +465,25 @@ extension IndexStore {
         let version = try connection.scalar("PRAGMA data_version") ?? 0
         if version != upkeep.stamp || upkeep.stamp < 0 {
             upkeep.lists.removeAll()
-            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists")
+            var rarities: [String: [Double]] = [:]
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item, rarities FROM rank_lists")
             while try lists.step() {
                 let key = lists.text(0) ?? ""
                 upkeep.lists[key] = lists.isNull(1) ? .some(nil) : RankEntry(
                     impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))
+                if key.hasPrefix("&") { rarities[key] = Ranking.doubles(lists.blob(6)) }
             }
             lists.reset()
-            upkeep.table = RankKeyTable(keys: Array(upkeep.lists.keys))
+            // The words of every list, a list together's included (which may have no list of their own).
+            var words: [String] = []
+            for key in upkeep.lists.keys.sorted() {
+                for part in RankLists.parts(key) where !words.contains(part) { words.append(part) }
+            }
+            upkeep.table = RankKeyTable(keys: words)
+            upkeep.together = rarities.sorted { $0.key < $1.key }.compactMap { key, rarities in
+                let parts = RankLists.parts(key).compactMap { words.firstIndex(of: $0) }
+                return parts.count == rarities.count ? (key, parts, rarities) : nil
+            }
             if !upkeep.lists.isEmpty { upkeep.average = try storedAverage() ?? 1 }
             upkeep.stamp = version
         }
@@ -428,10 +534,22 @@ extension IndexStore {
         let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
         for index in table.touched {
             let key = table.names[index]
+            // (A word of a list together may have no list of its own.)
+            guard let boundary = upkeep.lists[key] else { continue }
             let entry = RankEntry(impact: Ranking.impact(table.frequencies[index], length: Double(table.length), average: upkeep.average),
                                   hint: hint, bundle: bundle, uid: uid, item: row)
-            if case .some(.some(let boundary)) = upkeep.lists[key], !entry.precedes(boundary) { continue }
+            if let boundary, !entry.precedes(boundary) { continue }
             try insertEntry(insert, key, entry)
+        }
+        for together in upkeep.together where together.parts.allSatisfy({ table.frequencies[$0] > 0 }) {
+            // Summed as `reindex_impact` sums it when the list is made, word by word in order.
+            var score = 0.0
+            for (n, part) in together.parts.enumerated() {
+                score += together.rarities[n] * Ranking.impact(table.frequencies[part], length: Double(table.length), average: upkeep.average)
+            }
+            let entry = RankEntry(impact: score, hint: hint, bundle: bundle, uid: uid, item: row)
+            if case .some(.some(let boundary)) = upkeep.lists[together.key], !entry.precedes(boundary) { continue }
+            try insertEntry(insert, together.key, entry)
         }
     }
 
@@ -466,18 +584,19 @@ extension IndexStore {
             let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
             if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
             let average = try storedAverage()
-            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists ORDER BY key")
-            var all: [(key: String, boundary: RankEntry?)] = []
+            let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item, rarities FROM rank_lists ORDER BY key")
+            var all: [(key: String, boundary: RankEntry?, rarities: [UInt8])] = []
             while try lists.step() {
                 all.append((lists.text(0) ?? "", lists.isNull(1) ? nil : RankEntry(
-                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5))))
+                    impact: lists.double(1), hint: lists.double(2), bundle: lists.text(3) ?? "", uid: lists.text(4) ?? "", item: lists.int64(5)),
+                    lists.blob(6)))
             }
             lists.reset()
             guard !all.isEmpty else { return problems }
             guard let average else { return problems + ["rank lists exist without the average length they were made for"] }
             let entries = try statement("SELECT item, impact FROM rank_entries WHERE list = ?1")
             let matches = try statement("""
-                SELECT items_fts.rowid, reindex_impact(items_fts, ?2), IFNULL(i.ranking_hint, 0), i.bundle, i.uid
+                SELECT items_fts.rowid, reindex_impact(items_fts, ?2, ?3), IFNULL(i.ranking_hint, 0), i.bundle, i.uid
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
                 """)
             for list in all {
@@ -486,10 +605,11 @@ extension IndexStore {
                 var impacts: [Int64: Double] = [:]
                 while try entries.step() { impacts[entries.int64(0)] = entries.double(1) }
                 entries.reset()
-                let word = String(list.key.dropFirst())
                 matches.reset()
-                matches.bind(1, FullText.quoted(word) + (list.key.hasPrefix("*") ? "*" : ""))
+                matches.bind(1, RankLists.phrase(list.key))
                 matches.bind(2, average)
+                // (A list together's entries are scored with the rarities it was made for.)
+                if list.rarities.isEmpty { matches.bind(3, nil as Double?) } else { matches.bind(3, blob: list.rarities) }
                 var missing = 0, wrong = 0
                 while try matches.step() {
                     let entry = RankEntry(impact: matches.double(1), hint: matches.double(2), bundle: matches.text(3) ?? "", uid: matches.text(4) ?? "", item: matches.int64(0))
@@ -500,8 +620,8 @@ extension IndexStore {
                     }
                 }
                 matches.reset()
-                if missing > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") misses \(missing) item(s) it should hold") }
-                if wrong > 0 { problems.append("the rank list of '\(word)'\(list.key.hasPrefix("*") ? " (prefix)" : "") gives \(wrong) item(s) an impact they do not have") }
+                if missing > 0 { problems.append("the rank list of \(RankLists.shown(list.key)) misses \(missing) item(s) it should hold") }
+                if wrong > 0 { problems.append("the rank list of \(RankLists.shown(list.key)) gives \(wrong) item(s) an impact they do not have") }
             }
             return problems
         }

@@ -244,6 +244,11 @@ extension IndexStore {
     /// pass): its document frequency, for its rarity. Counted from the unit's postings, cached
     /// until the full-text index changes.
     func documentFrequency(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> Int {
+        try documentFrequency(phrase: FullText.phrase(unit, prefix: prefix))
+    }
+
+    /// How many rows of the full-text index match `phrase`, cached as `documentFrequency(_:prefix:)`.
+    func documentFrequency(phrase: String) throws(StoreError) -> Int {
         let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
         let current = try version.step() ? version.bytes(0) : []
         version.reset()
@@ -251,7 +256,6 @@ extension IndexStore {
             queryState.ftsVersion = current
             queryState.frequencies.removeAll(keepingCapacity: true)
         }
-        let phrase = FullText.phrase(unit, prefix: prefix)
         if let cached = queryState.frequencies[phrase] { return cached }
         let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
         count.bind(1, phrase)

@@ -24,6 +24,16 @@ import ReindexProtocol
 // its own that never waits for a writer), and kept up by every write after that; an item's
 // entries go with it.
 //
+// Two common words whose best items seldom hold each other (`support lead`: the items with the
+// keyword `Support` never mention a lead) defeat this: the page is among the items holding both,
+// past both lists. For them the index keeps a list of the two words *together*: the items holding
+// both, ordered by the score as it was when the list was made — each word's rarity then (kept in
+// `rank_lists.rarities`) times its impact, summed — and by the tie order, down to a boundary, kept
+// by every write under the same rule. While the rarities are still those (no row holding either
+// word, and none at all, came or went since), that order is the page's, scores included to the
+// bit, so a page is the list's first entries that pass the page's filters. Once they have moved,
+// the list is made again, by the next search that finds its words' own lists cannot prove the page.
+//
 // Impacts depend on the average item length, so the score uses the average *pinned* in
 // `rank_statistics` when the first list was made, taken again (and every list dropped, to be
 // made anew) when the full-text index's own average moves from it by more than a fifth.
@@ -44,6 +54,32 @@ enum RankLists {
     /// items are scored from their entries, and the lists are read up to twice their made
     /// length each, unless too few of the items met are in every list (`bestFromRankLists`).
     static let maximumDepthOfSeveral = 512
+    /// Lists of two words together kept at most: making one more drops another.
+    static let maximumTogether = 16
+
+    /// The key of two words' list together (`&` and their lists' keys in order), or nil for any
+    /// other number of words.
+    static func together(_ keys: [String]) -> String? {
+        guard keys.count == 2, keys[0] != keys[1] else { return nil }
+        return "&" + keys.sorted().joined(separator: " ")
+    }
+
+    /// The words' keys of a list (one, or a list together's two).
+    static func parts(_ key: String) -> [String] {
+        key.hasPrefix("&") ? key.dropFirst().split(separator: " ").map(String.init) : [key]
+    }
+
+    /// The full-text query of a list's items: its word, or its prefix, or both words together.
+    static func phrase(_ key: String) -> String {
+        parts(key).map { part in
+            "(" + FullText.quoted(String(part.dropFirst())) + (part.hasPrefix("*") ? "*" : "") + ")"
+        }.joined(separator: " AND ")
+    }
+
+    /// How `check` names a list: its words quoted, a prefix marked.
+    static func shown(_ key: String) -> String {
+        "'" + parts(key).map { String($0.dropFirst()) }.joined(separator: " ") + "'" + (key.hasPrefix("*") ? " (prefix)" : "")
+    }
 }
 
 /// A list entry, or a boundary: an item's place in a word's relevance order (its impact as
@@ -69,8 +105,10 @@ final class RankUpkeep {
     var average = 1.0
     /// Each list's boundary (nil: the list holds every item of its word).
     var lists: [String: RankEntry?] = [:]
-    /// The lists' words, to find them in a written row's tokens.
+    /// The lists' words, to find them in a written row's tokens (a list together's too).
     var table = RankKeyTable(keys: [])
+    /// The lists of two words together: each word's place in `table`, and its rarity in the order.
+    var together: [(key: String, parts: [Int], rarities: [Double])] = []
     /// Lists the searches of this connection wanted and did not find: key → full-text phrase.
     var wanted: [String: String] = [:]
     /// The pinned average has moved too far: pin it again after the read.

@@ -50,10 +50,7 @@ enum Ranking {
     /// full-text index `N`, the average length `avglen` the score uses (`RankStatistics`), and
     /// each unit's document frequency.
     static func arguments(rows: Int64, average: Double, counts: [Int]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity((counts.count + 2) * 8)
-        for value in [Double(rows), average] + counts.map(Double.init) { withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) } }
-        return bytes
+        blob([Double(rows), average] + counts.map(Double.init))
     }
 
     /// The weighted frequency `f` of `phrase` in the current row, and how many times it occurs.
@@ -114,15 +111,40 @@ enum Ranking {
         sqlite3_result_double(result, score(length: Double(length)))
     }
 
-    /// `reindex_impact(items_fts, average)`: the current row's `impact` for the full-text query's
-    /// first phrase (what a rank list is built from).
+    /// `reindex_impact(items_fts, average[, rarities])`: the current row's `impact` for the
+    /// full-text query's first phrase (what a word's rank list is built from); with `rarities` (a
+    /// blob of 8-byte doubles, one per phrase), the sum over the phrases, in order, of each one's
+    /// rarity times its impact (what a list of words together is built from).
     static let impactFunction: fts5_extension_function = { api, context, result, count, arguments in
         guard let api, let context, let result else { return }
         guard count >= 1, let arguments, let value = arguments[0] else { sqlite3_result_null(result); return }
         let average = sqlite3_value_double(value)
-        let (f, _) = weightedFrequency(api, context, phrase: 0)
         var length: Int32 = 0
         _ = api.pointee.xColumnSize(context, -1, &length)
+        if count >= 2, let weights = arguments[1], let base = sqlite3_value_blob(weights), sqlite3_value_bytes(weights) >= 8 {
+            var sum = 0.0
+            for phrase in 0..<min(api.pointee.xPhraseCount(context), Int32(sqlite3_value_bytes(weights) / 8)) {
+                let rarity = base.loadUnaligned(fromByteOffset: Int(phrase) * 8, as: Double.self)
+                sum += rarity * impact(weightedFrequency(api, context, phrase: phrase).f, length: Double(length), average: average)
+            }
+            sqlite3_result_double(result, sum)
+            return
+        }
+        let (f, _) = weightedFrequency(api, context, phrase: 0)
         sqlite3_result_double(result, impact(f, length: Double(length), average: average))
+    }
+
+    /// Doubles as the blob `reindex_impact` and `rank_lists.rarities` keep them in.
+    static func blob(_ values: [Double]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(values.count * 8)
+        for value in values { withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) } }
+        return bytes
+    }
+
+    static func doubles(_ blob: [UInt8]) -> [Double] {
+        stride(from: 0, to: blob.count - 7, by: 8).map { offset in
+            blob.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Double.self) }
+        }
     }
 }

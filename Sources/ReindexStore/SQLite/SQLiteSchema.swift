@@ -212,5 +212,9 @@ enum SQLiteSchema {
         ) WITHOUT ROWID;
         CREATE INDEX rank_entries_item ON rank_entries(item);
         """,
+        // 10: rank lists of two words together (SQLite/RankLists.swift), ordered by the rarities
+        // they were made with (NULL for one word's list). A binary before this one would not keep
+        // such a list, so it refuses the index.
+        "ALTER TABLE rank_lists ADD COLUMN rarities BLOB;",
     ]
 }
