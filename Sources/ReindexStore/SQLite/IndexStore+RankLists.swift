@@ -87,7 +87,7 @@ extension IndexStore {
         let together = excluding ? nil : RankLists.together(keys)
         var togetherIsWanted = false
         if let together {
-            switch try bestFromTogether(together, keys: keys, rarities: rarities, capacity: capacity, lookUp: lookUp) {
+            switch try bestFromTogether(together, keys: keys, rarities: rarities, capacity: capacity, average: average, lookUp: lookUp) {
             case .page(let best): return best
             case .wanted: togetherIsWanted = true
             case .unproven: break
@@ -105,7 +105,7 @@ extension IndexStore {
 
     private enum TogetherRead {
         case page([Ranked])
-        /// No list of the two words, or one made for other rarities.
+        /// No list of the two words, or one made for other rarities that cannot prove the page.
         case wanted
         /// A list that runs out before the page is full (a selective filter).
         case unproven
@@ -116,27 +116,77 @@ extension IndexStore {
     /// the list's order is the page's and its entries' scores are the items' own (two products
     /// summed, in either order the same double), so the page is its first entries that `lookUp`
     /// keeps — proven once it is full, or when the list holds every item of the two words.
-    private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int,
+    ///
+    /// Once rows have come or gone, the rarities have moved and the order is no longer quite the
+    /// page's, but an item's place still bounds its score: an item not met yet sums, with the
+    /// rarities the list was made for, to no more than the entry being read (or the boundary), and
+    /// each of its impacts is below k1 + 1 — so it scores at most the most those allow with the
+    /// rarities of now (`most`). Each entry met is then scored from its row, and the page is
+    /// proven once that most is below the page's last score. Where it is not (items that tie,
+    /// rarities moved far), the list is wanted again, made for the rarities of now.
+    private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int, average: Double,
                                   lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> TogetherRead {
-        let list = try statement("SELECT last_impact IS NULL, rarities FROM rank_lists WHERE key = ?1")
+        let list = try statement("SELECT last_impact, rarities FROM rank_lists WHERE key = ?1")
         list.bind(1, key)
         defer { list.reset() }
         guard try list.step() else { return .wanted }
-        let complete = list.int(0) != 0
+        let boundary: Double? = list.isNull(0) ? nil : list.double(0)
         let made = Ranking.doubles(list.blob(1))
         let now = RankLists.parts(key).map { part in keys.firstIndex(of: part).map { rarities[$0] } ?? .nan }
-        guard made == now else { return .wanted }
         list.reset()
+        guard made.count == 2, now.allSatisfy({ !$0.isNaN }) else { return .wanted }
         let reader = try statement("SELECT impact, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
         reader.bind(1, key)
         defer { reader.reset() }
         var best: [Ranked] = []
-        while try reader.step() {
-            guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
-            best.append(ranked)
-            if best.count == capacity { break }
+        if made == now {
+            while try reader.step() {
+                guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
+                best.append(ranked)
+                if best.count == capacity { break }
+            }
+            guard best.count == capacity || boundary == nil else { return .unproven }
+            queryState.upkeep.answered += 1
+            return .page(best)
         }
-        guard best.count == capacity || complete else { return .unproven }
+        // The most an item can score now whose sum with the rarities made for is `sum`: the sum
+        // spent first on the word whose rarity rose the most, each impact below k1 + 1.
+        let order = made.indices.sorted { now[$0] / made[$0] > now[$1] / made[$1] }
+        func most(_ sum: Double) -> Double {
+            var left = sum, total = 0.0
+            for n in order {
+                let impact = min(Ranking.k1 + 1, max(0, left / made[n]))
+                total += now[n] * impact
+                left -= made[n] * impact
+            }
+            return total
+        }
+        // (With room for the rounding of the sums kept.)
+        func cannotReach(_ sum: Double) -> Bool {
+            guard best.count == capacity, let worst = best.last else { return false }
+            return most(sum) * (1 + 1e-9) < worst.score
+        }
+        let scoring = RankKeyTable(keys: keys)
+        var read = 0
+        var fullAt: Int? = nil
+        while try reader.step() {
+            if cannotReach(reader.double(0)) {
+                queryState.upkeep.answered += 1
+                return .page(best)
+            }
+            // Items that tie with the page's last (as many synthetic ones do) the bound cannot
+            // part: a list made for the rarities of now gives that page at once.
+            read += 1
+            if let fullAt, read > fullAt + 4 * capacity + 64 { return .wanted }
+            let item = reader.int64(1)
+            guard let exact = try exactScore(item, scoring, units: keys.count, rarities: rarities, average: average),
+                  let ranked = try lookUp(item, exact) else { continue }
+            IndexStore.insert(ranked, into: &best)
+            if best.count > capacity { best.removeLast() }
+            if fullAt == nil, best.count == capacity { fullAt = read }
+        }
+        // A page at the list's end (a filter, a later page) is no better read from a list made again.
+        guard boundary == nil || cannotReach(boundary ?? 0) else { return .unproven }
         queryState.upkeep.answered += 1
         return .page(best)
     }

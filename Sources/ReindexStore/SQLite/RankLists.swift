@@ -32,7 +32,8 @@ import ReindexProtocol
 // by every write under the same rule. While the rarities are still those (no row holding either
 // word, and none at all, came or went since), that order is the page's, scores included to the
 // bit, so a page is the list's first entries that pass the page's filters. Once they have moved,
-// the list is made again, by the next search that finds its words' own lists cannot prove the page.
+// an entry's place still bounds its item's score, and the entries are scored from their rows until
+// that bound falls below the page's; where it does not soon (ties), the list is made again.
 //
 // Impacts depend on the average item length, so the score uses the average *pinned* in
 // `rank_statistics` when the first list was made, taken again (and every list dropped, to be
