@@ -505,7 +505,7 @@ final class Bench {
                 _ = try store.search(query, limit: 20)
                 first.add((Clock.monotonic() - start) * 1000)
             }
-            rows.append(["search \(name), first search of each (ms)", "p50 \(fmt(first.percentile(0.5), 2)), max \(fmt(first.max, 2))", "-", "reads every match, makes the word's rank list"])
+            rows.append(["search \(name), first search of each (ms)", "p50 \(fmt(first.percentile(0.5), 2)), max \(fmt(first.max, 2))", "-", "makes the words' rank lists (a read of every match each), then reads the page from them"])
             var sample = Sample()
             var perQuery = [Sample](repeating: Sample(), count: queries.count)
             for _ in 0..<10 {

@@ -256,6 +256,30 @@ final class RankListTests: XCTestCase {
         XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "answered from the list")
     }
 
+    /// The first search of common words whose lists are missing makes them and reads its page
+    /// from them, rather than scoring every match and then reading them all again for the lists;
+    /// inside a caller's transaction it reads in full, and the next search outside makes them.
+    func testTheFirstSearchOfCommonWordsMakesTheirListsAndReadsItsPageFromThem() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { Self.item($0) })
+        for query in ["lantern", "la", "comet river", "garden glass"] {
+            let before = listed.queryState.upkeep.answered
+            XCTAssertEqual(try listed.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" },
+                           try full.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }, query)
+            XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "\(query): the first search was answered from the lists it made")
+        }
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        let before = listed.queryState.upkeep.answered
+        try listed.transaction {
+            XCTAssertEqual(try listed.search("summit", limit: 7).map(\.uniqueIdentifier), try full.search("summit", limit: 7).map(\.uniqueIdentifier))
+        }
+        XCTAssertEqual(listed.queryState.upkeep.answered, before, "inside a transaction: read in full")
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key = '=summit'"), 0)
+        XCTAssertEqual(try listed.search("summit", limit: 7).map(\.uniqueIdentifier), try full.search("summit", limit: 7).map(\.uniqueIdentifier))
+        XCTAssertGreaterThan(listed.queryState.upkeep.answered, before, "outside, the list is made, and the page read from it")
+    }
+
     func testAListIsMadeOnlyWhenNoWriterHoldsTheIndexAndSearchesStillAnswer() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let path = directory + "/index.sqlite"

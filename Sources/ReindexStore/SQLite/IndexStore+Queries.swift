@@ -19,8 +19,7 @@ extension IndexStore {
     public func query(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> QueryPage {
         let prepared = try prepare(text, options: options)
         do {
-            defer { makeWantedRankLists() }
-            return try read { () throws(StoreError) in try run(prepared) }
+            return try readingRankLists { () throws(StoreError) in try run(prepared) }
         } catch {
             throw error.explained(index: path, doing: "search failed", query: true)
         }

@@ -395,6 +395,28 @@ extension IndexStore {
 
     // MARK: Making
 
+    /// Reads a page in a snapshot of its own, making the rank lists it wants first: a search of
+    /// common words whose lists are missing would otherwise score every match, and then read
+    /// them all again to make the lists. So its page is set aside (`ranked`), the lists are
+    /// made in their own short write transaction (`makeWantedRankLists`), and the page is read
+    /// again, from them — or in full, when they could not be made (a writer holds the index, or it
+    /// is read-only). Inside a caller's transaction the page is read in full and the lists are
+    /// made after it.
+    func readingRankLists(_ page: () throws(StoreError) -> QueryPage) throws(StoreError) -> QueryPage {
+        defer {
+            queryState.makeFirst = false
+            queryState.pageWaits = false
+            makeWantedRankLists()
+        }
+        queryState.makeFirst = !connection.isInTransaction
+        let first = try read(page)
+        guard queryState.pageWaits else { return first }
+        queryState.pageWaits = false
+        queryState.makeFirst = false
+        makeWantedRankLists()
+        return try read(page)
+    }
+
     /// Makes the rank lists this connection's searches wanted, and pins the average length again
     /// if it moved: in one short write transaction that does not wait for a writer (busy, or an
     /// index opened read-only: the searches go on reading in full).

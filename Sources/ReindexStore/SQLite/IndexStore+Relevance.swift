@@ -80,6 +80,11 @@ extension IndexStore {
                 picked += listed.map { ($0, pass) }
                 continue
             }
+            // Lists wanted and missing: made before the page is read (`readingRankLists`).
+            if queryState.makeFirst, !queryState.upkeep.wanted.isEmpty {
+                queryState.pageWaits = true
+                return QueryPage(results: [], nextCursor: nil)
+            }
             // Best first; at most `capacity`.
             var best: [Ranked] = []
             best.reserveCapacity(min(capacity, 1024))

@@ -14,8 +14,7 @@ extension IndexStore {
         options.now = now
         let q = PreparedQuery(plan: wordsPlan(text), options: options, now: now)
         guard !q.plan.units.isEmpty else { return [] }
-        defer { makeWantedRankLists() }
-        return try read { () throws(StoreError) in try run(q).results }
+        return try readingRankLists { () throws(StoreError) in try run(q) }.results
     }
 
     /// The live, unexpired items of one bundle, by identifier.

@@ -21,4 +21,9 @@ final class QueryState {
     var tokenizer: FullTextTokenizer? = nil
     /// The rank lists, as writes keep them and searches want them (`RankLists.swift`).
     let upkeep = RankUpkeep()
+    /// A search of common words whose lists are missing makes them before it reads its page
+    /// (`IndexStore.readingRankLists`), when it is no caller's transaction and the lists are
+    /// not being tried already; `pageWaits`: the page just read is empty for that.
+    var makeFirst = false
+    var pageWaits = false
 }

@@ -20,9 +20,9 @@ import ReindexProtocol
 // reach the page (a list that has passed the item's place in the tie order at its last impact
 // holds it lower, if at all), else scored from its row. So words whose items tie, and the many
 // items holding one word only, cost entries read and lookups, not rows scored. Lists are made
-// by the first search that needs one (after its own full read, in a short write transaction of
-// its own that never waits for a writer), and kept up by every write after that; an item's
-// entries go with it.
+// by the first search that needs one (before it reads its page, in a short write transaction of
+// its own that never waits for a writer: `readingRankLists`), and kept up by every write after
+// that; an item's entries go with it.
 //
 // Two common words whose best items seldom hold each other (`support lead`: the items with the
 // keyword `Support` never mention a lead) defeat this: the page is among the items holding both,
