@@ -211,6 +211,33 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.health(quick: false).problems, ["the rank list of 'harbour signal' misses 1 item(s) it should hold"])
     }
 
+    /// While a reindexAll is staged (and until its old generation is deleted), rows come and go
+    /// at every batch: a list of two words together would be made for rarities already gone, so
+    /// none is made, and pages are read in full; once acknowledged, the next search makes it.
+    func testNoListOfTwoWordsTogetherIsMadeWhileAReindexAllIsStaged() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let bundle = "com.example.ranked"
+        func items(_ salt: String) -> [ValidatedItem] {
+            (0..<30).map { TestSupport.item("s\($0)", title: "signal beacon \(salt)") }
+                + (0..<30).map { TestSupport.item("h\($0)", title: "harbour dock \(salt)") }
+                + (0..<30).map { TestSupport.item("b\($0)", title: "note", description: "the signal of the harbour" + String(repeating: " \(salt)", count: $0 % 4)) }
+        }
+        try TestSupport.seed(listed, bundle: bundle, items("one"))
+        let queued = try listed.enqueue(bundleIdentifier: bundle, kind: .reindexAll, reason: .forced)
+        _ = try listed.markRunning(queued.id)
+        let writer = try listed.makeWriter(bundleIdentifier: bundle, scope: .replacement(generation: queued.id), requestID: queued.id, declarations: [:])
+        for item in items("two") { try writer.put(item) }
+        _ = try writer.commitBatch()
+        for _ in 0..<2 {
+            XCTAssertEqual(try Self.pages(listed, "signal harbour", limit: 4), try Self.pages(full, "signal harbour", limit: 4))
+        }
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'"), 0, "no list together while staged")
+        _ = try writer.acknowledge { store in try store.markDone(queued.id) }
+        XCTAssertEqual(try Self.pages(listed, "signal harbour", limit: 4), try Self.pages(full, "signal harbour", limit: 4))
+        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'"), 1, "made once acknowledged")
+    }
+
     /// Every pair of words, with lists short, middling and long: each page as a full read gives it.
     func testEveryPairOfWordsPagesAsAFullReadWithListsOfAnyLength() throws {
         for size in [10, 60, 400] {

@@ -96,11 +96,18 @@ extension IndexStore {
         let best = try bestFromWordLists(units, keys: keys, prefix: prefix, excluding: excluding, rarities: rarities, capacity: capacity,
                                          average: average, lookUp: lookUp)
         // The words' own lists cannot prove the page (or are not made yet, and may not): it is
-        // among the items holding both, which their list together finds, made with theirs.
-        if best == nil, togetherIsWanted, let together {
+        // among the items holding both, which their list together finds, made with theirs — but
+        // not while a reindexAll is staged or its old generation is being deleted, when rows come
+        // and go at every batch and a list would be made for rarities already gone.
+        if best == nil, togetherIsWanted, let together, try !generationsInFlux() {
             queryState.upkeep.wanted[together] = RankLists.phrase(together)
         }
         return best
+    }
+
+    /// Whether a generation is staged or retired (its rows still being written or deleted).
+    private func generationsInFlux() throws(StoreError) -> Bool {
+        try (connection.scalar("SELECT EXISTS (SELECT 1 FROM staged_generations) OR EXISTS (SELECT 1 FROM retired_generations)") ?? 0) != 0
     }
 
     private enum TogetherRead {
