@@ -29,7 +29,7 @@ import ReindexProtocol
 // proven (`provesSum`; the field score's few values make ties common, and the tie order is one
 // order for every word). Otherwise k grows (to 512, then the list's end). Then, when the words'
 // best items seldom hold the others, the page is among the items holding them all: the list of
-// the words *together* (`togetherSpec`, made like one word's, first when missing) is walked as
+// the words *together* (`rankListSpecs`, made like one word's, first when missing) is walked as
 // one word's list is, and tried first by later searches of those words. Only then is the page
 // read in full. Lists hold the live generations' unexpired items; an item that expires later stays
 // (expiry is one of the page's filters), and the transaction that makes a reindexAll's
@@ -54,9 +54,9 @@ extension PostgresStore {
 
     /// The rank lists of a query's words: each word (or prefix) in every searched attribute, at
     /// most `maximumWords` of them. One word has a list per pass (as typed; only
-    /// as a prefix); several words have one each, of the pass that has every word as typed. Nil
-    /// for any other query.
-    func rankListSpecs(_ q: PreparedPostgresQuery) -> [PostgresRankListSpec]? {
+    /// as a prefix); several words have one each, of the pass that has every word as typed, and
+    /// a list `together` of them all. Nil for any other query.
+    func rankListSpecs(_ q: PreparedPostgresQuery) -> (words: [PostgresRankListSpec], together: PostgresRankListSpec?)? {
         guard rankLists.enabled, (1...PostgresRankLists.maximumWords).contains(q.units.count) else { return nil }
         var tokens: [String] = []
         for unit in q.units {
@@ -66,7 +66,10 @@ extension PostgresStore {
         }
         // The lists of one word differ with what scores and matches it: the declarations in
         // effect (custom attributes searched by default), and the folding the server offers.
-        let suffix = Self.rankListSuffix(q)
+        let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
+            "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
+        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
+        let suffix = "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
         var specs: [PostgresRankListSpec] = []
         for (n, unit) in q.units.enumerated() {
             func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
@@ -79,27 +82,14 @@ extension PostgresStore {
                 if unit.prefixable && q.units.count == 1 { specs.append(spec(.prefixOnly, 1)) }
             }
         }
-        return specs
-    }
-
-    /// The lists of one word differ with what scores and matches it: the declarations in effect
-    /// (custom attributes searched by default), and the folding the server offers. A list's key
-    /// ends with them.
-    private static func rankListSuffix(_ q: PreparedPostgresQuery) -> String {
-        let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
-            "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
-        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
-        return "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
-    }
-
-    /// The list of a query's several words together (each with lists of its own): the items
-    /// holding every word as the first pass has them, in the page's order. Nil for one word.
-    /// The words in any order share it (the first pass, and the sum, do not depend on it).
-    func togetherSpec(_ q: PreparedPostgresQuery) -> PostgresRankListSpec? {
-        guard q.units.count > 1, rankListSpecs(q) != nil else { return nil }
-        let words = q.units.map { unit in PostgresQueryCompiler.tokens(unit.text)[0] + (unit.starred ? "*" : "") }.sorted()
-        return PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + Self.rankListSuffix(q),
-                                    pass: 0, query: q, unit: q.units[0], kind: .together, together: q.units)
+        // Several words together: the items holding every word as the first pass has them, in
+        // the page's order. The words in any order share it (the first pass, and the sum, do
+        // not depend on it).
+        guard q.units.count > 1 else { return (specs, nil) }
+        let words = q.units.indices.map { tokens[$0] + (q.units[$0].starred ? "*" : "") }.sorted()
+        let together = PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + suffix,
+                                            pass: 0, query: q, unit: q.units[0], kind: .together, together: q.units)
+        return (specs, together)
     }
 
     /// The page read through the query's rank lists, or nil when that is not the way: words
@@ -109,10 +99,9 @@ extension PostgresStore {
     /// the cursor and that row is among the candidates.
     func rankedFromLists(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> RankedRead? {
         rankLists.togetherMissing = nil
-        guard let specs = rankListSpecs(q) else { return nil }
+        guard let (specs, together) = rankListSpecs(q) else { return nil }
         // Several words: their list together first, when there is one. It is walked as one
         // word's list is.
-        let together = togetherSpec(q)
         var togetherIsMissing = false
         if let together {
             if let state = try rankListState([together], depth: Self.wholeList) {
@@ -123,7 +112,7 @@ extension PostgresStore {
                         try self.walk(together, q, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
                             + Self.changedItems(since: state.horizon, state.changed, &compiler)
                     }
-                    if Self.provesTogether(read.places, bound: state.bounds[together.key] ?? nil, secondPass: q.prefixable != nil, limit: limit) {
+                    if Self.provesSum(read.places, bounds: [state.bounds[together.key] ?? nil], secondPass: q.prefixable != nil, limit: limit) {
                         rankLists.answered += 1
                         return read
                     }
@@ -181,15 +170,6 @@ extension PostgresStore {
         " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(horizon, "xid8")) ORDER BY tx LIMIT \(changed))"
     }
 
-    /// For several words' list together, walked to its bound (nil: the list holds every item of
-    /// the first pass): rows are proven as one word's are. A complete list proves the page when
-    /// no second pass follows (the last word only as a prefix, which no list holds), or when
-    /// the rows read past the page are all of the first.
-    static func provesTogether(_ places: [RankPlace], bound: RankPlace?, secondPass: Bool, limit: Int) -> Bool {
-        guard let bound else { return !secondPass || (places.count > limit && places.allSatisfy { $0.pass == 0 }) }
-        return proves(places, bounds: [0: bound], limit: limit)
-    }
-
     /// A depth past every list's end: its bound is the list's last entry (none when complete).
     static let wholeList = 1 << 30
 
@@ -233,7 +213,8 @@ extension PostgresStore {
     /// later tie place. So its score is at most the bounds' sum, and at that sum its tie place
     /// comes after every bound's. A row is proven when it scores more than that sum, or as much
     /// with a tie place no later than the last bound's; when a list was read whole, every
-    /// match of the first pass is among the candidates. Only rows of the first pass (every
+    /// match of the first pass is among the candidates. (A list of the words together is one
+    /// such list, its bound the page's own.) Only rows of the first pass (every
     /// word as typed) are proven: no list holds the second's.
     static func provesSum(_ places: [RankPlace], bounds: [RankPlace?], secondPass: Bool, limit: Int) -> Bool {
         if bounds.contains(where: { $0 == nil }) {
@@ -312,7 +293,7 @@ extension PostgresStore {
     @discardableResult
     func noteWantedRankLists(_ q: PreparedPostgresQuery) throws -> Bool {
         defer { rankLists.missing = false }
-        guard rankLists.missing, let specs = rankListSpecs(q) else { return false }
+        guard rankLists.missing, let specs = rankListSpecs(q)?.words else { return false }
         // Each word counted (its first list's key notes a word found not common): lists help
         // only when every word is common — a rare one is read in full, cheaply.
         let common = rankLists.commonWords
@@ -454,7 +435,7 @@ extension PostgresStore {
             let word = String(key[key.index(after: key.startIndex)..<hash])
             guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
-            guard let spec = ((rankListSpecs(q) ?? []) + [togetherSpec(q)].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
+            guard let specs = rankListSpecs(q), let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
             var compiler = q.compiler()
             let match = spec.match(&compiler)
             let score = spec.score(&compiler)
