@@ -331,7 +331,7 @@ final class LocalIndexTests: XCTestCase {
                 // Version 7: before client states (8) and rank lists (9).
                 let before = SQLiteSchema.migrations.firstIndex { $0.contains("CREATE TABLE app_client_states") } ?? 0
                 XCTAssertEqual(before, 7)
-                try execute(store, "DROP TABLE app_client_states; DROP TABLE rank_entries; DROP TABLE rank_lists; DROP TABLE rank_statistics; PRAGMA user_version = \(before)")
+                try execute(store, "DROP TABLE app_client_states; DROP TABLE rank_entries; DROP TABLE rank_lists; DROP TABLE rank_statistics; DROP TABLE unit_frequencies; DROP TABLE unit_frequencies_structure; PRAGMA user_version = \(before)")
             }
             XCTAssertThrowsError(try store.applicationClientState(bundle: bundle), "\(index.name): the table is really gone")
             let upgraded = LocalIndex(store: try index.open(), bundleIdentifier: bundle)

@@ -323,4 +323,61 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key = '=comet'"), 1)
         XCTAssertEqual(try Self.pages(listed, "comet"), try Self.pages(full, "comet"))
     }
+
+    func testTheNextConnectionReadsTheDocumentFrequenciesCountedBeforeUntilTheIndexChanges() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let path = directory + "/index.sqlite"
+        let (listed, full) = try listedAndFull(path)
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        try index.put((0..<300).map { Self.item($0) })
+        let queries = ["comet river", "la", "orchard si"]
+        func kept(_ store: IndexStore) throws -> [String: Int] {
+            let rows = try store.connection.prepare("SELECT phrase, n FROM unit_frequencies")
+            var all: [String: Int] = [:]
+            while try rows.step() { all[rows.text(0) ?? ""] = rows.int(1) }
+            return all
+        }
+        func counts(_ store: IndexStore, _ phrases: some Sequence<String>) throws -> [String: Int] {
+            var all: [String: Int] = [:]
+            for phrase in phrases {
+                all[phrase] = Int(try store.connection.scalar("SELECT count(*) FROM items_fts WHERE items_fts MATCH '\(phrase.replacingOccurrences(of: "'", with: "''"))'") ?? -1)
+            }
+            return all
+        }
+        for query in queries { _ = try Self.pages(listed, query) }
+        let first = try kept(listed)
+        XCTAssertTrue(Set(first.keys).isSuperset(of: ["\"comet\"", "\"river\"", "\"la\"", "\"la\"*", "\"orchard\"", "\"si\"", "\"si\"*"]), "\(first.keys.sorted())")
+        XCTAssertEqual(first, try counts(listed, first.keys), "kept as counted")
+
+        // A new connection (the next process) reads them, and pages as a full read does.
+        let next = try IndexStore.open(path: path)
+        next.queryState.upkeep.commonWords = 5
+        next.queryState.upkeep.size = 12
+        for query in queries { XCTAssertEqual(try Self.pages(next, query), try Self.pages(full, query), query) }
+        XCTAssertEqual(next.queryState.counted, 0, "nothing counted again")
+
+        // A write changes the full-text index: the next connection counts again, and keeps its counts.
+        try index.put([SearchableItem(uniqueIdentifier: "new", attributes: .init(title: "comet comet", contentDescription: "river lantern"))])
+        let after = try IndexStore.open(path: path)
+        for query in queries { _ = try after.search(query, limit: 7) }
+        XCTAssertGreaterThan(after.queryState.counted, 0)
+        let second = try kept(after)
+        XCTAssertEqual(second, try counts(after, second.keys))
+        XCTAssertEqual(second["\"comet\""], first["\"comet\""].map { $0 + 1 })
+        XCTAssertEqual(try after.health(quick: false).problems, [])
+
+        // While a writer holds the index, a search answers and keeps nothing; the next one keeps it.
+        let writer = try IndexStore.open(path: path)
+        try writer.connection.execute("BEGIN IMMEDIATE")
+        let busy = try IndexStore.open(path: path)
+        XCTAssertEqual(try busy.search("glass", limit: 7).map(\.uniqueIdentifier), try full.search("glass", limit: 7).map(\.uniqueIdentifier))
+        XCTAssertNil(try kept(busy)["\"glass\""])
+        try writer.connection.execute("COMMIT")
+        _ = try busy.search("glass paper", limit: 7)
+        XCTAssertNotNil(try kept(busy)["\"glass\""])
+
+        // `check` counts each kept frequency again.
+        try writer.connection.execute("UPDATE unit_frequencies SET n = n + 1 WHERE phrase = '\"river\"'")
+        XCTAssertEqual(try writer.health(quick: false).problems.filter { $0.contains("document frequenc") }.count, 1)
+    }
 }

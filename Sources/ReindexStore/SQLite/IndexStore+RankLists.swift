@@ -414,6 +414,7 @@ extension IndexStore {
             queryState.makeFirst = false
             queryState.pageWaits = false
             makeWantedRankLists()
+            keepFrequencies()
         }
         queryState.makeFirst = !connection.isInTransaction
         let first = try read(page)
@@ -653,6 +654,29 @@ extension IndexStore {
 }
 
 extension IndexStore {
+    /// The kept document frequencies (`unit_frequencies`) that are not what a count of their
+    /// unit gives, while they are kept for the full-text index as it is.
+    private func keptFrequencyProblems() throws(StoreError) -> [String] {
+        let kept = try statement("SELECT structure FROM unit_frequencies_structure")
+        let structure = try kept.step() ? kept.blob(0) : nil
+        kept.reset()
+        guard let structure, structure == (try fullTextStructure()) else { return [] }
+        let rows = try statement("SELECT phrase, n FROM unit_frequencies ORDER BY phrase")
+        var all: [(phrase: String, n: Int)] = []
+        while try rows.step() { all.append((rows.text(0) ?? "", rows.int(1))) }
+        rows.reset()
+        let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
+        var wrong: [String] = []
+        for (phrase, n) in all {
+            count.bind(1, phrase)
+            let counted = try count.step() ? count.int(0) : 0
+            count.reset()
+            if counted != n { wrong.append("\(phrase) (kept \(n), counted \(counted))") }
+        }
+        guard !wrong.isEmpty else { return [] }
+        return ["\(wrong.count) kept document frequenc\(wrong.count == 1 ? "y is" : "ies are") wrong: " + wrong.prefix(5).joined(separator: ", ")]
+    }
+
     /// What is wrong with the rank lists, from a full read of each list's word: an item that
     /// precedes the boundary but is not in the list, an entry whose impact is not the item's, or
     /// an entry of an item that no longer exists. Part of `check` (not `--quick`).
@@ -662,6 +686,7 @@ extension IndexStore {
             var problems: [String] = []
             let orphans = try connection.scalar("SELECT count(*) FROM rank_entries e WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item)") ?? 0
             if orphans > 0 { problems.append("\(orphans) rank list entr\(orphans == 1 ? "y belongs" : "ies belong") to no item") }
+            problems += try keptFrequencyProblems()
             let average = try storedAverage()
             let lists = try statement("SELECT key, last_impact, last_hint, last_bundle, last_uid, last_item, rarities FROM rank_lists ORDER BY key")
             var all: [(key: String, boundary: RankEntry?, rarities: [UInt8])] = []

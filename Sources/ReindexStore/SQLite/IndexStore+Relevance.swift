@@ -246,28 +246,93 @@ extension IndexStore {
     }
 
     /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix
-    /// pass): its document frequency, for its rarity. Counted from the unit's postings, cached
-    /// until the full-text index changes.
+    /// pass): its document frequency, for its rarity. Counted from the unit's postings, which
+    /// costs a read of them all (tens of milliseconds for a word of 100,000 items), so a count
+    /// is kept while the full-text index is unchanged: in the connection, and in the index
+    /// (`unit_frequencies`, written by `keepFrequencies` after the search) for the processes
+    /// that search next.
     func documentFrequency(_ unit: RankingUnit, prefix: Bool) throws(StoreError) -> Int {
         try documentFrequency(phrase: FullText.phrase(unit, prefix: prefix))
     }
 
-    /// How many rows of the full-text index match `phrase`, cached as `documentFrequency(_:prefix:)`.
+    /// How many rows of the full-text index match `phrase`, kept as `documentFrequency(_:prefix:)`.
     func documentFrequency(phrase: String) throws(StoreError) -> Int {
-        let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
-        let current = try version.step() ? version.bytes(0) : []
-        version.reset()
+        let current = try fullTextStructure()
         if current != queryState.ftsVersion {
             queryState.ftsVersion = current
             queryState.frequencies.removeAll(keepingCapacity: true)
+            queryState.unkept.removeAll()
+            queryState.keptForVersion = nil
         }
         if let cached = queryState.frequencies[phrase] { return cached }
+        if queryState.keptForVersion == nil {
+            let kept = try statement("SELECT structure FROM unit_frequencies_structure")
+            queryState.keptForVersion = try kept.step() && kept.blob(0) == current
+            kept.reset()
+        }
+        if queryState.keptForVersion == true {
+            let kept = try statement("SELECT n FROM unit_frequencies WHERE phrase = ?1")
+            kept.bind(1, phrase)
+            defer { kept.reset() }
+            if try kept.step() {
+                let n = kept.int(0)
+                queryState.frequencies[phrase] = n
+                return n
+            }
+        }
         let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
         count.bind(1, phrase)
         let n = try count.step() ? count.int(0) : 0
         count.reset()
+        queryState.counted += 1
         if queryState.frequencies.count > 10_000 { queryState.frequencies.removeAll() }
         queryState.frequencies[phrase] = n
+        if queryState.unkept.count < 256 { queryState.unkept[phrase] = n }
         return n
     }
+
+    /// The full-text index's structure record (FTS5's `%_data` row 10), which every write to
+    /// the index changes: what a kept count is valid for.
+    func fullTextStructure() throws(StoreError) -> [UInt8] {
+        let version = try statement("SELECT block FROM items_fts_data WHERE id = 10")
+        defer { version.reset() }
+        return try version.step() ? version.blob(0) : []
+    }
+
+    /// Writes the counts this connection made into `unit_frequencies`, in a short write
+    /// transaction that does not wait for a writer (busy, or an index opened read-only: they are
+    /// counted again next time), and only while the full-text index is still the one they were
+    /// counted in. Counts kept for an older structure are dropped first.
+    func keepFrequencies() {
+        guard !queryState.unkept.isEmpty, !connection.isInTransaction else { return }
+        let counted = queryState.ftsVersion
+        let unkept = queryState.unkept
+        connection.setBusyTimeout(milliseconds: 0)
+        defer { connection.setBusyTimeout(milliseconds: busyTimeout) }
+        try? within("BEGIN IMMEDIATE") { () throws(StoreError) in
+            // (Counted for an older index: of no use to anyone.)
+            defer { queryState.unkept.removeAll() }
+            guard try fullTextStructure() == counted else { return }
+            let kept = try statement("SELECT structure FROM unit_frequencies_structure")
+            let keptStructure = try kept.step() ? kept.blob(0) : nil
+            kept.reset()
+            let held = keptStructure == counted ? try connection.scalar("SELECT count(*) FROM unit_frequencies") ?? 0 : 0
+            if keptStructure != counted || held > Self.keptFrequencies {
+                try connection.execute("DELETE FROM unit_frequencies; DELETE FROM unit_frequencies_structure;")
+                let structure = try statement("INSERT INTO unit_frequencies_structure(structure) VALUES(?1)")
+                structure.bind(1, blob: counted)
+                try structure.run()
+            }
+            let insert = try statement("INSERT OR REPLACE INTO unit_frequencies(phrase, n) VALUES(?1, ?2)")
+            for (phrase, n) in unkept.sorted(by: { $0.key < $1.key }) {
+                insert.bind(1, phrase)
+                insert.bind(2, Int64(n))
+                try insert.run()
+            }
+            queryState.keptForVersion = true
+        }
+    }
+
+    /// At most this many counts are kept in the index (past it, they start again).
+    static let keptFrequencies: Int64 = 4_096
 }

@@ -13,6 +13,12 @@ final class QueryState {
     var registered = false
     var ftsVersion: [UInt8] = []
     var frequencies: [String: Int] = [:]
+    /// Whether `unit_frequencies` holds counts for `ftsVersion` (nil: not looked yet).
+    var keptForVersion: Bool? = nil
+    /// Counts made by this connection that `unit_frequencies` does not hold yet (for `ftsVersion`).
+    var unkept: [String: Int] = [:]
+    /// How many document frequencies this connection has counted from the postings.
+    var counted = 0
     /// The score a match must reach to matter to the page being read (`reindex_rank`'s user data).
     let threshold = RankThreshold()
     /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.

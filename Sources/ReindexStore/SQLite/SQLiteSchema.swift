@@ -216,5 +216,12 @@ enum SQLiteSchema {
         // they were made with (NULL for one word's list). A binary before this one would not keep
         // such a list, so it refuses the index.
         "ALTER TABLE rank_lists ADD COLUMN rarities BLOB;",
+        // 11: the document frequencies searches counted (IndexStore+Relevance.swift), kept for
+        // the next process: valid while the full-text index's structure record is the one in
+        // `unit_frequencies_structure`, the one they were counted under.
+        """
+        CREATE TABLE unit_frequencies(phrase TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE unit_frequencies_structure(structure BLOB NOT NULL);
+        """,
     ]
 }
