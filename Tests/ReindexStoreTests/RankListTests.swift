@@ -380,4 +380,21 @@ final class RankListTests: XCTestCase {
         try writer.connection.execute("UPDATE unit_frequencies SET n = n + 1 WHERE phrase = '\"river\"'")
         XCTAssertEqual(try writer.health(quick: false).problems.filter { $0.contains("document frequenc") }.count, 1)
     }
+
+    func testAWordTypedHalfwayIsReadFromItsPrefixListWithoutReadingTheOtherWordsPostings() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { Self.item($0) })
+        // `riv` is no word of any item: the whole-word pass (`comet AND riv`) has no match, and
+        // the prefix pass (`comet AND riv*`) is read from the lists.
+        func page(_ store: IndexStore, _ query: String) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        for query in ["comet riv", "riv", "garden gla"] {
+            _ = try page(listed, query)
+            let before = listed.queryState.fullReads
+            XCTAssertEqual(try page(listed, query), try page(full, query), query)
+            XCTAssertEqual(listed.queryState.fullReads, before, "\(query): nothing read in full")
+        }
+    }
 }

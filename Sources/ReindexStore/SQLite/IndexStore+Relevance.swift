@@ -57,6 +57,9 @@ extension IndexStore {
             let after = start.flatMap { $0.pass == pass ? $0.entry : nil }
             var counts: [Int] = []
             for unit in units { counts.append(try documentFrequency(unit, prefix: prefix)) }
+            // A unit in no row: the pass has no match (FTS5 would still walk the other units'
+            // postings to find that out: `support lea` typed on the way to `support lead`).
+            if counts.contains(0) { continue }
             // The prefix pass leaves out the whole-word pass's matches, unless a word is in no row.
             var excluding = prefix
             for unit in units where excluding { excluding = try documentFrequency(unit, prefix: false) > 0 }
@@ -86,6 +89,7 @@ extension IndexStore {
                 return QueryPage(results: [], nextCursor: nil)
             }
             // Best first; at most `capacity`.
+            queryState.fullReads += 1
             var best: [Ranked] = []
             best.reserveCapacity(min(capacity, 1024))
             stream.reset()

@@ -19,6 +19,8 @@ final class QueryState {
     var unkept: [String: Int] = [:]
     /// How many document frequencies this connection has counted from the postings.
     var counted = 0
+    /// How many passes this connection has read in full (every match scored).
+    var fullReads = 0
     /// The score a match must reach to matter to the page being read (`reindex_rank`'s user data).
     let threshold = RankThreshold()
     /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.
