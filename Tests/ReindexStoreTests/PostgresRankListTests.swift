@@ -204,13 +204,61 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         // Past the lists' limit, lists of words together go before those of single words.
         listed.rankLists.maximumLists = try listed.query("SELECT count(*) FROM rank_lists").int(0, 0)
         _ = try listed.query("beacon", options: QueryOptions(limit: 3))
+        // (Paging into the second pass, `harbours`, made the lists of `signal harbour*` and
+        // `harbour signal*` too; the oldest made go first.)
         XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#')), ' ' ORDER BY key) FROM rank_lists").text(0, 0),
-                       "+beacon# =beacon# =harbour# =harbour# =signal# =signal#",
-                       "the two lists of 'beacon' took the places of the two lists of words together")
+                       "&harbour* signal# &harbour* signal# +beacon# =beacon# =harbour# =harbour# =signal# =signal#",
+                       "the two lists of 'beacon' took the places of two lists of words together")
         listed.rankLists.maximumLists = 64
         _ = try listed.query("signal harbour", options: QueryOptions(limit: 7))
         _ = try listed.query("DELETE FROM rank_entries WHERE list LIKE '&harbour signal#%' AND n = 1")
         XCTAssertEqual(try listed.health(quick: false).problems, ["the rank list of 'harbour signal' misses 1 item(s) it should hold"])
+    }
+
+    func testAPairTypedHalfwayIsAnsweredFromTheListOfItsWordsWithTheLastAsAPrefix() throws {
+        let (listed, full) = try listedAndFull()
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        _ = try index.put((0..<300).map { RankListTests.item($0) } + [
+            // `gla` and `ri` as whole words too: a first pass of a few items before the second's.
+            SearchableItem(uniqueIdentifier: "whole1", attributes: .init(title: "gla", contentDescription: "comet")),
+            SearchableItem(uniqueIdentifier: "whole2", attributes: .init(title: "comet ri", rankingHint: 3)),
+        ])
+        func first(_ store: PostgresStore, _ query: String, _ limit: Int) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        let queries = ["comet gla", "comet ri", "garden riv", "lantern comet si"]
+        func assertAnswered(_ when: String) throws {
+            for query in queries {
+                let before = listed.rankLists.answered
+                for limit in [1, 7] {
+                    XCTAssertEqual(try first(listed, query, limit), try first(full, query, limit), "\(query), first \(limit), \(when)")
+                }
+                XCTAssertEqual(listed.rankLists.answered, before + 2, "\(query): both first pages answered from the list, \(when)")
+                // (Past the list's 12 entries: read in full, the same page.)
+                XCTAssertEqual(try first(listed, query, 20), try first(full, query, 20), "\(query), first 20, \(when)")
+                XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), "\(query), \(when)")
+            }
+        }
+        for query in queries {
+            let before = listed.rankLists.answered
+            XCTAssertEqual(try first(listed, query, 7), try first(full, query, 7), query)
+            XCTAssertEqual(listed.rankLists.answered, before + 1, "\(query): the first search was answered from the list it made")
+        }
+        let keys = try listed.query("SELECT string_agg(left(key, strpos(key, '#')), ' ' ORDER BY key) FROM rank_lists WHERE key LIKE '&%'").text(0, 0) ?? ""
+        for key in ["&comet gla*#", "&comet ri*#", "&garden riv*#", "&comet lantern si*#"] { XCTAssertTrue(keys.contains(key), keys) }
+        try assertAnswered("after the first search")
+        XCTAssertEqual(try first(listed, "comet gla", 1), ["whole1 " + (try first(full, "comet gla", 1).first?.split(separator: " ").last.map(String.init) ?? "")],
+                       "the first pass comes first")
+
+        // Written since: a new best item of the second pass, one of the first, one written again.
+        _ = try index.put([SearchableItem(uniqueIdentifier: "new", attributes: .init(title: "comet glass garden river", rankingHint: 5)),
+                           SearchableItem(uniqueIdentifier: "whole3", attributes: .init(title: "comet gla")),
+                           RankListTests.item(5, salt: 9)])
+        try assertAnswered("after writes")
+        let top = try first(listed, "comet gla", 7).map { String($0.split(separator: " ")[0]) }
+        XCTAssertEqual(Array(top.prefix(2)), ["whole3", "whole1"], "the first pass first")
+        XCTAssertEqual(top[2], "new", "\(top)")
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
     func testRareWordsAndRestrictedWordsAreReadInFullAndMakeNoList() throws {

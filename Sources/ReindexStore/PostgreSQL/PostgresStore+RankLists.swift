@@ -86,10 +86,27 @@ extension PostgresStore {
         // the page's order. The words in any order share it (the first pass, and the sum, do
         // not depend on it).
         guard q.units.count > 1 else { return (specs, nil) }
-        let words = q.units.indices.map { tokens[$0] + (q.units[$0].starred ? "*" : "") }.sorted()
-        let together = PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + suffix,
-                                            pass: 0, query: q, unit: q.units[0], kind: .together, together: q.units)
-        return (specs, together)
+        return (specs, Self.together(q.units, tokens: tokens, suffix: suffix, pass: 0, q))
+    }
+
+    /// The list of `units` together (its key: their tokens sorted, a `*` word marked).
+    private static func together(_ units: [RankingUnit], tokens: [String], suffix: String, pass: Int, _ q: PreparedPostgresQuery) -> PostgresRankListSpec {
+        let words = units.indices.map { tokens[$0] + (units[$0].starred ? "*" : "") }.sorted()
+        return PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + suffix,
+                                    pass: pass, query: q, unit: units[0], kind: .together, together: units)
+    }
+
+    /// For several words the last of which is also a prefix (`support le`, typed on the way to
+    /// `support lead`): the list of the words together with that one as a prefix — the list of
+    /// `support le*`, which holds the second pass's items in its order (their score is the one
+    /// they have there) beside the first pass's. Nil for any other query.
+    func prefixedSpec(_ q: PreparedPostgresQuery, _ together: PostgresRankListSpec) -> PostgresRankListSpec? {
+        guard let last = q.prefixable, q.units.count > 1 else { return nil }
+        var units = q.units
+        units[last].starred = true
+        let tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
+        guard let hash = together.key.firstIndex(of: "#") else { return nil }
+        return Self.together(units, tokens: tokens, suffix: String(together.key[hash...]), pass: 1, q)
     }
 
     /// The page read through the query's rank lists, or nil when that is not the way: words
@@ -119,6 +136,15 @@ extension PostgresStore {
                 }
             } else {
                 togetherIsMissing = true
+            }
+        }
+        if let together, let prefixed = prefixedSpec(q, together) {
+            switch try rankedFromPrefixedList(q, prefixed, pass0: together, limit: limit, cursor: cursor) {
+            case .read(let read): return read
+            case .missing:
+                rankLists.togetherMissing = prefixed
+                return nil
+            case .notThisWay: break
             }
         }
         // One word's list is walked (`walk`): its bound is the list's last entry, read at once.
@@ -165,6 +191,65 @@ extension PostgresStore {
         }
     }
 
+    enum PrefixedRead {
+        case read(RankedRead)
+        /// The page needs the list, which is missing (and every word is common).
+        case missing
+        case notThisWay
+    }
+
+    /// The page of several words whose last is also a prefix, when the first pass (every word
+    /// as typed) has no more items than the page: those items are read at once (the first pass
+    /// whole), and the second pass's from the list of the words with the last as a
+    /// prefix (`prefixedSpec`), walked past the first pass's items it also holds. Every unchanged
+    /// item of the second pass that the walk stops before comes after `limit + 1` of them, so
+    /// the page is proven as one word's: each row of the second pass no later than the list's
+    /// bound. `.missing` when the list is wanted first; `.notThisWay` when the first pass fills
+    /// the page (the words' own lists, or their list together, read it) or a word is not common.
+    private func rankedFromPrefixedList(_ q: PreparedPostgresQuery, _ prefixed: PostgresRankListSpec, pass0 together: PostgresRankListSpec,
+                                        limit: Int, cursor: Cursor?) throws -> PrefixedRead {
+        // The first pass's items, of any generation (the page's read keeps the live ones); none
+        // after a cursor in the second pass. More than the page: the page is the first pass's.
+        var ids: [Int64] = []
+        if case .relevance(_, let pass, _, _, _, _)? = cursor, pass > 0 {
+        } else {
+            var first = q.compiler()
+            let firstPass = try query("SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(together.match(&first)) LIMIT \(limit + 1)",
+                                      first.parameters)
+            guard firstPass.rowCount <= limit else { return .notThisWay }
+            ids = (0..<firstPass.rowCount).map { firstPass.int64($0, 0) }
+        }
+        guard let state = try rankListState([prefixed], depth: Self.wholeList) else {
+            // Wanted only when every word, the last as a prefix, is common.
+            let common = rankLists.commonWords
+            for unit in prefixed.together {
+                let key = prefixed.key + "/" + unit.text + (unit.starred ? "*" : "")
+                guard !rankLists.uncommon.contains(key) else { return .notThisWay }
+                var compiler = q.compiler()
+                let match = compiler.unitMatch(unit, prefix: unit.starred)
+                let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
+                                      compiler.parameters).int(0, 0)
+                guard count > common else {
+                    rankLists.uncommon.insert(key)
+                    return .notThisWay
+                }
+            }
+            return .missing
+        }
+        if state.changed > rankLists.changedRows {
+            rankLists.wanted[prefixed.key] = prefixed
+            return .notThisWay
+        }
+        let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+            "SELECT unnest(\(compiler.bind("{" + ids.map(String.init).joined(separator: ",") + "}", "bigint[]"))) UNION "
+                + (try self.walk(prefixed, q, horizon: state.horizon, limit: limit, cursor: cursor, extra: ids.count, &compiler))
+                + Self.changedItems(since: state.horizon, state.changed, &compiler)
+        }
+        guard Self.proves(read.places, bounds: [0: nil, 1: state.bounds[prefixed.key] ?? nil], limit: limit) else { return .notThisWay }
+        rankLists.answered += 1
+        return .read(read)
+    }
+
     /// The candidates beside a list's entries: the `changed` items written since `horizon`.
     private static func changedItems(since horizon: String, _ changed: Int, _ compiler: inout PostgresQueryCompiler) -> String {
         " UNION (SELECT id FROM items WHERE tx >= \(compiler.bind(horizon, "xid8")) ORDER BY tx LIMIT \(changed))"
@@ -181,7 +266,7 @@ extension PostgresStore {
     /// skips, not the list's length. An unchanged entry's item holds the word, so the walk does
     /// not check it again.
     private func walk(_ spec: PostgresRankListSpec, _ q: PreparedPostgresQuery, horizon: String, limit: Int,
-                      cursor: Cursor?, _ compiler: inout PostgresQueryCompiler) throws -> String {
+                      cursor: Cursor?, extra: Int = 0, _ compiler: inout PostgresQueryCompiler) throws -> String {
         // (A list wholly before the cursor gives nothing, and binds nothing: a parameter the
         // statement does not use has no type.)
         if case .relevance(_, let cPass, _, _, _, _)? = cursor, spec.pass < cPass { return "(SELECT NULL::bigint WHERE false)" }
@@ -196,7 +281,7 @@ extension PostgresStore {
         let kept = "EXISTS (SELECT 1 FROM items i \(PostgresQueryCompiler.live) WHERE i.id = e.item AND i.tx < \(compiler.bind(horizon, "xid8")) AND "
             + (try filters(q, &compiler, matching: false)) + " OFFSET 0)"
         return "(SELECT e.item FROM rank_entries e WHERE " + (entry + [kept]).joined(separator: " AND ")
-            + " ORDER BY e.n LIMIT \(compiler.bind(String(limit + 1), "bigint")))"
+            + " ORDER BY e.n LIMIT \(compiler.bind(String(limit + 1 + extra), "bigint")))"
     }
 
     /// Rows of one pass whose place — `columns`: score, hint, bundle, identifier — comes after
