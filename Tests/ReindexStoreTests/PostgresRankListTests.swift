@@ -261,6 +261,22 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
+    func testAPageAfterACursorInTheSecondPassWalksPastTheFirstPassItemsTheListHolds() throws {
+        let (listed, full) = try listedAndFull()
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        // Most score 20 in `comet gla*`: in its list (which holds them all), the first pass's
+        // items (`gla` as typed) sit between the second pass's in identifier order.
+        _ = try index.put(["a1", "a2", "a3", "b1", "b2", "b3", "b4"].map { SearchableItem(uniqueIdentifier: $0, attributes: .init(title: "comet glass")) }
+            + ["a4p", "a5p", "a6p"].map { SearchableItem(uniqueIdentifier: $0, attributes: .init(title: "comet gla")) }
+            + [SearchableItem(uniqueIdentifier: "x0", attributes: .init(title: "comet", contentDescription: "glade"))])
+        for limit in [1, 2, 3, 4] {
+            _ = try listed.query("comet gla", options: QueryOptions(limit: limit))
+            XCTAssertEqual(try pages(listed, "comet gla", limit: limit), try pages(full, "comet gla", limit: limit), "pages of \(limit)")
+        }
+        XCTAssertEqual(try pages(listed, "comet gla", limit: 3).prefix(6).map { String($0.split(separator: " ")[0]) },
+                       ["a4p", "a5p", "a6p", "a1", "a2", "a3"])
+    }
+
     func testRareWordsAndRestrictedWordsAreReadInFullAndMakeNoList() throws {
         let (listed, full) = try listedAndFull()
         _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<40).map { RankListTests.item($0) } + [

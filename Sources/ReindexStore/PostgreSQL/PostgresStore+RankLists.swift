@@ -205,20 +205,22 @@ extension PostgresStore {
     /// item of the second pass that the walk stops before comes after `limit + 1` of them, so
     /// the page is proven as one word's: each row of the second pass no later than the list's
     /// bound. `.missing` when the list is wanted first; `.notThisWay` when the first pass fills
-    /// the page (the words' own lists, or their list together, read it) or a word is not common.
+    /// the page (the words' own lists, or their list together, read it), when it has more than
+    /// `firstPassWalked` items before a cursor in the second pass, or when a word is not common.
     private func rankedFromPrefixedList(_ q: PreparedPostgresQuery, _ prefixed: PostgresRankListSpec, pass0 together: PostgresRankListSpec,
                                         limit: Int, cursor: Cursor?) throws -> PrefixedRead {
-        // The first pass's items, of any generation (the page's read keeps the live ones); none
-        // after a cursor in the second pass. More than the page: the page is the first pass's.
-        var ids: [Int64] = []
-        if case .relevance(_, let pass, _, _, _, _)? = cursor, pass > 0 {
-        } else {
-            var first = q.compiler()
-            let firstPass = try query("SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(together.match(&first)) LIMIT \(limit + 1)",
-                                      first.parameters)
-            guard firstPass.rowCount <= limit else { return .notThisWay }
-            ids = (0..<firstPass.rowCount).map { firstPass.int64($0, 0) }
-        }
+        // The first pass's items, of any generation (the page's read keeps the live ones). More
+        // than the page: the page is the first pass's. After a cursor in the second pass they
+        // are all before it, but the list holds them too, so the walk goes as many entries
+        // further (a few hundred at most, else every match is read).
+        var secondPass = false
+        if case .relevance(_, let pass, _, _, _, _)? = cursor, pass > 0 { secondPass = true }
+        var first = q.compiler()
+        let most = secondPass ? max(limit, Self.firstPassWalked) : limit
+        let firstPass = try query("SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(together.match(&first)) LIMIT \(most + 1)",
+                                  first.parameters)
+        guard firstPass.rowCount <= most else { return .notThisWay }
+        let ids = (0..<firstPass.rowCount).map { firstPass.int64($0, 0) }
         guard let state = try rankListState([prefixed], depth: Self.wholeList) else {
             // Wanted only when every word, the last as a prefix, is common.
             let common = rankLists.commonWords
@@ -249,6 +251,9 @@ extension PostgresStore {
         rankLists.answered += 1
         return .read(read)
     }
+
+    /// The most first-pass items a page after a cursor in the second pass walks past.
+    static let firstPassWalked = 256
 
     /// The candidates beside a list's entries: the `changed` items written since `horizon`.
     private static func changedItems(since horizon: String, _ changed: Int, _ compiler: inout PostgresQueryCompiler) -> String {
