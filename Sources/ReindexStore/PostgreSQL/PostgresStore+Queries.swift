@@ -39,7 +39,8 @@ extension PostgresStore {
         // and making the lists after it would read them all again. So the lists are made first,
         // each in its own transaction, and the page is read from them in a new snapshot. When
         // several words' own lists, so made, cannot prove the page, their list together is made
-        // the same way, in a second round.
+        // the same way, in a second round; for a pair typed halfway whose first pass that list
+        // shows to be small, the list of its words with the last as a prefix in a third.
         defer {
             rankLists.makeFirst = true
             rankLists.makeTogetherFirst = true
@@ -50,7 +51,7 @@ extension PostgresStore {
             makeWantedRankLists()
             round += 1
             rankLists.makeFirst = false
-            rankLists.makeTogetherFirst = round < 2
+            rankLists.makeTogetherFirst = round < 3
             page = try self.page(text, options: options)
         }
         return page

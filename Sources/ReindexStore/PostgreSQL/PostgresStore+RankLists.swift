@@ -138,7 +138,7 @@ extension PostgresStore {
                 togetherIsMissing = true
             }
         }
-        if let together, let prefixed = prefixedSpec(q, together) {
+        if let together, !togetherIsMissing, let prefixed = prefixedSpec(q, together) {
             switch try rankedFromPrefixedList(q, prefixed, pass0: together, limit: limit, cursor: cursor) {
             case .read(let read): return read
             case .missing:
@@ -199,29 +199,20 @@ extension PostgresStore {
     }
 
     /// The page of several words whose last is also a prefix, when the first pass (every word
-    /// as typed) has no more items than the page: those items are read at once (the first pass
-    /// whole), and the second pass's from the list of the words with the last as a
-    /// prefix (`prefixedSpec`), walked past the first pass's items it also holds. Every unchanged
-    /// item of the second pass that the walk stops before comes after `limit + 1` of them, so
-    /// the page is proven as one word's: each row of the second pass no later than the list's
-    /// bound. `.missing` when the list is wanted first; `.notThisWay` when the first pass fills
-    /// the page (the words' own lists, or their list together, read it), when it has more than
-    /// `firstPassWalked` items before a cursor in the second pass, or when a word is not common.
+    /// as typed) is small: its list together (`together`) holds every item of it, at most
+    /// `firstPassWalked`. Those items are candidates whole, and the second pass's come from the
+    /// list of the words with the last as a prefix (`prefixedSpec`), walked past the first
+    /// pass's items it also holds (as many entries further as the first pass has items, changed
+    /// ones included). Every unchanged item of the second pass that the walk stops before comes
+    /// after `limit + 1` of them, so the page is proven as one word's: each row of the second
+    /// pass no later than the list's bound. `.missing` when that list is wanted first;
+    /// `.notThisWay` when the first pass's list is missing, not whole or too long (the words'
+    /// own lists, or it, read the page), or a word is not common.
     private func rankedFromPrefixedList(_ q: PreparedPostgresQuery, _ prefixed: PostgresRankListSpec, pass0 together: PostgresRankListSpec,
                                         limit: Int, cursor: Cursor?) throws -> PrefixedRead {
-        // The first pass's items, of any generation (the page's read keeps the live ones). More
-        // than the page: the page is the first pass's. After a cursor in the second pass they
-        // are all before it, but the list holds them too, so the walk goes as many entries
-        // further (a few hundred at most, else every match is read).
-        var secondPass = false
-        if case .relevance(_, let pass, _, _, _, _)? = cursor, pass > 0 { secondPass = true }
-        var first = q.compiler()
-        let most = secondPass ? max(limit, Self.firstPassWalked) : limit
-        let firstPass = try query("SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(together.match(&first)) LIMIT \(most + 1)",
-                                  first.parameters)
-        guard firstPass.rowCount <= most else { return .notThisWay }
-        let ids = (0..<firstPass.rowCount).map { firstPass.int64($0, 0) }
-        guard let state = try rankListState([prefixed], depth: Self.wholeList) else {
+        guard let first = try rankListState([together], depth: Self.wholeList), case .some(nil) = first.bounds[together.key],
+              first.longest <= Self.firstPassWalked else { return .notThisWay }
+        guard let state = try rankListState([together, prefixed], depth: Self.wholeList) else {
             // Wanted only when every word, the last as a prefix, is common.
             let common = rankLists.commonWords
             for unit in prefixed.together {
@@ -243,8 +234,8 @@ extension PostgresStore {
             return .notThisWay
         }
         let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-            "SELECT unnest(\(compiler.bind("{" + ids.map(String.init).joined(separator: ",") + "}", "bigint[]"))) UNION "
-                + (try self.walk(prefixed, q, horizon: state.horizon, limit: limit, cursor: cursor, extra: ids.count, &compiler))
+            "SELECT item FROM rank_entries WHERE list = \(compiler.bind(together.key, "text")) UNION "
+                + (try self.walk(prefixed, q, horizon: state.horizon, limit: limit, cursor: cursor, extra: first.longest + state.changed, &compiler))
                 + Self.changedItems(since: state.horizon, state.changed, &compiler)
         }
         guard Self.proves(read.places, bounds: [0: nil, 1: state.bounds[prefixed.key] ?? nil], limit: limit) else { return .notThisWay }
@@ -252,7 +243,7 @@ extension PostgresStore {
         return .read(read)
     }
 
-    /// The most first-pass items a page after a cursor in the second pass walks past.
+    /// The most items a first pass may have for its second to be read from a list.
     static let firstPassWalked = 256
 
     /// The candidates beside a list's entries: the `changed` items written since `horizon`.
