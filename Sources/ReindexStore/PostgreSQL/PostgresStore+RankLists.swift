@@ -120,8 +120,10 @@ extension PostgresStore {
         // Several words: their list together first, when there is one. It is walked as one
         // word's list is.
         var togetherIsMissing = false
+        var togetherState: (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?])? = nil
         if let together {
             if let state = try rankListState([together], depth: Self.wholeList) {
+                togetherState = state
                 if state.changed > rankLists.changedRows {
                     rankLists.wanted[together.key] = together
                 } else {
@@ -138,8 +140,8 @@ extension PostgresStore {
                 togetherIsMissing = true
             }
         }
-        if let together, !togetherIsMissing, let prefixed = prefixedSpec(q, together) {
-            switch try rankedFromPrefixedList(q, prefixed, pass0: together, limit: limit, cursor: cursor) {
+        if let together, let first = togetherState, let prefixed = prefixedSpec(q, together) {
+            switch try rankedFromPrefixedList(q, specs, prefixed, pass0: together, first: first, limit: limit, cursor: cursor) {
             case .read(let read): return read
             case .missing:
                 rankLists.togetherMissing = prefixed
@@ -208,26 +210,14 @@ extension PostgresStore {
     /// pass no later than the list's bound. `.missing` when that list is wanted first;
     /// `.notThisWay` when the first pass's list is missing, not whole or too long (the words'
     /// own lists, or it, read the page), or a word is not common.
-    private func rankedFromPrefixedList(_ q: PreparedPostgresQuery, _ prefixed: PostgresRankListSpec, pass0 together: PostgresRankListSpec,
+    private func rankedFromPrefixedList(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec], _ prefixed: PostgresRankListSpec,
+                                        pass0 together: PostgresRankListSpec, first: (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?]),
                                         limit: Int, cursor: Cursor?) throws -> PrefixedRead {
-        guard let first = try rankListState([together], depth: Self.wholeList), case .some(nil) = first.bounds[together.key],
-              first.longest <= Self.firstPassWalked else { return .notThisWay }
+        // (`first`: the state of the list together alone, whose longest list is that one.)
+        guard case .some(nil) = first.bounds[together.key], first.longest <= Self.firstPassWalked else { return .notThisWay }
         guard let state = try rankListState([together, prefixed], depth: Self.wholeList) else {
             // Wanted only when every word, the last as a prefix, is common.
-            let common = rankLists.commonWords
-            for unit in prefixed.together {
-                let key = prefixed.key + "/" + unit.text + (unit.starred ? "*" : "")
-                guard !rankLists.uncommon.contains(key) else { return .notThisWay }
-                var compiler = q.compiler()
-                let match = compiler.unitMatch(unit, prefix: unit.starred)
-                let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
-                                      compiler.parameters).int(0, 0)
-                guard count > common else {
-                    rankLists.uncommon.insert(key)
-                    return .notThisWay
-                }
-            }
-            return .missing
+            return try everyWordIsCommon(q, specs) ? .missing : .notThisWay
         }
         if state.changed > rankLists.changedRows {
             rankLists.wanted[prefixed.key] = prefixed
@@ -375,8 +365,16 @@ extension PostgresStore {
     func noteWantedRankLists(_ q: PreparedPostgresQuery) throws -> Bool {
         defer { rankLists.missing = false }
         guard rankLists.missing, let specs = rankListSpecs(q)?.words else { return false }
-        // Each word counted (its first list's key notes a word found not common): lists help
-        // only when every word is common — a rare one is read in full, cheaply.
+        // Lists help only when every word is common — a rare one is read in full, cheaply.
+        guard try everyWordIsCommon(q, specs) else { return false }
+        for spec in specs { rankLists.wanted[spec.key] = spec }
+        return true
+    }
+
+    /// Whether more than `commonWords` items hold each word of `q` (the last as a prefix when
+    /// it is one), counted once per process: a word's first list's key (of `specs`) notes it
+    /// found not common.
+    private func everyWordIsCommon(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec]) throws -> Bool {
         let common = rankLists.commonWords
         for unit in q.units {
             guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return false }
@@ -389,7 +387,6 @@ extension PostgresStore {
                 return false
             }
         }
-        for spec in specs { rankLists.wanted[spec.key] = spec }
         return true
     }
 

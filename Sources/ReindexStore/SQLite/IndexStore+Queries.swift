@@ -356,10 +356,7 @@ extension IndexStore {
         try prepareQueries()
         if !q.plan.units.isEmpty && q.plan.condition.isEmpty && q.options.bundle == nil && q.options.domain == nil {
             let expression = FullText.conjunction(q.plan.units, prefix: true)
-            let total = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
-            total.bind(1, expression)
-            let all = try total.step() ? total.int(0) : 0
-            total.reset()
+            let all = try fullTextCount(expression)
             // The rows searches cannot see (other generations of each bundle, expired items),
             // when there are few enough to check one by one. Each bundle's other generations
             // are two ranges of the items' unique index.

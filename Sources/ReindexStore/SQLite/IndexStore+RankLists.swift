@@ -657,21 +657,15 @@ extension IndexStore {
     /// The kept document frequencies (`unit_frequencies`) that are not what a count of their
     /// unit gives, while they are kept for the full-text index as it is.
     private func keptFrequencyProblems() throws(StoreError) -> [String] {
-        let kept = try statement("SELECT structure FROM unit_frequencies_structure")
-        let structure = try kept.step() ? kept.blob(0) : nil
-        kept.reset()
-        guard let structure, structure == (try fullTextStructure()) else { return [] }
+        guard let structure = try keptStructure(), structure == (try fullTextStructure()) else { return [] }
         let rows = try statement("SELECT phrase, n FROM unit_frequencies ORDER BY phrase")
         var all: [(phrase: String, n: Int)] = []
         while try rows.step() { all.append((rows.text(0) ?? "", rows.int(1))) }
         rows.reset()
-        let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
         var wrong: [String] = []
         for (phrase, n) in all {
-            count.bind(1, phrase)
             // (A phrase FTS5 cannot read counts as none: it was never counted so.)
-            let counted = ((try? count.step()) ?? false) ? count.int(0) : 0
-            count.reset()
+            let counted = (try? fullTextCount(phrase)) ?? 0
             if counted != n { wrong.append("\(phrase) (kept \(n), counted \(counted))") }
         }
         guard !wrong.isEmpty else { return [] }

@@ -269,11 +269,7 @@ extension IndexStore {
             queryState.keptForVersion = nil
         }
         if let cached = queryState.frequencies[phrase] { return cached }
-        if queryState.keptForVersion == nil {
-            let kept = try statement("SELECT structure FROM unit_frequencies_structure")
-            queryState.keptForVersion = try kept.step() && kept.blob(0) == current
-            kept.reset()
-        }
+        if queryState.keptForVersion == nil { queryState.keptForVersion = try keptStructure() == current }
         if queryState.keptForVersion == true {
             let kept = try statement("SELECT n FROM unit_frequencies WHERE phrase = ?1")
             kept.bind(1, phrase)
@@ -284,15 +280,27 @@ extension IndexStore {
                 return n
             }
         }
-        let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
-        count.bind(1, phrase)
-        let n = try count.step() ? count.int(0) : 0
-        count.reset()
+        let n = try fullTextCount(phrase)
         queryState.counted += 1
         if queryState.frequencies.count > 10_000 { queryState.frequencies.removeAll() }
         queryState.frequencies[phrase] = n
         if queryState.unkept.count < 256 { queryState.unkept[phrase] = n }
         return n
+    }
+
+    /// How many rows of the full-text index match `expression`, from its postings.
+    func fullTextCount(_ expression: String) throws(StoreError) -> Int {
+        let count = try statement("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1")
+        count.bind(1, expression)
+        defer { count.reset() }
+        return try count.step() ? count.int(0) : 0
+    }
+
+    /// The structure record the counts in `unit_frequencies` were counted under, if any.
+    func keptStructure() throws(StoreError) -> [UInt8]? {
+        let kept = try statement("SELECT structure FROM unit_frequencies_structure")
+        defer { kept.reset() }
+        return try kept.step() ? kept.blob(0) : nil
     }
 
     /// The full-text index's structure record (FTS5's `%_data` row 10), which every write to
@@ -317,11 +325,9 @@ extension IndexStore {
             // (Counted for an older index: of no use to anyone.)
             defer { queryState.unkept.removeAll() }
             guard try fullTextStructure() == counted else { return }
-            let kept = try statement("SELECT structure FROM unit_frequencies_structure")
-            let keptStructure = try kept.step() ? kept.blob(0) : nil
-            kept.reset()
-            let held = keptStructure == counted ? try connection.scalar("SELECT count(*) FROM unit_frequencies") ?? 0 : 0
-            if keptStructure != counted || held > Self.keptFrequencies {
+            let stored = try keptStructure()
+            let held = stored == counted ? try connection.scalar("SELECT count(*) FROM unit_frequencies") ?? 0 : 0
+            if stored != counted || held > Self.keptFrequencies {
                 try connection.execute("DELETE FROM unit_frequencies; DELETE FROM unit_frequencies_structure;")
                 let structure = try statement("INSERT INTO unit_frequencies_structure(structure) VALUES(?1)")
                 structure.bind(1, blob: counted)
