@@ -31,6 +31,8 @@ package enum FileSystem {
     package static func isDirectory(_ path: String) -> Bool { status(path)?.isDirectory ?? false }
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
     package static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+    /// Whether this process may write `path` (for a directory: make files in it).
+    package static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
     /// The names in a directory (without `.` and `..`), sorted, or nil when it cannot be read.
     package static func list(_ path: String) -> [String]? {

@@ -12,7 +12,9 @@ package struct CheckCommand: ReindexCommand {
             Besides SQLite's integrity check, every item must have its full-text row (and the reverse), every item a
             known bundle, every live generation a reindexAll that made it, and every invisible row a running or
             resumable writer. Rows left by a writer that is gone are listed as leftovers (the next run of the bundle or
-            'reindex serve' sweeps them); they do not make the index unhealthy.
+            'reindex serve' sweeps them); they do not make the index unhealthy. An index this user may only read (its
+            file, or its directory) is checked but for FTS5's own integrity check, which SQLite runs as a write; the
+            output says so ("not checked:", JSON "unchecked").
             With a PostgreSQL index, which has no file of its own to check, the check is of the schema the host made
             (its tables at this version, the text-search configuration, a valid full-text index), of every item's
             document against its title (not with --quick), and of the same invariants.
@@ -39,12 +41,14 @@ package struct CheckCommand: ReindexCommand {
             Console.json(.object([("index", .string(location)), ("healthy", .bool(health.isHealthy)),
                                   ("problems", .array(health.problems.map(JSONValue.string))),
                                   ("leftovers", .array(health.leftovers.map(JSONValue.string))),
+                                  ("unchecked", .array(health.unchecked.map(JSONValue.string))),
                                   ("lostReason", health.lostReason.map(JSONValue.string) ?? .null)]))
         } else {
             if health.isHealthy { Console.out("\(location): healthy") }
             if let lost = health.lostReason { Console.out("\(location): was lost (\(lost)) and has been recreated; rebuilds are queued") }
             for problem in health.problems { Console.out("\(location): \(problem)") }
             for leftover in health.leftovers { Console.out("\(location): leftover, swept by the next run or serve: \(leftover)") }
+            for skipped in health.unchecked { Console.out("\(location): not checked: \(skipped)") }
         }
         if !health.problems.isEmpty {
             Console.err("error: the index at \(location) is damaged; run 'reindex reset' to rebuild it from the extensions")

@@ -11,6 +11,9 @@ public struct IndexHealth: Sendable, Equatable {
     public var problems: [String] = []
     /// Invisible rows that writers which are gone left behind, swept by the next run or serve.
     public var leftovers: [String] = []
+    /// Checks that could not run, and why (a read-only SQLite index cannot run FTS5's own
+    /// check); they do not make the index unhealthy.
+    public var unchecked: [String] = []
     /// Why the index was found lost when opened and replaced by a fresh one (SQLite), if it was.
     public var lostReason: String? = nil
     /// Where the lost index was kept aside, if it was.

@@ -7,7 +7,12 @@ extension IndexStore {
     public func health(quick: Bool) throws(ReindexError) -> IndexHealth {
         var health = IndexHealth(lostReason: openReport.lostReason, keptAs: openReport.movedAsideTo)
         do throws(StoreError) {
-            health.problems = try integrityCheck(quick: quick, fullText: !quick)
+            // FTS5 checks itself through a write statement, which a read-only index refuses.
+            let fullText = !quick && !connection.isReadOnly
+            if !quick && !fullText {
+                health.unchecked.append("the full-text index's own integrity check, which SQLite runs as a write, and this user may not write the index (or its directory)")
+            }
+            health.problems = try integrityCheck(quick: quick, fullText: fullText)
             guard health.problems.isEmpty else { return health }
             do throws(StoreError) {
                 let invariants = try checkInvariants()

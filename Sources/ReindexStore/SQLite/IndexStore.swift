@@ -50,8 +50,18 @@ public final class IndexStore {
             report.created = true
         }
         do {
-            let store = try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
-            return store
+            do {
+                return try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds)
+            } catch let error as StoreError where error.sqliteCode.map({ [SQLITE_READONLY, SQLITE_CANTOPEN].contains($0 & 0xff) }) == true
+                && !FileSystem.isWritable(FileSystem.directoryName(path)) {
+                // SQLite reads an index in write-ahead-log mode through a shared-memory file beside
+                // it, which it cannot make in a directory this user may not write: read the file
+                // itself, unless the log holds commits that are not in it yet.
+                if let log = FileSystem.status(path + "-wal"), log.size > 0 {
+                    throw ReindexError(.ioError, "\(path): cannot read the index: its write-ahead log \(path)-wal holds changes that are not in the index yet, and reading them needs \(path)-shm, which this user may not create in \(FileSystem.directoryName(path)); open it once as a user who may write that directory (any 'reindex search' does), or search as that user")
+                }
+                return try IndexStore(path: path, report: report, busyTimeout: busyTimeoutMilliseconds, immutable: true)
+            }
         } catch let error as StoreError where error.code == .damaged {
             guard looksLikeOurs(path) else {
                 throw notOurs(path, describeForeign(path))
@@ -123,19 +133,30 @@ public final class IndexStore {
         throw notOurs(path, "a SQLite database of another program, with the tables \(tables.prefix(5).joined(separator: ", "))\(tables.count > 5 ? ", …" : "")")
     }
 
-    private init(path: String, report: OpenReport, busyTimeout: Int32) throws {
+    /// Opens the index; `immutable` reads the file as it is, without locks (`SQLiteConnection`),
+    /// for an index whose directory this process may not write. Such an index is only read.
+    private init(path: String, report: OpenReport, busyTimeout: Int32, immutable: Bool = false) throws {
         self.path = path
         self.openReport = report
-        connection = try SQLiteConnection(path: path)
+        connection = try SQLiteConnection(path: path, immutable: immutable)
         connection.setBusyTimeout(milliseconds: busyTimeout)
         self.busyTimeout = busyTimeout
         try Self.checkOwnership(connection, path: path)
         try Self.checkTruncation(connection, path: path)
-        try Self.enableWAL(connection, waitingUpTo: Double(busyTimeout) / 1000)
+        if !immutable { try Self.enableWAL(connection, waitingUpTo: Double(busyTimeout) / 1000) }
         try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16000; PRAGMA temp_store=MEMORY;")
         let st = FileSystem.status(path)
         openedInode = st?.inode ?? 0
         openedDevice = st?.device ?? 0
+        if immutable {
+            let version = try connection.scalar("PRAGMA user_version") ?? 0
+            if version > Int64(SQLiteSchema.migrations.count) {
+                throw StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: path, sqliteCode: SQLITE_ERROR)
+            }
+            guard version == Int64(SQLiteSchema.migrations.count) else {
+                throw ReindexError(.ioError, "\(path): cannot read the index: it has schema \(version) and this reindex reads schema \(SQLiteSchema.migrations.count), and its directory \(FileSystem.directoryName(path)) may not be written by this user, so it cannot be brought up to date; open it once as a user who may write there")
+            }
+        }
         try migrate()
     }
 
@@ -295,7 +316,7 @@ public final class IndexStore {
         }
         for suffix in ["", "-wal", "-shm"] where FileSystem.exists(path + suffix) {
             guard rename(path + suffix, target + suffix) == 0 else {
-                throw ReindexError(.ioError, "\(path)\(suffix): cannot move the damaged index aside: \(FileSystem.errnoText())", errno: errno)
+                throw ReindexError(.ioError, "\(path)\(suffix): cannot move the \(label == "corrupt" ? "damaged " : "")index aside to \(target)\(suffix): \(FileSystem.errnoText())", errno: errno)
             }
         }
         return target

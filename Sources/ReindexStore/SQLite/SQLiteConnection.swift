@@ -11,10 +11,18 @@ package final class SQLiteConnection {
     package let path: String
     private var busyWait: BusyWait?
 
-    package init(path: String, readOnly: Bool = false) throws(StoreError) {
+    /// Opens `path`. `immutable` reads it as a file nothing changes: read-only, without locks or
+    /// the write-ahead log's shared memory (SQLite's `immutable` URI parameter), for an index in a
+    /// directory this process may not write.
+    package init(path: String, readOnly: Bool = false, immutable: Bool = false) throws(StoreError) {
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var flags = (readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + Self.uriPath(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let db { sqlite3_close_v2(db) }
@@ -28,6 +36,23 @@ package final class SQLiteConnection {
     deinit {
         sqlite3_close_v2(handle)
     }
+
+    /// `path` as the path of a `file:` URI: `%`, `?` and `#` escaped.
+    static func uriPath(_ path: String) -> String {
+        var escaped = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    /// Whether the database is open read-only (its file, or its directory, may not be written).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     func error(_ rc: Int32, _ context: String) -> StoreError {
         StoreError(sqlite: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), context: context)
