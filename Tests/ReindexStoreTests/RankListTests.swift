@@ -397,4 +397,52 @@ final class RankListTests: XCTestCase {
             XCTAssertEqual(listed.queryState.fullReads, before, "\(query): nothing read in full")
         }
     }
+
+    /// A search field sends a new prefix at every key. A word typed one letter more than a prefix
+    /// with a list (`gar` after `ga`) is read from that list, each item met scored from its row,
+    /// without a full read and without a list of its own; its pages are a full read's, through
+    /// writes.
+    func testAWordTypedOneLetterMoreIsReadFromTheListOfItsShorterPrefix() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        try index.put((0..<300).map { Self.item($0) })
+        func page(_ store: IndexStore, _ query: String) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        func lists() throws -> Int64 { try listed.connection.scalar("SELECT count(*) FROM rank_lists") ?? 0 }
+        for (n, typed) in [["ga", "gar", "gard", "garde", "garden"], ["su", "sum", "summ", "summi", "summit"]].enumerated() {
+            let when = n == 0 ? "as typed" : "after writes"
+            if n == 1 {
+                try index.put((300..<330).map { Self.item($0, salt: 3) })
+                _ = try index.delete(identifiers: ["i14", "i21", "i700"])
+            }
+            // The first key makes its list; the next ones read it.
+            XCTAssertEqual(try page(listed, typed[0]), try page(full, typed[0]), "\(typed[0]) \(when)")
+            for query in typed.dropFirst() {
+                let (reads, fromParents, made) = (listed.queryState.fullReads, listed.queryState.fromParentLists, try lists())
+                XCTAssertEqual(try page(listed, query), try page(full, query), "\(query) \(when)")
+                XCTAssertEqual(listed.queryState.fullReads, reads, "\(query) \(when): nothing read in full")
+                XCTAssertGreaterThan(listed.queryState.fromParentLists, fromParents, "\(query) \(when): read from the list of `\(typed[0])*`")
+                XCTAssertEqual(try lists(), made, "\(query) \(when): no list of its own")
+            }
+            // Every page, the later ones too (past what the short list holds, they make their own).
+            for query in ["gar", "garden", "gla", "orch", "lanter"] {
+                XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), "\(query) \(when)")
+            }
+        }
+        // Every prefix of every word, after lists of their first one or two letters: each page as
+        // a full read's, whether the shorter list proves it or the word's own list is made.
+        for word in Self.words { _ = try page(listed, String(word.prefix(1))) }
+        for word in Self.words { _ = try page(listed, String(word.prefix(2))) }
+        let fromParents = listed.queryState.fromParentLists
+        for word in Self.words {
+            for end in 3...word.count {
+                let query = String(word.prefix(end))
+                XCTAssertEqual(try page(listed, query), try page(full, query), query)
+            }
+        }
+        XCTAssertGreaterThan(listed.queryState.fromParentLists, fromParents)
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
 }

@@ -93,6 +93,14 @@ extension IndexStore {
             case .unproven: break
             }
         }
+        // One word (or prefix) without a list of its own: a list of a shorter prefix of it holds
+        // its best items (below).
+        if units.count == 1, let parent = try parentList(of: keys[0]),
+           let best = try bestFromWordLists(units, keys: keys, lists: [parent], prefix: prefix, excluding: excluding, rarities: rarities,
+                                            capacity: capacity, average: average, lookUp: lookUp) {
+            queryState.fromParentLists += 1
+            return best
+        }
         let best = try bestFromWordLists(units, keys: keys, prefix: prefix, excluding: excluding, rarities: rarities, capacity: capacity,
                                          average: average, lookUp: lookUp)
         // The words' own lists cannot prove the page (or are not made yet, and may not): it is
@@ -103,6 +111,40 @@ extension IndexStore {
             queryState.upkeep.wanted[together] = RankLists.phrase(together)
         }
         return best
+    }
+
+    /// For a key without a list of its own, the list of the longest shorter prefix of its word
+    /// that has one (`*sup` for `*supp` or `=support`; `*support` too for `=support`), if any.
+    ///
+    /// A word typed one letter more at a time is a new prefix at every key, and its first search
+    /// would read every match to make its list. But every token the longer prefix (or the word)
+    /// matches, the shorter one matches too, so an item's weighted frequency for the longer is at
+    /// most its frequency for the shorter, and so is its impact (the same length): the shorter
+    /// prefix's list, read in its order with each item scored exactly from its row, bounds every
+    /// item not met yet by the impact last read, as a list of the word's own would. The page is
+    /// proven as one word's is (`bestFromWordLists`); when the shorter prefix's best items seldom
+    /// hold the longer one, the walk stops at `RankLists.maximumParentDepth` and the word's own
+    /// list is made as before.
+    private func parentList(of key: String) throws(StoreError) -> String? {
+        guard try !rankListExists(key) else { return nil }
+        let token = Array(key.utf8.dropFirst())
+        var candidates: [String] = []
+        if key.hasPrefix("=") { candidates.append("*" + String(decoding: token, as: UTF8.self)) }
+        // Whole characters only: a prefix that ends inside a UTF-8 sequence is no key.
+        var end = token.count - 1
+        while end > 0 {
+            if token[end] & 0xC0 != 0x80 { candidates.append("*" + String(decoding: token[..<end], as: UTF8.self)) }
+            end -= 1
+        }
+        for candidate in candidates where try rankListExists(candidate) { return candidate }
+        return nil
+    }
+
+    private func rankListExists(_ key: String) throws(StoreError) -> Bool {
+        let select = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
+        select.bind(1, key)
+        defer { select.reset() }
+        return try select.step()
     }
 
     /// Whether a generation is staged or retired (its rows still being written or deleted).
@@ -198,19 +240,22 @@ extension IndexStore {
         return .page(best)
     }
 
-    /// `bestFromRankLists` through the words' own lists (`keys`).
-    private func bestFromWordLists(_ units: [RankingUnit], keys: [String], prefix: Bool, excluding: Bool, rarities: [Double], capacity: Int,
-                                   average: Double,
+    /// `bestFromRankLists` through the words' own lists (`keys`), or through `lists`, one list
+    /// of a shorter prefix of one word (`parentList`), each item met scored from its row.
+    private func bestFromWordLists(_ units: [RankingUnit], keys: [String], lists: [String]? = nil, prefix: Bool, excluding: Bool,
+                                   rarities: [Double], capacity: Int, average: Double,
                                    lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> [Ranked]? {
+        let ownLists = lists == nil
+        let lists = lists ?? keys
         // Each list's boundary.
         let boundarySelect = try statement("SELECT last_impact, last_hint, last_bundle, last_uid, last_item FROM rank_lists WHERE key = ?1")
         var boundaries: [RankEntry?] = []
         var missing = false
-        for (n, key) in keys.enumerated() {
+        for (n, key) in lists.enumerated() {
             boundarySelect.reset()
             boundarySelect.bind(1, key)
             guard try boundarySelect.step() else {
-                queryState.upkeep.wanted[key] = FullText.phrase(units[n], prefix: prefix, columns: QueryPlan.allColumns)
+                if ownLists { queryState.upkeep.wanted[key] = FullText.phrase(units[n], prefix: prefix, columns: QueryPlan.allColumns) }
                 missing = true
                 continue
             }
@@ -222,7 +267,7 @@ extension IndexStore {
         guard !missing else { return nil }
         // One statement per list, read as far as needed.
         var readers: [SQLiteStatement] = []
-        for key in keys {
+        for key in lists {
             let reader = try connection.prepare("SELECT impact, hint, bundle, uid, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
             reader.bind(1, key)
             readers.append(reader)
@@ -234,20 +279,21 @@ extension IndexStore {
         let scoring = RankKeyTable(keys: keys + wholeKeys)
         // One word's score is its rarity times the impact its list keeps; several words', or an
         // item the pass may leave out, are read from the full-text index.
-        let fromListAlone = units.count == 1 && !excluding
+        let fromListAlone = units.count == 1 && !excluding && ownLists
         // Several words, none left out by the pass (`excluding`): an item met is looked up in the
         // other lists at once (`impacts`, an index lookup each), and when every list holds it, it
         // is scored from its entries (each the impact its list keeps, exact). One that a list with
         // a boundary lacks waits in `partial`, and at the end is set aside unread when it cannot
         // reach the page, or else scored from its row (`resolvePartial`).
-        let fromEntries = units.count > 1 && !excluding
+        let fromEntries = units.count > 1 && !excluding && ownLists
         var partial: [(item: Int64, impacts: [Double?], place: RankEntry)] = []
         var last: [RankEntry?] = Array(repeating: nil, count: keys.count)
         var exhausted = Array(repeating: false, count: keys.count)
         var seen = Set<Int64>()
         var best: [Ranked] = []
         var depth = 0
-        let maximumDepth = units.count == 1 ? RankLists.maximumDepth
+        let maximumDepth = !ownLists ? RankLists.maximumParentDepth
+            : units.count == 1 ? RankLists.maximumDepth
             : fromEntries ? 2 * keys.count * queryState.upkeep.size : RankLists.maximumDepthOfSeveral
         func score(_ impacts: [Double?]) -> Double {
             var sum = 0.0

@@ -21,6 +21,8 @@ final class QueryState {
     var counted = 0
     /// How many passes this connection has read in full (every match scored).
     var fullReads = 0
+    /// How many passes this connection has read from a shorter prefix's list (`parentList`).
+    var fromParentLists = 0
     /// The score a match must reach to matter to the page being read (`reindex_rank`'s user data).
     let threshold = RankThreshold()
     /// While `IndexStore.queryPlan` runs a query: SQLite's plan of each statement it filters with.

@@ -48,6 +48,9 @@ enum RankLists {
     static let drift = 0.2
     /// List entries read for one page of one word before a full read is the better way.
     static let maximumDepth = 20_000
+    /// List entries of a shorter prefix read for one page of a word without a list of its own
+    /// (`parentList`), each scored from its row, before its own list is made instead.
+    static let maximumParentDepth = 1_000
     /// The same for several words when the pass leaves items out (each item met is scored from
     /// its row): when the best items of each rarely hold the others (words found together less
     /// often than apart), the lists cannot prove a page soon, and a full read of the items
