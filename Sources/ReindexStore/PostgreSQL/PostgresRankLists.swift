@@ -16,6 +16,8 @@ final class PostgresRankLists {
     var enabled = true
     /// Pages answered from lists (and not by a full read), for tests.
     var answered = 0
+    /// Of those, pages read from the lists of a shorter prefix of their word (`rankedFromParentLists`).
+    var fromParentLists = 0
     /// Lists the searches wanted, made after their snapshot ends: key → how to make it.
     var wanted: [String: PostgresRankListSpec] = [:]
     /// The last ranked read found a list of its query missing.

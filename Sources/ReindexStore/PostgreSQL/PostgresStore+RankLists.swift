@@ -39,6 +39,8 @@ import ReindexProtocol
 // page (`PostgresStore.query`), each word's two passes from one read of its matches, in a short
 // transaction of its own, and then reads the page from them in a new snapshot. When a list
 // cannot be made (a role that may only read, another session making it), it reads every match.
+// Before all that, one word without lists is read from a shorter prefix's lists when they prove
+// its page (`rankedFromParentLists`): a search field's every key is a new prefix.
 extension PostgresStore {
     /// A row's place in relevance order.
     struct RankPlace: RelevancePlace {
@@ -156,6 +158,7 @@ extension PostgresStore {
         while true {
             let depth = depths[n]
             guard let state = try rankListState(specs, depth: depth) else {
+                if walks, n == 0, let read = try rankedFromParentLists(q, specs, limit: limit, cursor: cursor) { return read }
                 rankLists.missing = true
                 return nil
             }
@@ -192,6 +195,81 @@ extension PostgresStore {
             }
         }
     }
+
+    /// One word without lists of its own, read from the lists of the longest shorter prefix of
+    /// it that has them (`en` for `eng`, `engi`, … `engineer`), as a search field sends a new
+    /// prefix at every key. Every token the word (or its prefix) matches, the shorter prefix
+    /// matches too, so an item's score for the word is at most its score for the shorter prefix,
+    /// in either pass. The shorter prefix's second-pass list (items matching it only as a prefix)
+    /// then bounds every item it holds; the items holding the shorter prefix as a whole word are
+    /// its first-pass list, used only when that list holds all of them (at most
+    /// `parentFirstPass`), every one a candidate. The word's own first pass (the word as typed) must
+    /// be wholly among the candidates before a row of its second is proven: when at most
+    /// `parentFirstPass` items hold it (as while it is typed, when it is no word yet), they are
+    /// candidates too; otherwise its rows are proven by the bound. Candidates are those, the
+    /// second-pass list's first entries (deeper until the page is proven) and the items changed
+    /// since; rows are proven as one word's are against the entry where the read stopped. Nil
+    /// when there are no such lists or they do not prove the page: then the word's own are made.
+    private func rankedFromParentLists(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec], limit: Int, cursor: Cursor?) throws -> RankedRead? {
+        guard let own = specs.first, own.kind == .whole, let hash = own.key.firstIndex(of: "#"),
+              let token = PostgresQueryCompiler.tokens(own.unit.text).first else { return nil }
+        let suffix = String(own.key[hash...])
+        // The longest shorter prefix with both lists, the first pass's whole.
+        var parent: (whole: PostgresRankListSpec, prefix: PostgresRankListSpec)? = nil
+        var characters = Array(token)
+        while characters.count > 1 && parent == nil {
+            characters.removeLast()
+            let shorter = String(characters)
+            let keys = [PostgresRankListSpec.Kind.whole, .prefixOnly].map { $0.rawValue + shorter + suffix }
+            let r = try query("SELECT key, length, complete FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(keys)])
+            var whole: (length: Int, complete: Bool)? = nil
+            var prefixed = false
+            for row in 0..<r.rowCount {
+                if r.text(row, 0) == keys[0] { whole = (r.int(row, 1), r.bool(row, 2)) } else { prefixed = true }
+            }
+            guard let whole, prefixed else { continue }
+            guard whole.complete, whole.length <= Self.parentFirstPass else { continue }
+            var wholeSpec = own, prefixSpec = own
+            (wholeSpec.key, wholeSpec.pass, prefixSpec.key, prefixSpec.kind) = (keys[0], 0, keys[1], .prefixOnly)
+            prefixSpec.pass = 1
+            parent = (wholeSpec, prefixSpec)
+        }
+        guard let parent else { return nil }
+        // The word as typed: every item holding it a candidate, when few do.
+        var compiler = q.compiler()
+        let typed = compiler.unitMatch(own.unit, prefix: false)
+        let typedCount = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(typed) LIMIT \(Self.parentFirstPass + 1)) s",
+                                   compiler.parameters).int(0, 0)
+        let typedWhole = typedCount <= Self.parentFirstPass
+        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
+            guard let state = try rankListState([parent.whole, parent.prefix], depth: depth),
+                  state.changed <= rankLists.changedRows, let bound = state.bounds[parent.prefix.key] else { return nil }
+            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+                var candidates = "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.whole.key, "text"))"
+                    + " UNION SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.prefix.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+                if typedWhole {
+                    candidates += " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(own.unit, prefix: false)))"
+                }
+                return candidates + Self.changedItems(since: state.horizon, state.changed, &compiler)
+            }
+            var bounds: [Int: RankPlace?] = [:]
+            for spec in specs {
+                bounds[spec.pass] = .some(bound.map { RankPlace(pass: spec.pass, score: $0.score, hint: $0.hint, bundle: $0.bundle, uid: $0.uid) })
+            }
+            if typedWhole { bounds[0] = .some(nil) }
+            if Self.proves(read.places, bounds: bounds, limit: limit) {
+                rankLists.answered += 1
+                rankLists.fromParentLists += 1
+                return read
+            }
+            if bound == nil { return nil }
+        }
+        return nil
+    }
+
+    /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
+    /// be read from the shorter prefix's lists (`rankedFromParentLists`).
+    static let parentFirstPass = 256
 
     enum PrefixedRead {
         case read(RankedRead)
