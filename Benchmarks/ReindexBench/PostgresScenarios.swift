@@ -223,6 +223,19 @@ extension Bench {
                 ("firstP50Ms", .double(pgFirst.percentile(0.5))), ("firstMaxMs", .double(pgFirst.max)),
             ])))
         }
+        try postgresTyped(postgres, sqlite, count: count)
+    }
+
+    /// `typedKeys` on both backends over the same items: each key its first search.
+    func postgresTyped(_ postgres: any IndexQueries, _ sqlite: IndexStore, count: Int) throws {
+        let (pgTwo, pgLater) = try Self.typedKeys { _ = try postgres.query($0, options: QueryOptions(limit: 20)) }
+        let (_, liteLater) = try Self.typedKeys { _ = try sqlite.query($0, options: QueryOptions(limit: 20)) }
+        var row = Self.typedRow(pgLater, pgTwo, items: count, backend: ", PostgreSQL")
+        row[2] = "SQLite p50 \(fmt(liteLater.percentile(0.5), 2)), p90 \(fmt(liteLater.percentile(0.9), 2)), max \(fmt(liteLater.max, 2))"
+        rows.append(row)
+        results.append(("postgres_search_as_typed", .object([("p50Ms", .double(pgLater.percentile(0.5))), ("p90Ms", .double(pgLater.percentile(0.9))),
+                                                             ("maxMs", .double(pgLater.max)), ("twoLettersP50Ms", .double(pgTwo.percentile(0.5))),
+                                                             ("sqliteP50Ms", .double(liteLater.percentile(0.5)))])))
     }
 
     // MARK: The fleet

@@ -474,6 +474,32 @@ final class Bench {
 
     // MARK: Search latency
 
+    /// Words typed into a search field, none of whose prefixes the other search rows read.
+    static let typedWords = ["counsel", "recruiter", "scientist", "okafor", "garcia", "lindqvist", "typography", "negotiation"]
+
+    /// Each of `typedWords` typed one key at a time from its second letter, each key's prefix
+    /// searched once (its first search): the two-letter keys, then every later key.
+    static func typedKeys(_ search: (String) throws -> Void) throws -> (twoLetters: Sample, later: Sample) {
+        var twoLetters = Sample(), later = Sample()
+        for word in typedWords {
+            let letters = Array(word)
+            for end in 2...letters.count {
+                let start = Clock.monotonic()
+                try search(String(letters[..<end]))
+                let ms = (Clock.monotonic() - start) * 1000
+                if end == 2 { twoLetters.add(ms) } else { later.add(ms) }
+            }
+        }
+        return (twoLetters, later)
+    }
+
+    static func typedRow(_ later: Sample, _ twoLetters: Sample, items: Int, backend: String = "") -> [String] {
+        ["search as typed\(backend), \(items / 1000)k items, each key a first search (ms)",
+         "p50 \(fmt(later.percentile(0.5), 2)), p90 \(fmt(later.percentile(0.9), 2)), max \(fmt(later.max, 2))", "-",
+         "\(typedWords.count) words typed from their third letter, \(later.values.count) keys, in process; their two-letter keys before "
+            + "(which make their lists): p50 \(fmt(twoLetters.percentile(0.5), 2)), max \(fmt(twoLetters.max, 2))"]
+    }
+
     /// The index the search scenarios read: the throughput scenario's largest, else one of the
     /// largest item count whose items carry rankingHints (one in 100), a modification date and
     /// the declared attribute `level`, made once.
@@ -533,6 +559,12 @@ final class Bench {
             }
             rows.append(["search \(name), cold connection (ms)", "p50 \(fmt(cold.percentile(0.5), 2)), max \(fmt(cold.max, 2))", "-", "\(cold.values.count) queries, one new connection each"])
         }
+        // A search field: every key a new prefix, and its first search.
+        let typing = try IndexStore.open(path: path)
+        let (twoLetters, laterKeys) = try Self.typedKeys { _ = try typing.search($0, limit: 20) }
+        rows.append(Self.typedRow(laterKeys, twoLetters, items: items))
+        results.append(("search_as_typed", .object([("p50Ms", .double(laterKeys.percentile(0.5))), ("p90Ms", .double(laterKeys.percentile(0.9))),
+                                                    ("maxMs", .double(laterKeys.max)), ("twoLettersP50Ms", .double(twoLetters.percentile(0.5)))])))
         // The query language: filters alone, filters with words, exact counts, deep pages.
         var languageQueries: [(String, String)] = [
             ("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
