@@ -445,4 +445,36 @@ final class RankListTests: XCTestCase {
         XCTAssertGreaterThan(listed.queryState.fromParentLists, fromParents)
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
+
+    /// A list is made from every match's impact alone, and only the matches that can still make
+    /// it are looked up: the same entries, in the same order, as SQLite's sorter over every match
+    /// joined to its item — for words, prefixes and two words together, lists shorter and longer
+    /// than the matches, and matches that tie at the boundary (the test's items repeat words).
+    func testAListMadeFromImpactsAloneIsTheListOfEveryMatchSorted() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, _) = try listedAndFull(directory + "/index.sqlite")
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { Self.item($0) })
+        // 200 items alike: every match of `quartz` ties, more than the ties `bestEntries` keeps.
+        try LocalIndex(store: listed, bundleIdentifier: "com.example.alike").put((0..<200).map {
+            SearchableItem(uniqueIdentifier: "q\(($0 * 37) % 211)", attributes: .init(title: "quartz"))
+        })
+        func shown(_ entries: [RankEntry]) -> [String] { entries.map { "\($0.item) \($0.impact) \($0.hint) \($0.uid)" } }
+        let average = try listed.rankStatistics().average
+        let rows = Double(try listed.fullTextTotals().rows)
+        var compared = 0
+        for size in [3, 12, 40, 400] {
+            listed.queryState.upkeep.size = size
+            for key in Self.words.map({ "=" + $0 }) + ["=quartz", "*q", "*la", "*s", "*g", "&=comet =garden", "&=lantern *ri"] {
+                var rarities: [Double]? = nil
+                if key.hasPrefix("&") {
+                    rarities = try RankLists.parts(key).map { Ranking.rarity(rows: rows, matching: Double(try listed.documentFrequency(phrase: RankLists.phrase($0)))) }
+                }
+                let phrase = RankLists.phrase(key)
+                let sorted = try listed.bestEntriesSorted(phrase: phrase, average: average, rarities: rarities)
+                XCTAssertEqual(shown(try listed.bestEntries(phrase: phrase, average: average, rarities: rarities)), shown(sorted), "\(key), \(size)")
+                compared += sorted.count
+            }
+        }
+        XCTAssertGreaterThan(compared, 1000)
+    }
 }

@@ -530,25 +530,14 @@ extension IndexStore {
             others.reset()
             for other in keys.prefix(max(0, keys.count - RankLists.maximumTogether + 1)) { try dropRankList(other) }
         }
-        let select = try statement("""
-            SELECT items_fts.rowid, reindex_impact(items_fts, ?2, ?4) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
-            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
-            ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
-            """)
-        select.bind(1, phrase)
-        select.bind(2, average)
-        select.bind(3, queryState.upkeep.size)
-        if let rarities { select.bind(4, blob: Ranking.blob(rarities)) } else { select.bind(4, nil as Double?) }
         let insert = try statement("INSERT OR IGNORE INTO rank_entries(list, impact, hint, bundle, uid, item) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
         var last: RankEntry? = nil
         var count = 0
-        while try select.step() {
-            let entry = RankEntry(impact: select.double(1), hint: select.double(2), bundle: select.text(3) ?? "", uid: select.text(4) ?? "", item: select.int64(0))
+        for entry in try bestEntries(phrase: phrase, average: average, rarities: rarities) {
             try insertEntry(insert, key, entry)
             last = entry
             count += 1
         }
-        select.reset()
         let list = try statement("INSERT INTO rank_lists(key, last_impact, last_hint, last_bundle, last_uid, last_item, rarities) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
         list.bind(1, key)
         if let rarities { list.bind(7, blob: Ranking.blob(rarities)) } else { list.bind(7, nil as Double?) }
@@ -560,6 +549,87 @@ extension IndexStore {
         list.bind(5, boundary?.uid)
         list.bind(6, boundary?.item)
         try list.run()
+    }
+
+    /// The best `upkeep.size` matches of `phrase` in list order: impact (the sum of the
+    /// `rarities` times each word's impact, for a list together), then hint, bundle, identifier
+    /// and row. Every match's impact is read first, without its item; only the matches that can
+    /// still make the list — at least the list-size-th best impact met so far — are kept, and
+    /// only those are looked up for their hint, bundle and identifier, in row order. (A word that
+    /// 125,000 items hold had each of them looked up in the items table.) When more matches tie
+    /// at the boundary than `tiesKept` lists hold, the items are read beside every match and
+    /// ordered by SQLite's sorter instead, which keeps only the list's size.
+    func bestEntries(phrase: String, average: Double, rarities: [Double]?) throws(StoreError) -> [RankEntry] {
+        let size = queryState.upkeep.size
+        let impacts = try statement("SELECT rowid, reindex_impact(items_fts, ?2, ?3) FROM items_fts WHERE items_fts MATCH ?1")
+        impacts.bind(1, phrase)
+        impacts.bind(2, average)
+        if let rarities { impacts.bind(3, blob: Ranking.blob(rarities)) } else { impacts.bind(3, nil as Double?) }
+        var kept: [(row: Int64, impact: Double)] = []
+        var threshold = -Double.infinity
+        /// Raises the threshold to the list-size-th best impact kept, and drops what is below it.
+        func narrow() {
+            guard kept.count > size else { return }
+            var values = kept.map(\.impact)
+            values.sort(by: >)
+            threshold = values[size - 1]
+            kept.removeAll { $0.impact < threshold }
+        }
+        var tooManyTies = false
+        // Narrowed each time what is kept has doubled since (ties at the threshold stay).
+        var next = 2 * size
+        while try impacts.step() {
+            let impact = impacts.double(1)
+            guard impact >= threshold else { continue }
+            kept.append((impacts.int64(0), impact))
+            if kept.count >= next {
+                narrow()
+                if kept.count > Self.tiesKept * size {
+                    tooManyTies = true
+                    break
+                }
+                next = max(2 * size, 2 * kept.count)
+            }
+        }
+        impacts.reset()
+        if tooManyTies { return try bestEntriesSorted(phrase: phrase, average: average, rarities: rarities) }
+        narrow()
+        kept.sort { $0.row < $1.row }
+        let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
+        defer { item.reset() }
+        var entries: [RankEntry] = []
+        entries.reserveCapacity(kept.count)
+        for (row, impact) in kept {
+            item.reset()
+            item.bind(1, row)
+            guard try item.step() else { continue }
+            entries.append(RankEntry(impact: impact, hint: item.double(0), bundle: item.text(1) ?? "", uid: item.text(2) ?? "", item: row))
+        }
+        entries.sort { $0.precedes($1) }
+        return Array(entries.prefix(size))
+    }
+
+    /// Lists of matches tied at their boundary beyond this many list sizes are ordered by SQLite
+    /// (`bestEntries`).
+    static let tiesKept = 8
+
+    /// `bestEntries` by one statement: every match joined to its item, through SQLite's sorter.
+    func bestEntriesSorted(phrase: String, average: Double, rarities: [Double]?) throws(StoreError) -> [RankEntry] {
+        let select = try statement("""
+            SELECT items_fts.rowid, reindex_impact(items_fts, ?2, ?4) AS impact, IFNULL(i.ranking_hint, 0) AS hint, i.bundle, i.uid
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?1
+            ORDER BY impact DESC, hint DESC, i.bundle, i.uid, items_fts.rowid LIMIT ?3
+            """)
+        select.bind(1, phrase)
+        select.bind(2, average)
+        select.bind(3, queryState.upkeep.size)
+        if let rarities { select.bind(4, blob: Ranking.blob(rarities)) } else { select.bind(4, nil as Double?) }
+        defer { select.reset() }
+        var entries: [RankEntry] = []
+        while try select.step() {
+            entries.append(RankEntry(impact: select.double(1), hint: select.double(2), bundle: select.text(3) ?? "", uid: select.text(4) ?? "", item: select.int64(0)))
+        }
+        return entries
     }
 
     /// Drops one list and its entries.
