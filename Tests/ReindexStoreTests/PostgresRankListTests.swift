@@ -447,42 +447,8 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
     /// lists of its own; its pages are a full read's, through writes.
     func testAWordTypedOneLetterMoreIsReadFromTheListsOfItsShorterPrefix() throws {
         let (listed, full) = try listedAndFull()
-        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
-        try index.put((0..<300).map { RankListTests.item($0) })
-        func page(_ store: PostgresStore, _ query: String) throws -> [String] {
-            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
-        }
-        func lists() throws -> Int { try listed.query("SELECT count(*) FROM rank_lists").int(0, 0) }
-        for (n, typed) in [["ga", "gar", "gard", "garde", "garden"], ["su", "sum", "summ", "summi", "summit"]].enumerated() {
-            let when = n == 0 ? "as typed" : "after writes"
-            if n == 1 {
-                try index.put((300..<330).map { RankListTests.item($0, salt: 3) })
-                _ = try index.delete(identifiers: ["i14", "i21", "i700"])
-            }
-            // The first key makes its lists; the next ones read them.
-            XCTAssertEqual(try page(listed, typed[0]), try page(full, typed[0]), "\(typed[0]) \(when)")
-            for query in typed.dropFirst() {
-                let (fromParents, made) = (listed.rankLists.fromParentLists, try lists())
-                XCTAssertEqual(try page(listed, query), try page(full, query), "\(query) \(when)")
-                XCTAssertGreaterThan(listed.rankLists.fromParentLists, fromParents, "\(query) \(when): read from the lists of `\(typed[0])`")
-                XCTAssertEqual(try lists(), made, "\(query) \(when): no lists of its own")
-            }
-            for query in ["gar", "garden", "gla", "orch", "lanter"] {
-                XCTAssertEqual(try pages(listed, query), try pages(full, query), "\(query) \(when)")
-            }
-        }
-        // Every prefix of every word, after lists of their first one or two letters.
-        for word in RankListTests.words { _ = try page(listed, String(word.prefix(1))) }
-        for word in RankListTests.words { _ = try page(listed, String(word.prefix(2))) }
-        let fromParents = listed.rankLists.fromParentLists
-        for word in RankListTests.words {
-            for end in 3...word.count {
-                let query = String(word.prefix(end))
-                XCTAssertEqual(try page(listed, query), try page(full, query), query)
-                XCTAssertEqual(try pages(listed, query), try pages(full, query), query)
-            }
-        }
-        XCTAssertGreaterThan(listed.rankLists.fromParentLists, fromParents)
+        try RankListTests.assertTypedKeysReadShorterLists(listed, full, fromParents: { listed.rankLists.fromParentLists },
+                                                          lists: { try listed.query("SELECT count(*) FROM rank_lists").int(0, 0) })
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 }

@@ -405,45 +405,58 @@ final class RankListTests: XCTestCase {
     func testAWordTypedOneLetterMoreIsReadFromTheListOfItsShorterPrefix() throws {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        try Self.assertTypedKeysReadShorterLists(listed, full, fromParents: { listed.queryState.fromParentLists },
+                                                 lists: { Int(try listed.connection.scalar("SELECT count(*) FROM rank_lists") ?? 0) },
+                                                 fullReads: { listed.queryState.fullReads })
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
+    /// The body of each backend's test of a word typed one letter more (the SQLite one above,
+    /// `PostgresRankListTests`'): `fromParents` counts the pages read from a shorter prefix's
+    /// lists, `lists` the lists kept, `fullReads` (where the backend counts them) the passes read
+    /// in full. Two words are typed key by key, before and after writes, then every prefix of
+    /// every word after lists of their first one or two letters; every page agrees with a full read.
+    static func assertTypedKeysReadShorterLists(_ listed: any IndexBackend & IndexQueries, _ full: any IndexQueries,
+                                                fromParents: () -> Int, lists: () throws -> Int, fullReads: (() -> Int)? = nil,
+                                                file: StaticString = #filePath, line: UInt = #line) throws {
         let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
-        try index.put((0..<300).map { Self.item($0) })
-        func page(_ store: IndexStore, _ query: String) throws -> [String] {
+        try index.put((0..<300).map { item($0) })
+        func page(_ store: any IndexQueries, _ query: String) throws -> [String] {
             try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
         }
-        func lists() throws -> Int64 { try listed.connection.scalar("SELECT count(*) FROM rank_lists") ?? 0 }
         for (n, typed) in [["ga", "gar", "gard", "garde", "garden"], ["su", "sum", "summ", "summi", "summit"]].enumerated() {
             let when = n == 0 ? "as typed" : "after writes"
             if n == 1 {
-                try index.put((300..<330).map { Self.item($0, salt: 3) })
+                try index.put((300..<330).map { item($0, salt: 3) })
                 _ = try index.delete(identifiers: ["i14", "i21", "i700"])
             }
-            // The first key makes its list; the next ones read it.
-            XCTAssertEqual(try page(listed, typed[0]), try page(full, typed[0]), "\(typed[0]) \(when)")
+            // The first key makes its lists; the next ones read them.
+            XCTAssertEqual(try page(listed, typed[0]), try page(full, typed[0]), "\(typed[0]) \(when)", file: file, line: line)
             for query in typed.dropFirst() {
-                let (reads, fromParents, made) = (listed.queryState.fullReads, listed.queryState.fromParentLists, try lists())
-                XCTAssertEqual(try page(listed, query), try page(full, query), "\(query) \(when)")
-                XCTAssertEqual(listed.queryState.fullReads, reads, "\(query) \(when): nothing read in full")
-                XCTAssertGreaterThan(listed.queryState.fromParentLists, fromParents, "\(query) \(when): read from the list of `\(typed[0])*`")
-                XCTAssertEqual(try lists(), made, "\(query) \(when): no list of its own")
+                let (reads, read, made) = (fullReads?(), fromParents(), try lists())
+                XCTAssertEqual(try page(listed, query), try page(full, query), "\(query) \(when)", file: file, line: line)
+                XCTAssertEqual(fullReads?(), reads, "\(query) \(when): nothing read in full", file: file, line: line)
+                XCTAssertGreaterThan(fromParents(), read, "\(query) \(when): read from the lists of `\(typed[0])`", file: file, line: line)
+                XCTAssertEqual(try lists(), made, "\(query) \(when): no lists of its own", file: file, line: line)
             }
-            // Every page, the later ones too (past what the short list holds, they make their own).
+            // Every page, the later ones too (past what the short lists hold, they make their own).
             for query in ["gar", "garden", "gla", "orch", "lanter"] {
-                XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), "\(query) \(when)")
+                XCTAssertEqual(try pages(listed, query), try pages(full, query), "\(query) \(when)", file: file, line: line)
             }
         }
         // Every prefix of every word, after lists of their first one or two letters: each page as
-        // a full read's, whether the shorter list proves it or the word's own list is made.
-        for word in Self.words { _ = try page(listed, String(word.prefix(1))) }
-        for word in Self.words { _ = try page(listed, String(word.prefix(2))) }
-        let fromParents = listed.queryState.fromParentLists
-        for word in Self.words {
+        // a full read's, whether the shorter lists prove it or the word's own lists are made.
+        for word in words { _ = try page(listed, String(word.prefix(1))) }
+        for word in words { _ = try page(listed, String(word.prefix(2))) }
+        let read = fromParents()
+        for word in words {
             for end in 3...word.count {
                 let query = String(word.prefix(end))
-                XCTAssertEqual(try page(listed, query), try page(full, query), query)
+                XCTAssertEqual(try page(listed, query), try page(full, query), query, file: file, line: line)
+                XCTAssertEqual(try pages(listed, query), try pages(full, query), query, file: file, line: line)
             }
         }
-        XCTAssertGreaterThan(listed.queryState.fromParentLists, fromParents)
-        XCTAssertEqual(try listed.health(quick: false).problems, [])
+        XCTAssertGreaterThan(fromParents(), read, file: file, line: line)
     }
 
     /// A list is made from every match's impact alone, and only the matches that can still make
