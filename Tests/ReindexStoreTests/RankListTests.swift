@@ -411,6 +411,44 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
+    /// The second word of a pair typed one letter more than a pair with a list together
+    /// (`comet ga` after `comet g`) is read from that list, each item met scored from its row and
+    /// the rest bounded by its entries: its pages are a full read's, through writes, and the pair
+    /// gets no list together of its own.
+    func testTheSecondWordTypedOneLetterMoreIsReadFromTheListOfThePairWithItsShorterPrefix() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        try index.put((0..<300).map { Self.item($0) })
+        func page(_ store: IndexStore, _ query: String) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        func together() throws -> Int64 { try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'") ?? 0 }
+        var fromParent = 0
+        for (n, pairs) in [["comet g", "comet ga", "comet gar", "comet gard", "comet garde"],
+                           ["river s", "river si", "river sig", "river sign", "river signa"],
+                           ["paper l", "paper la", "paper lan", "paper lant"]].enumerated() {
+            if n == 2 {
+                try index.put((300..<340).map { Self.item($0, salt: 5) })
+                _ = try index.delete(identifiers: ["i28", "i35", "i42"])
+            }
+            // The first key makes the lists; the next ones read the first key's list together.
+            XCTAssertEqual(try page(listed, pairs[0]), try page(full, pairs[0]), pairs[0])
+            XCTAssertEqual(try page(listed, pairs[0]), try page(full, pairs[0]), pairs[0])
+            for query in pairs.dropFirst() {
+                let (read, made) = (listed.queryState.fromParentLists, try together())
+                XCTAssertEqual(try page(listed, query), try page(full, query), query)
+                if listed.queryState.fromParentLists > read {
+                    fromParent += 1
+                    XCTAssertEqual(try together(), made, "\(query): no list together of its own")
+                }
+                XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), query)
+            }
+        }
+        XCTAssertGreaterThan(fromParent, 3, "keys read from the list of the pair with a shorter prefix")
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
     /// The body of each backend's test of a word typed one letter more (the SQLite one above,
     /// `PostgresRankListTests`'): `fromParents` counts the pages read from a shorter prefix's
     /// lists, `lists` the lists kept, `fullReads` (where the backend counts them) the passes read

@@ -92,6 +92,14 @@ extension IndexStore {
             case .wanted: togetherIsWanted = true
             case .unproven: break
             }
+            // The second word typed one letter more than a pair with a list (`sales an` after
+            // `sales a`): that list bounds the pair's items (`parentTogether`).
+            if togetherIsWanted, let (parent, standsFor) = try parentTogether(keys),
+               case .page(let best) = try bestFromTogether(parent, keys: keys, rarities: rarities, capacity: capacity, average: average,
+                                                          standsFor: standsFor, lookUp: lookUp) {
+                queryState.fromParentLists += 1
+                return best
+            }
         }
         // One word (or prefix) without a list of its own: a list of a shorter prefix of it holds
         // its best items (below).
@@ -140,6 +148,30 @@ extension IndexStore {
         return nil
     }
 
+    /// For two words without a list together, the list together of the first and a shorter
+    /// prefix of the second (`&*a =sales` for `sales an`), the longest there is, with the query's
+    /// key each of its parts stands for. An item's impact for the longer prefix is at most its
+    /// impact for the shorter (`parentList`), so every item of the pair is in that list's domain
+    /// with impacts no higher, and `bestFromTogether` bounds the items not met yet as it does once
+    /// a list's rarities have moved.
+    private func parentTogether(_ keys: [String]) throws(StoreError) -> (key: String, standsFor: [String: String])? {
+        guard keys.count == 2 else { return nil }
+        let typed = keys[1], other = keys[0]
+        let token = Array(typed.utf8.dropFirst())
+        var candidates: [String] = []
+        if typed.hasPrefix("=") { candidates.append("*" + String(decoding: token, as: UTF8.self)) }
+        var end = token.count - 1
+        while end > 0 {
+            if token[end] & 0xC0 != 0x80 { candidates.append("*" + String(decoding: token[..<end], as: UTF8.self)) }
+            end -= 1
+        }
+        for candidate in candidates where candidate != other {
+            guard let key = RankLists.together([other, candidate]), try rankListExists(key) else { continue }
+            return (key, [candidate: typed, other: other])
+        }
+        return nil
+    }
+
     private func rankListExists(_ key: String) throws(StoreError) -> Bool {
         let select = try statement("SELECT 1 FROM rank_lists WHERE key = ?1")
         select.bind(1, key)
@@ -173,7 +205,12 @@ extension IndexStore {
     /// rarities of now (`most`). Each entry met is then scored from its row, and the page is
     /// proven once that most is below the page's last score. Where it is not (items that tie,
     /// rarities moved far), the list is wanted again, made for the rarities of now.
+    ///
+    /// `standsFor`: the list is another pair's, a part of which is a shorter prefix of a query word
+    /// (`parentTogether`); it maps each of its parts to the query's key. Its order is not the
+    /// page's then, whatever the rarities, so every entry met is scored from its row.
     private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int, average: Double,
+                                  standsFor: [String: String]? = nil,
                                   lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> TogetherRead {
         let list = try statement("SELECT last_impact, rarities FROM rank_lists WHERE key = ?1")
         list.bind(1, key)
@@ -181,14 +218,14 @@ extension IndexStore {
         guard try list.step() else { return .wanted }
         let boundary: Double? = list.isNull(0) ? nil : list.double(0)
         let made = Ranking.doubles(list.blob(1))
-        let now = RankLists.parts(key).map { part in keys.firstIndex(of: part).map { rarities[$0] } ?? .nan }
+        let now = RankLists.parts(key).map { part in keys.firstIndex(of: standsFor?[part] ?? part).map { rarities[$0] } ?? .nan }
         list.reset()
         guard made.count == 2, now.allSatisfy({ !$0.isNaN }) else { return .wanted }
         let reader = try statement("SELECT impact, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
         reader.bind(1, key)
         defer { reader.reset() }
         var best: [Ranked] = []
-        if made == now {
+        if made == now && standsFor == nil {
             while try reader.step() {
                 guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
                 best.append(ranked)
