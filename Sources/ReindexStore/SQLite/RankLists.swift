@@ -59,7 +59,7 @@ enum RankLists {
     /// length each, unless too few of the items met are in every list (`bestFromRankLists`).
     static let maximumDepthOfSeveral = 512
     /// Lists of two words together kept at most: making one more drops another.
-    static let maximumTogether = 16
+    static let maximumTogether = 64
 
     /// The key of two words' list together (`&` and their lists' keys in order), or nil for any
     /// other number of words.
