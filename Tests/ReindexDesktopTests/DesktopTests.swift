@@ -267,6 +267,18 @@ final class DesktopTests: XCTestCase {
         kill(pid, SIGSTOP)
         let first = search("alpha"), second = search("note")
         XCTAssertGreaterThanOrEqual(sd_bus_flush(client), 0)
+        // The bus routes one sender's messages in order: once it has answered a call sent after
+        // the two searches, it has passed both on to the stopped service, which then reads them
+        // together (without this, the service could read the first before the bus passed on the
+        // second, and answer it).
+        var idCall: OpaquePointer? = nil, idReply: OpaquePointer? = nil
+        var idError = sd_bus_error()
+        XCTAssertGreaterThanOrEqual(sd_bus_message_new_method_call(client, &idCall, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                                   "org.freedesktop.DBus", "GetId"), 0)
+        XCTAssertGreaterThanOrEqual(sd_bus_call(client, idCall, 5_000_000, &idError, &idReply), 0)
+        sd_bus_message_unref(idCall)
+        sd_bus_message_unref(idReply)
+        sd_bus_error_free(&idError)
         kill(pid, SIGCONT)
         var replies: [UInt64: [String]] = [:]
         let deadline = Date().addingTimeInterval(20)
