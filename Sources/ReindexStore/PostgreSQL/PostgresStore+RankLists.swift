@@ -236,11 +236,7 @@ extension PostgresStore {
         }
         guard let parent else { return nil }
         // The word as typed: every item holding it a candidate, when few do.
-        var compiler = q.compiler()
-        let typed = compiler.unitMatch(own.unit, prefix: false)
-        let typedCount = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(typed) LIMIT \(Self.parentFirstPass + 1)) s",
-                                   compiler.parameters).int(0, 0)
-        let typedWhole = typedCount <= Self.parentFirstPass
+        let typedWhole = try matchCount(own.unit, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass
         for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
             guard let state = try rankListState([parent.whole, parent.prefix], depth: depth),
                   state.changed <= rankLists.changedRows, let bound = state.bounds[parent.prefix.key] else { return nil }
@@ -456,16 +452,20 @@ extension PostgresStore {
         let common = rankLists.commonWords
         for unit in q.units {
             guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return false }
-            var compiler = q.compiler()
-            let match = compiler.unitMatch(unit, prefix: true)
-            let count = try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(common + 1)) s",
-                                  compiler.parameters).int(0, 0)
-            guard count > common else {
+            guard try matchCount(unit, prefix: true, q, atMost: common + 1) > common else {
                 rankLists.uncommon.insert(key)
                 return false
             }
         }
         return true
+    }
+
+    /// How many items `unit` matches (as a prefix when `prefix`), counted up to `atMost`.
+    private func matchCount(_ unit: RankingUnit, prefix: Bool, _ q: PreparedPostgresQuery, atMost: Int) throws -> Int {
+        var compiler = q.compiler()
+        let match = compiler.unitMatch(unit, prefix: prefix)
+        return try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(atMost)) s",
+                         compiler.parameters).int(0, 0)
     }
 
     /// Makes the lists the searches wanted, each in a short transaction of its own (after the

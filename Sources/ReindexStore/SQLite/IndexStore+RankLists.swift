@@ -135,16 +135,7 @@ extension IndexStore {
     /// list is made as before.
     private func parentList(of key: String) throws(StoreError) -> String? {
         guard try !rankListExists(key) else { return nil }
-        let token = Array(key.utf8.dropFirst())
-        var candidates: [String] = []
-        if key.hasPrefix("=") { candidates.append("*" + String(decoding: token, as: UTF8.self)) }
-        // Whole characters only: a prefix that ends inside a UTF-8 sequence is no key.
-        var end = token.count - 1
-        while end > 0 {
-            if token[end] & 0xC0 != 0x80 { candidates.append("*" + String(decoding: token[..<end], as: UTF8.self)) }
-            end -= 1
-        }
-        for candidate in candidates where try rankListExists(candidate) { return candidate }
+        for candidate in RankLists.shorterPrefixes(of: key) where try rankListExists(candidate) { return candidate }
         return nil
     }
 
@@ -157,15 +148,7 @@ extension IndexStore {
     private func parentTogether(_ keys: [String]) throws(StoreError) -> (key: String, standsFor: [String: String])? {
         guard keys.count == 2 else { return nil }
         let typed = keys[1], other = keys[0]
-        let token = Array(typed.utf8.dropFirst())
-        var candidates: [String] = []
-        if typed.hasPrefix("=") { candidates.append("*" + String(decoding: token, as: UTF8.self)) }
-        var end = token.count - 1
-        while end > 0 {
-            if token[end] & 0xC0 != 0x80 { candidates.append("*" + String(decoding: token[..<end], as: UTF8.self)) }
-            end -= 1
-        }
-        for candidate in candidates where candidate != other {
+        for candidate in RankLists.shorterPrefixes(of: typed) where candidate != other {
             guard let key = RankLists.together([other, candidate]), try rankListExists(key) else { continue }
             return (key, [candidate: typed, other: other])
         }

@@ -148,16 +148,7 @@ public final class IndexStore {
         let st = FileSystem.status(path)
         openedInode = st?.inode ?? 0
         openedDevice = st?.device ?? 0
-        if immutable {
-            let version = try connection.scalar("PRAGMA user_version") ?? 0
-            if version > Int64(SQLiteSchema.migrations.count) {
-                throw StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: path, sqliteCode: SQLITE_ERROR)
-            }
-            guard version == Int64(SQLiteSchema.migrations.count) else {
-                throw ReindexError(.ioError, "\(path): cannot read the index: it has schema \(version) and this reindex reads schema \(SQLiteSchema.migrations.count), and its directory \(FileSystem.directoryName(path)) may not be written by this user, so it cannot be brought up to date; open it once as a user who may write there")
-            }
-        }
-        try migrate()
+        try migrate(readOnly: immutable)
     }
 
     /// Switches the database to write-ahead logging. The switch needs the database to itself for
@@ -178,8 +169,9 @@ public final class IndexStore {
     }
 
     /// Brings the schema to the newest version, in one transaction (the write lock makes a
-    /// second process opening a new index at the same time wait, then find it migrated).
-    private func migrate() throws(StoreError) {
+    /// second process opening a new index at the same time wait, then find it migrated). An
+    /// index opened `readOnly` (`immutable`) is only checked to be at it.
+    private func migrate(readOnly: Bool = false) throws {
         let current = try connection.scalar("PRAGMA user_version") ?? 0
         if current == Int64(SQLiteSchema.migrations.count) {
             // Touch the tables so a database damaged past its header is noticed now.
@@ -187,12 +179,14 @@ public final class IndexStore {
             _ = try connection.scalar("SELECT live_gen FROM bundles LIMIT 1")
             return
         }
+        if current > Int64(SQLiteSchema.migrations.count) { throw newerSchema(current) }
+        if readOnly {
+            throw ReindexError(.ioError, "\(path): cannot read the index: it has schema \(current) and this reindex reads schema \(SQLiteSchema.migrations.count), and its directory \(FileSystem.directoryName(path)) may not be written by this user, so it cannot be brought up to date; open it once as a user who may write there")
+        }
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let version = Int(try connection.scalar("PRAGMA user_version") ?? 0)
-            if version > SQLiteSchema.migrations.count {
-                throw StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: path, sqliteCode: SQLITE_ERROR)
-            }
+            if version > SQLiteSchema.migrations.count { throw newerSchema(Int64(version)) }
             if version < SQLiteSchema.migrations.count { try prepareQueries() }   // functions the migrations use
             for migration in SQLiteSchema.migrations.dropFirst(version) { try connection.execute(migration) }
             if version < 7 { try fillTypedAttributes() }
@@ -203,6 +197,10 @@ public final class IndexStore {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    private func newerSchema(_ version: Int64) -> StoreError {
+        StoreError(.newerSchema, "the index was written by a newer reindex (schema \(version))", context: path, sqliteCode: SQLITE_ERROR)
     }
 
     /// Deletes the items matching `condition` (SQL over `items`' columns with `?1`… parameters

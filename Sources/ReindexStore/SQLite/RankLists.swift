@@ -68,6 +68,22 @@ enum RankLists {
         return "&" + keys.sorted().joined(separator: " ")
     }
 
+    /// The keys of the prefixes whose lists hold every item of `key`'s word with no higher
+    /// impact, longest first: the word as a prefix (for a whole word), then each shorter prefix —
+    /// `*suppor`, … `*s` for `=support`. Whole characters only: a prefix that ends inside a UTF-8
+    /// sequence is no key.
+    static func shorterPrefixes(of key: String) -> [String] {
+        let token = Array(key.utf8.dropFirst())
+        var prefixes: [String] = []
+        if key.hasPrefix("=") { prefixes.append("*" + String(decoding: token, as: UTF8.self)) }
+        var end = token.count - 1
+        while end > 0 {
+            if token[end] & 0xC0 != 0x80 { prefixes.append("*" + String(decoding: token[..<end], as: UTF8.self)) }
+            end -= 1
+        }
+        return prefixes
+    }
+
     /// The words' keys of a list (one, or a list together's two).
     static func parts(_ key: String) -> [String] {
         key.hasPrefix("&") ? key.dropFirst().split(separator: " ").map(String.init) : [key]
