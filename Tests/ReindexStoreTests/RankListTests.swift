@@ -34,6 +34,20 @@ final class RankListTests: XCTestCase {
         return (listed, full)
     }
 
+    /// `listedAndFull` of a new index holding items 0..<300, and a writer to it.
+    func rankedIndex() throws -> (listed: IndexStore, full: IndexStore, index: LocalIndex) {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        try index.put((0..<300).map { Self.item($0) })
+        return (listed, full, index)
+    }
+
+    /// The first page of `query`, 7 results: identifiers and scores.
+    static func firstPage(_ store: any IndexQueries, _ query: String) throws -> [String] {
+        try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+    }
+
     static let queries = words + ["lantern river", "comet garden", "glass paper summit", "la", "ri", "orchard si", "sum*", "lantern && rankingHint >= 0"]
 
     /// Every page of `query`, `limit` at a time: identifiers and scores (at most 60), on
@@ -416,13 +430,8 @@ final class RankListTests: XCTestCase {
     /// the rest bounded by its entries: its pages are a full read's, through writes, and the pair
     /// gets no list together of its own.
     func testTheSecondWordTypedOneLetterMoreIsReadFromTheListOfThePairWithItsShorterPrefix() throws {
-        let directory = try TestSupport.makeScratchDirectory(for: self)
-        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
-        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
-        try index.put((0..<300).map { Self.item($0) })
-        func page(_ store: IndexStore, _ query: String) throws -> [String] {
-            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
-        }
+        let (listed, full, index) = try rankedIndex()
+        let page = Self.firstPage
         func together() throws -> Int64 { try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'") ?? 0 }
         var fromParent = 0
         for (n, pairs) in [["comet g", "comet ga", "comet gar", "comet gard", "comet garde"],
@@ -449,6 +458,43 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
+    /// Two common words without their list together, where a word has no list of its own (a
+    /// search field's `comet g`, `g*` in most items): the first search makes their list together
+    /// only, and reads its page from it; the word's own list waits for a search of the word alone.
+    func testTheFirstSearchOfTwoWordsMakesOnlyTheirListTogetherWhenAWordHasNoListOfItsOwn() throws {
+        let (listed, full, index) = try rankedIndex()
+        let page = Self.firstPage
+        func keys() throws -> [String] {
+            let select = try listed.connection.prepare("SELECT key FROM rank_lists ORDER BY key")
+            var keys: [String] = []
+            while try select.step() { keys.append(select.text(0) ?? "") }
+            return keys
+        }
+        XCTAssertEqual(try page(listed, "comet"), try page(full, "comet"))
+        XCTAssertEqual(try keys(), ["=comet"])
+        // The first word has its list, the second (a prefix) none.
+        XCTAssertEqual(try page(listed, "comet g"), try page(full, "comet g"))
+        XCTAssertEqual(try keys(), ["&*g =comet", "=comet"], "only the list together is made")
+        let read = listed.queryState.upkeep.answered
+        XCTAssertEqual(try page(listed, "comet g"), try page(full, "comet g"))
+        XCTAssertGreaterThan(listed.queryState.upkeep.answered, read, "the page is read from the list together")
+        // Neither word with a list: again, their list together alone.
+        XCTAssertEqual(try page(listed, "river signal"), try page(full, "river signal"))
+        XCTAssertEqual(try keys(), ["&*g =comet", "&=river =signal", "=comet"])
+        // Later pages, past what the lists together hold (12 entries here), are a full read's,
+        // whatever lists they make.
+        XCTAssertEqual(try Self.pages(listed, "comet g"), try Self.pages(full, "comet g"))
+        XCTAssertEqual(try Self.pages(listed, "river signal"), try Self.pages(full, "river signal"))
+        // After writes the rarities have moved: pages stay a full read's, whatever lists they make.
+        try index.put((300..<330).map { Self.item($0, salt: 3) })
+        _ = try index.delete(identifiers: ["i14", "i21"])
+        for query in ["comet g", "river signal", "g", "signal"] {
+            XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), query)
+        }
+        XCTAssertTrue(try keys().contains("*g"), "a search of the word alone makes its list")
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
     /// The body of each backend's test of a word typed one letter more (the SQLite one above,
     /// `PostgresRankListTests`'): `fromParents` counts the pages read from a shorter prefix's
     /// lists, `lists` the lists kept, `fullReads` (where the backend counts them) the passes read
@@ -459,9 +505,7 @@ final class RankListTests: XCTestCase {
                                                 file: StaticString = #filePath, line: UInt = #line) throws {
         let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
         try index.put((0..<300).map { item($0) })
-        func page(_ store: any IndexQueries, _ query: String) throws -> [String] {
-            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
-        }
+        let page = firstPage
         for (n, typed) in [["ga", "gar", "gard", "garde", "garden"], ["su", "sum", "summ", "summi", "summit"]].enumerated() {
             let when = n == 0 ? "as typed" : "after writes"
             if n == 1 {

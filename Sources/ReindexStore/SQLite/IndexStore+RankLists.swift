@@ -101,6 +101,16 @@ extension IndexStore {
                 return best
             }
         }
+        // Two words without their list together, one of them without a list of its own either
+        // (`sales a`, where `a*` is in 380,000 items and the pair in 48,000): the page is among
+        // the items holding both, so only their list together is made, from a read of those.
+        // The word's own list waits for a search that needs it.
+        var ownListMissing = false
+        if togetherIsWanted { for key in keys where try !rankListExists(key) { ownListMissing = true } }
+        if ownListMissing, let together, try !generationsInFlux() {
+            queryState.upkeep.wanted[together] = RankLists.phrase(together)
+            return nil
+        }
         // One word (or prefix) without a list of its own: a list of a shorter prefix of it holds
         // its best items (below).
         if units.count == 1, let parent = try parentList(of: keys[0]),
