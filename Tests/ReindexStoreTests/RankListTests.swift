@@ -43,6 +43,15 @@ final class RankListTests: XCTestCase {
         return (listed, full, index)
     }
 
+    /// The keys of the lists `store` keeps (those `LIKE` the pattern), in order.
+    static func listKeys(_ store: IndexStore, like pattern: String = "%") throws -> [String] {
+        let select = try store.connection.prepare("SELECT key FROM rank_lists WHERE key LIKE ?1 ORDER BY key")
+        select.bind(1, pattern)
+        var keys: [String] = []
+        while try select.step() { keys.append(select.text(0) ?? "") }
+        return keys
+    }
+
     /// The first page of `query`, 7 results: identifiers and scores.
     static func firstPage(_ store: any IndexQueries, _ query: String) throws -> [String] {
         try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
@@ -249,7 +258,8 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'"), 0, "no list together while staged")
         _ = try writer.acknowledge { store in try store.markDone(queued.id) }
         XCTAssertEqual(try Self.pages(listed, "signal harbour", limit: 4), try Self.pages(full, "signal harbour", limit: 4))
-        XCTAssertEqual(try listed.connection.scalar("SELECT count(*) FROM rank_lists WHERE key LIKE '&%'"), 1, "made once acknowledged")
+        // One for each pass: the words as typed, and the last also as a prefix.
+        XCTAssertEqual(try Self.listKeys(listed, like: "&%"), ["&*harbour =signal", "&=harbour =signal"], "made once acknowledged")
     }
 
     /// Every pair of words, with lists short, middling and long: each page as a full read gives it.
@@ -464,12 +474,7 @@ final class RankListTests: XCTestCase {
     func testTheFirstSearchOfTwoWordsMakesOnlyTheirListTogetherWhenAWordHasNoListOfItsOwn() throws {
         let (listed, full, index) = try rankedIndex()
         let page = Self.firstPage
-        func keys() throws -> [String] {
-            let select = try listed.connection.prepare("SELECT key FROM rank_lists ORDER BY key")
-            var keys: [String] = []
-            while try select.step() { keys.append(select.text(0) ?? "") }
-            return keys
-        }
+        func keys() throws -> [String] { try Self.listKeys(listed) }
         XCTAssertEqual(try page(listed, "comet"), try page(full, "comet"))
         XCTAssertEqual(try keys(), ["=comet"])
         // The first word has its list, the second (a prefix) none.
@@ -492,6 +497,32 @@ final class RankListTests: XCTestCase {
             XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), query)
         }
         XCTAssertTrue(try keys().contains("*g"), "a search of the word alone makes its list")
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
+    /// The pass of a pair that leaves out the items holding both words whole (`comet s` after
+    /// the few items holding `comet` and `s`) reads their list together past those items, as the
+    /// pass without any to leave out does: the list is made alone, and its pages are a full read's,
+    /// through writes that move the rarities.
+    func testThePassLeavingOutTheItemsHoldingBothWordsWholeReadsTheirListTogether() throws {
+        let (listed, full, index) = try rankedIndex()
+        try index.put((0..<4).map { SearchableItem(uniqueIdentifier: "s\($0)", attributes: .init(title: "comet s", contentDescription: "paper")) })
+        let page = Self.firstPage
+        func keys() throws -> [String] { try Self.listKeys(listed) }
+        XCTAssertEqual(try page(listed, "comet s"), try page(full, "comet s"))
+        XCTAssertEqual(try keys(), ["&*s =comet"], "only the list together is made")
+        let read = listed.queryState.upkeep.answered
+        let first = try page(listed, "comet s")
+        XCTAssertEqual(first, try page(full, "comet s"))
+        XCTAssertEqual(first.filter { $0.hasPrefix("s") }.count, 4, "the items holding both words whole come first")
+        XCTAssertGreaterThan(listed.queryState.upkeep.answered, read, "the rest of the page is read from the list together")
+        XCTAssertEqual(try Self.pages(listed, "comet s"), try Self.pages(full, "comet s"))
+        try index.put((300..<330).map { Self.item($0, salt: 3) })
+        _ = try index.delete(identifiers: ["i14", "s2"])
+        for query in ["comet s", "comet si", "comet s && rankingHint >= 0"] {
+            XCTAssertEqual(try page(listed, query), try page(full, query), query)
+            XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), query)
+        }
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 

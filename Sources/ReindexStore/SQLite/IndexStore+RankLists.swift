@@ -83,11 +83,13 @@ extension IndexStore {
             guard let key = try rankKey(unit, prefix: prefix) else { return nil }
             keys.append(key)
         }
-        // Two words: their list together, when there is one made for the rarities of now.
-        let together = excluding ? nil : RankLists.together(keys)
+        // Two words: their list together, when there is one made for the rarities of now. (A
+        // pass that leaves out the items holding both words whole reads the same list, past them.)
+        let together = RankLists.together(keys)
         var togetherIsWanted = false
         if let together {
-            switch try bestFromTogether(together, keys: keys, rarities: rarities, capacity: capacity, average: average, lookUp: lookUp) {
+            switch try bestFromTogether(together, keys: keys, rarities: rarities, capacity: capacity, average: average,
+                                        excluding: excluding, lookUp: lookUp) {
             case .page(let best): return best
             case .wanted: togetherIsWanted = true
             case .unproven: break
@@ -96,7 +98,7 @@ extension IndexStore {
             // `sales a`): that list bounds the pair's items (`parentTogether`).
             if togetherIsWanted, let (parent, standsFor) = try parentTogether(keys),
                case .page(let best) = try bestFromTogether(parent, keys: keys, rarities: rarities, capacity: capacity, average: average,
-                                                          standsFor: standsFor, lookUp: lookUp) {
+                                                          excluding: excluding, standsFor: standsFor, lookUp: lookUp) {
                 queryState.fromParentLists += 1
                 return best
             }
@@ -202,8 +204,12 @@ extension IndexStore {
     /// `standsFor`: the list is another pair's, a part of which is a shorter prefix of a query word
     /// (`parentTogether`); it maps each of its parts to the query's key. Its order is not the
     /// page's then, whatever the rarities, so every entry met is scored from its row.
+    ///
+    /// `excluding`: the pass leaves out the items holding both words whole (`lead s` after the
+    /// items holding `lead` and `s`): their entries are passed over, each entry's row split to
+    /// tell. The items left out are not the pass's, so the bounds hold for the rest as they are.
     private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int, average: Double,
-                                  standsFor: [String: String]? = nil,
+                                  excluding: Bool = false, standsFor: [String: String]? = nil,
                                   lookUp: (Int64, Double) throws(StoreError) -> Ranked?) throws(StoreError) -> TogetherRead {
         let list = try statement("SELECT last_impact, rarities FROM rank_lists WHERE key = ?1")
         list.bind(1, key)
@@ -218,8 +224,11 @@ extension IndexStore {
         reader.bind(1, key)
         defer { reader.reset() }
         var best: [Ranked] = []
+        let wholeKeys = excluding ? keys.map { "=" + $0.dropFirst() } : []
         if made == now && standsFor == nil {
+            let whole = RankKeyTable(keys: wholeKeys)
             while try reader.step() {
+                if excluding, try holdsEvery(reader.int64(1), whole) { continue }
                 guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
                 best.append(ranked)
                 if best.count == capacity { break }
@@ -245,7 +254,7 @@ extension IndexStore {
             guard best.count == capacity, let worst = best.last else { return false }
             return most(sum) * (1 + 1e-9) < worst.score
         }
-        let scoring = RankKeyTable(keys: keys)
+        let scoring = RankKeyTable(keys: keys + wholeKeys)
         var read = 0
         var fullAt: Int? = nil
         while try reader.step() {
@@ -461,6 +470,15 @@ extension IndexStore {
     /// Splits the full-text row `texts` has stepped to, counting into `table`.
     private func scan(_ texts: SQLiteStatement, into table: RankKeyTable) throws(StoreError) {
         try scan(into: table) { column, split in _ = texts.withText(Int32(column)) { split($0, $1) } }
+    }
+
+    /// Whether `row` holds every key of `table`.
+    private func holdsEvery(_ row: Int64, _ table: RankKeyTable) throws(StoreError) -> Bool {
+        let (texts, found) = try fullTextRow(row)
+        defer { texts.reset() }
+        guard found else { return false }
+        try scan(texts, into: table)
+        return table.frequencies.allSatisfy { $0 > 0 }
     }
 
     /// Splits a row's full-text columns, each handed to `split` by `column` (nothing for an
