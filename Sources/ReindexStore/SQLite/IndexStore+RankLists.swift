@@ -205,8 +205,8 @@ extension IndexStore {
     /// (`parentTogether`); it maps each of its parts to the query's key. Its order is not the
     /// page's then, whatever the rarities, so every entry met is scored from its row.
     ///
-    /// `excluding`: the pass leaves out the items holding both words whole (`lead s` after the
-    /// items holding `lead` and `s`): their entries are passed over, each entry's row split to
+    /// `excluding`: the pass leaves out the items holding both words whole (`text e` after the
+    /// items holding `text` and `e`): their entries are passed over, each entry's row split to
     /// tell. The items left out are not the pass's, so the bounds hold for the rest as they are.
     private func bestFromTogether(_ key: String, keys: [String], rarities: [Double], capacity: Int, average: Double,
                                   excluding: Bool = false, standsFor: [String: String]? = nil,
