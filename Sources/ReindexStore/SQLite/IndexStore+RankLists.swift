@@ -108,7 +108,7 @@ extension IndexStore {
         // the items holding both, so only their list together is made, from a read of those.
         // The word's own list waits for a search that needs it.
         var ownListMissing = false
-        if togetherIsWanted { for key in keys where try !rankListExists(key) { ownListMissing = true } }
+        if togetherIsWanted { for key in keys where try !rankListExists(key) { ownListMissing = true; break } }
         if ownListMissing, let together, try !generationsInFlux() {
             queryState.upkeep.wanted[together] = RankLists.phrase(together)
             return nil
@@ -224,11 +224,12 @@ extension IndexStore {
         reader.bind(1, key)
         defer { reader.reset() }
         var best: [Ranked] = []
-        let wholeKeys = excluding ? keys.map { "=" + $0.dropFirst() } : []
+        // Each entry met scored from its row, or (in the list's order) told apart from the items
+        // the pass leaves out: `exactScore` is nil for them.
+        let scoring = RankKeyTable(keys: keys + (excluding ? RankLists.whole(keys) : []))
         if made == now && standsFor == nil {
-            let whole = RankKeyTable(keys: wholeKeys)
             while try reader.step() {
-                if excluding, try holdsEvery(reader.int64(1), whole) { continue }
+                if excluding, try exactScore(reader.int64(1), scoring, units: keys.count, rarities: rarities, average: average) == nil { continue }
                 guard let ranked = try lookUp(reader.int64(1), reader.double(0)) else { continue }
                 best.append(ranked)
                 if best.count == capacity { break }
@@ -254,7 +255,6 @@ extension IndexStore {
             guard best.count == capacity, let worst = best.last else { return false }
             return most(sum) * (1 + 1e-9) < worst.score
         }
-        let scoring = RankKeyTable(keys: keys + wholeKeys)
         var read = 0
         var fullAt: Int? = nil
         while try reader.step() {
@@ -314,8 +314,7 @@ extension IndexStore {
         // Scoring one item exactly, for a query whose score the lists alone do not give: its
         // full-text row split as the index splits it, each word's weighted frequency counted (and,
         // when the pass leaves them out, whether every word is also there whole).
-        let wholeKeys = excluding ? units.indices.map { "=" + keys[$0].dropFirst() } : []
-        let scoring = RankKeyTable(keys: keys + wholeKeys)
+        let scoring = RankKeyTable(keys: keys + (excluding ? RankLists.whole(keys) : []))
         // One word's score is its rarity times the impact its list keeps; several words', or an
         // item the pass may leave out, are read from the full-text index.
         let fromListAlone = units.count == 1 && !excluding && ownLists
@@ -470,15 +469,6 @@ extension IndexStore {
     /// Splits the full-text row `texts` has stepped to, counting into `table`.
     private func scan(_ texts: SQLiteStatement, into table: RankKeyTable) throws(StoreError) {
         try scan(into: table) { column, split in _ = texts.withText(Int32(column)) { split($0, $1) } }
-    }
-
-    /// Whether `row` holds every key of `table`.
-    private func holdsEvery(_ row: Int64, _ table: RankKeyTable) throws(StoreError) -> Bool {
-        let (texts, found) = try fullTextRow(row)
-        defer { texts.reset() }
-        guard found else { return false }
-        try scan(texts, into: table)
-        return table.frequencies.allSatisfy { $0 > 0 }
     }
 
     /// Splits a row's full-text columns, each handed to `split` by `column` (nothing for an

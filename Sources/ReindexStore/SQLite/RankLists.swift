@@ -68,6 +68,12 @@ enum RankLists {
         return "&" + keys.sorted().joined(separator: " ")
     }
 
+    /// The keys of the words whole (`=lead`, `=s` for `=lead`, `*s`): a pass that reads a
+    /// prefix leaves out the items holding every one of them.
+    static func whole(_ keys: [String]) -> [String] {
+        keys.map { "=" + $0.dropFirst() }
+    }
+
     /// The keys of the prefixes whose lists hold every item of `key`'s word with no higher
     /// impact, longest first: the word as a prefix (for a whole word), then each shorter prefix —
     /// `*suppor`, … `*s` for `=support`. Whole characters only: a prefix that ends inside a UTF-8
