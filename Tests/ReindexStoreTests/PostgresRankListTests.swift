@@ -259,6 +259,54 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
+    func testAPairTypedOneLetterMoreIsReadFromThePairsListWithTheShorterPrefixAndMakesNoListOfAWord() throws {
+        let (listed, full) = try listedAndFull()
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        _ = try index.put((0..<300).map { RankListTests.item($0) } + [
+            SearchableItem(uniqueIdentifier: "whole1", attributes: .init(title: "comet gla", rankingHint: 2)),
+        ])
+        func first(_ store: PostgresStore, _ query: String, _ limit: Int) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: limit)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        func lists() throws -> [String: String] {
+            let r = try listed.query("SELECT left(key, strpos(key, '#')), horizon::text FROM rank_lists")
+            return Dictionary(uniqueKeysWithValues: (0..<r.rowCount).map { (r.text($0, 0) ?? "", r.text($0, 1) ?? "") })
+        }
+        // The word first, then the pair typed key by key.
+        XCTAssertEqual(try first(listed, "comet", 7), try first(full, "comet", 7))
+        let word = try XCTUnwrap(try lists()["=comet#"], "the word's own list")
+        XCTAssertEqual(try first(listed, "comet gl", 7), try first(full, "comet gl", 7))
+        XCTAssertEqual(try lists()["=comet#"], word, "the word's own list is not made again")
+        XCTAssertEqual(Set(try lists().keys), ["=comet#", "+comet#", "&comet gl#", "&comet gl*#"],
+                       "only the pair's lists together are made, not one of `gl`")
+        let made = try lists()
+        for query in ["comet gla", "comet glas", "comet glass"] {
+            let before = listed.rankLists.fromParentLists
+            for limit in [1, 7] {
+                XCTAssertEqual(try first(listed, query, limit), try first(full, query, limit), "\(query), first \(limit)")
+            }
+            XCTAssertEqual(listed.rankLists.fromParentLists, before + 2, "\(query): both pages read from `comet gl*`'s list")
+            XCTAssertEqual(try lists(), made, "\(query): no list made")
+        }
+        // Later pages, past the list's 12 entries, are read as before (and may make lists).
+        for query in ["comet gla", "comet glas", "comet glass"] {
+            XCTAssertEqual(try pages(listed, query, limit: 4), try pages(full, query, limit: 4), query)
+        }
+        XCTAssertEqual(try first(listed, "comet gla", 1).first?.split(separator: " ").first, "whole1", "the first pass first")
+
+        // Written since: a new best item of the second pass, a new one of the first, one written again.
+        _ = try index.put([SearchableItem(uniqueIdentifier: "new", attributes: .init(title: "comet glassy garden", rankingHint: 5)),
+                           SearchableItem(uniqueIdentifier: "whole2", attributes: .init(title: "comet glas")),
+                           RankListTests.item(5, salt: 9)])
+        for query in ["comet gla", "comet glas", "comet glass"] {
+            for limit in [1, 7, 20] {
+                XCTAssertEqual(try first(listed, query, limit), try first(full, query, limit), "\(query), first \(limit), after writes")
+            }
+            XCTAssertEqual(try pages(listed, query, limit: 3), try pages(full, query, limit: 3), "\(query), after writes")
+        }
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
     func testAPageAfterACursorInTheSecondPassWalksPastTheFirstPassItemsTheListHolds() throws {
         let (listed, full) = try listedAndFull()
         let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")

@@ -24,6 +24,8 @@ final class PostgresRankLists {
     var missing = false
     /// Keys of words counted and found not common, so they are not counted at every search.
     var uncommon = Set<String>()
+    /// Keys of words counted and found common (a pair's search may ask twice).
+    var common = Set<String>()
     /// A search of common words whose lists are missing makes them before it reads its page
     /// (`PostgresStore.query`), unless the server refused to write a list in this process (a
     /// role that may only read, a standby): then it reads every match, and the lists are tried

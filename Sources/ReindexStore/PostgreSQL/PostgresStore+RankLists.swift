@@ -40,7 +40,10 @@ import ReindexProtocol
 // transaction of its own, and then reads the page from them in a new snapshot. When a list
 // cannot be made (a role that may only read, another session making it), it reads every match.
 // Before all that, one word without lists is read from a shorter prefix's lists when they prove
-// its page (`rankedFromParentLists`): a search field's every key is a new prefix.
+// its page (`rankedFromParentLists`), and two words from the list together of the first and a
+// shorter prefix of the second (`rankedFromParentTogether`): a search field's every key is a new
+// prefix. Two words without a list together, one of them without a list of its own, want only
+// their list together: the page is among the items holding both.
 extension PostgresStore {
     /// A row's place in relevance order.
     struct RankPlace: RelevancePlace {
@@ -142,6 +145,7 @@ extension PostgresStore {
                 togetherIsMissing = true
             }
         }
+        if togetherIsMissing, let together, let read = try rankedFromParentTogether(q, together, limit: limit, cursor: cursor) { return read }
         if let together, let first = togetherState, let prefixed = prefixedSpec(q, together) {
             switch try rankedFromPrefixedList(q, specs, prefixed, pass0: together, first: first, limit: limit, cursor: cursor) {
             case .read(let read): return read
@@ -159,6 +163,14 @@ extension PostgresStore {
             let depth = depths[n]
             guard let state = try rankListState(specs, depth: depth) else {
                 if walks, n == 0, let read = try rankedFromParentLists(q, specs, limit: limit, cursor: cursor) { return read }
+                // Several words without their list together, a word without a list of its own
+                // (`sales an`, typed): the page is among the items holding them all, so only
+                // their list together is wanted, made from a read of those. A word's own list
+                // waits for a search that needs it.
+                if togetherIsMissing, try everyWordIsCommon(q, specs) {
+                    rankLists.togetherMissing = together
+                    return nil
+                }
                 rankLists.missing = true
                 return nil
             }
@@ -253,6 +265,55 @@ extension PostgresStore {
                 bounds[spec.pass] = .some(bound.map { RankPlace(pass: spec.pass, score: $0.score, hint: $0.hint, bundle: $0.bundle, uid: $0.uid) })
             }
             if typedWhole { bounds[0] = .some(nil) }
+            if Self.proves(read.places, bounds: bounds, limit: limit) {
+                rankLists.answered += 1
+                rankLists.fromParentLists += 1
+                return read
+            }
+            if bound == nil { return nil }
+        }
+        return nil
+    }
+
+    /// Two words without a list together, the second typed one letter more than a pair with
+    /// one (`sales ana` after `sales an`), read from that pair's list with the shorter prefix
+    /// (`&an* sales`, `prefixedSpec`). Every token the longer prefix matches the shorter matches
+    /// too, so an item's score for the query is at most its score in that list, and the list's
+    /// entry at a depth bounds every item of the second pass not among the entries before it,
+    /// as a shorter prefix's own list does for one word (`rankedFromParentLists`). The first
+    /// pass (the second word as typed) must be wholly among the candidates: when at most
+    /// `parentFirstPass` items hold that word, they are. Candidates are those, the list's first
+    /// entries (deeper until the page is proven) and the items changed since. Nil when there is
+    /// no such list or it does not prove the page: then the pair's own lists are made.
+    private func rankedFromParentTogether(_ q: PreparedPostgresQuery, _ together: PostgresRankListSpec, limit: Int, cursor: Cursor?) throws -> RankedRead? {
+        guard q.units.count == 2, let last = q.prefixable, last == 1, !q.units[last].starred,
+              let hash = together.key.firstIndex(of: "#") else { return nil }
+        let suffix = String(together.key[hash...])
+        var units = q.units
+        units[last].starred = true
+        var tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
+        // The longest shorter prefix of the typed word whose list together with the other is made.
+        var parent: PostgresRankListSpec? = nil
+        var characters = Array(tokens[last])
+        while characters.count > 1 && parent == nil {
+            characters.removeLast()
+            tokens[last] = String(characters)
+            let spec = Self.together(units, tokens: tokens, suffix: suffix, pass: 1, q)
+            if try query("SELECT 1 FROM rank_lists WHERE key = $1", [spec.key]).rowCount > 0 { parent = spec }
+        }
+        guard let parent else { return nil }
+        let typed = q.units[last]
+        guard try matchCount(typed, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass else { return nil }
+        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
+            guard let state = try rankListState([parent], depth: depth), state.changed <= rankLists.changedRows,
+                  let bound = state.bounds[parent.key] else { return nil }
+            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+                "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+                    + " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(typed, prefix: false)))"
+                    + Self.changedItems(since: state.horizon, state.changed, &compiler)
+            }
+            // (Every item of the first pass is a candidate: no bound.)
+            let bounds: [Int: RankPlace?] = [0: nil, 1: bound.map { RankPlace(pass: 1, score: $0.score, hint: $0.hint, bundle: $0.bundle, uid: $0.uid) }]
             if Self.proves(read.places, bounds: bounds, limit: limit) {
                 rankLists.answered += 1
                 rankLists.fromParentLists += 1
@@ -441,21 +502,26 @@ extension PostgresStore {
         guard rankLists.missing, let specs = rankListSpecs(q)?.words else { return false }
         // Lists help only when every word is common — a rare one is read in full, cheaply.
         guard try everyWordIsCommon(q, specs) else { return false }
-        for spec in specs { rankLists.wanted[spec.key] = spec }
+        // Only those missing: a word's list made by an earlier search stays as it is.
+        let made = try query("SELECT key FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(specs.map(\.key))])
+        let present = Set((0..<made.rowCount).compactMap { made.text($0, 0) })
+        for spec in specs where !present.contains(spec.key) { rankLists.wanted[spec.key] = spec }
         return true
     }
 
     /// Whether more than `commonWords` items hold each word of `q` (the last as a prefix when
-    /// it is one), counted once per process: a word's first list's key (of `specs`) notes it
-    /// found not common.
+    /// it is one), counted once per process: a word's first list's key (of `specs`) notes what
+    /// was found.
     private func everyWordIsCommon(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec]) throws -> Bool {
         let common = rankLists.commonWords
         for unit in q.units {
             guard let key = specs.first(where: { $0.unit == unit })?.key, !rankLists.uncommon.contains(key) else { return false }
+            if rankLists.common.contains(key) { continue }
             guard try matchCount(unit, prefix: true, q, atMost: common + 1) > common else {
                 rankLists.uncommon.insert(key)
                 return false
             }
+            rankLists.common.insert(key)
         }
         return true
     }
