@@ -468,6 +468,42 @@ final class RankListTests: XCTestCase {
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
 
+    /// A pair typed one letter more whose items tie (identical items, as synthetic sets have),
+    /// where every token of the shorter prefix is one of the longer's (`b*` is only `budgeting`):
+    /// the list of the pair with the shorter prefix, made with the rarities of now, proves the
+    /// page at the first entry tying with its last after it, so no list is made for the key.
+    func testAPairTypedOneLetterMoreWhoseItemsTieIsReadFromTheShorterPrefixsListTogether() throws {
+        let directory = try TestSupport.makeScratchDirectory(for: self)
+        let (listed, full) = try listedAndFull(directory + "/index.sqlite")
+        let index = LocalIndex(store: listed, bundleIdentifier: "com.example.ranked")
+        try index.put((0..<80).map { SearchableItem(uniqueIdentifier: "t\(($0 * 37) % 101)", attributes: .init(title: "Tanaka", keywords: ["budgeting"],
+                                                                                                           rankingHint: $0 == 50 ? 2 : nil)) }
+            + (0..<40).map { SearchableItem(uniqueIdentifier: "r\($0)", attributes: .init(title: "Tanaka river")) }
+            + (0..<100).map { SearchableItem(uniqueIdentifier: "c\($0)", attributes: .init(title: "comet river")) })
+        let page = Self.firstPage
+        XCTAssertEqual(try page(listed, "tanaka"), try page(full, "tanaka"))
+        XCTAssertEqual(try page(listed, "tanaka b"), try page(full, "tanaka b"))
+        let made = try Self.listKeys(listed)
+        XCTAssertEqual(made, ["&*b =tanaka", "=tanaka"])
+        for query in ["tanaka bu", "tanaka bud", "tanaka budg", "tanaka budgeti"] {
+            let read = listed.queryState.fromParentLists
+            XCTAssertEqual(try page(listed, query), try page(full, query), query)
+            XCTAssertEqual(listed.queryState.fromParentLists, read + 1, "\(query): read from `tanaka b*`'s list")
+            XCTAssertEqual(try Self.listKeys(listed), made, "\(query): no list made")
+        }
+        XCTAssertEqual(try page(listed, "tanaka bu").first?.split(separator: " ").first, "t32", "the hint first (item 50)")
+        // Later pages, and pages after writes that move the rarities (more `b*` words than
+        // `budgeting`), whatever lists they make.
+        for query in ["tanaka bu", "tanaka budg"] { XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), query) }
+        try index.put([SearchableItem(uniqueIdentifier: "t0a", attributes: .init(title: "Tanaka", keywords: ["budgeting"])),
+                       SearchableItem(uniqueIdentifier: "b1", attributes: .init(title: "Tanaka banner"))])
+        for query in ["tanaka b", "tanaka bu", "tanaka bud"] {
+            XCTAssertEqual(try page(listed, query), try page(full, query), "\(query), after writes")
+            XCTAssertEqual(try Self.pages(listed, query), try Self.pages(full, query), "\(query), after writes")
+        }
+        XCTAssertEqual(try listed.health(quick: false).problems, [])
+    }
+
     /// Two common words without their list together, where a word has no list of its own (a
     /// search field's `comet g`, `g*` in most items): the first search makes their list together
     /// only, and reads its page from it; the word's own list waits for a search of the word alone.

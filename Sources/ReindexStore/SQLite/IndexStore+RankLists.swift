@@ -220,7 +220,7 @@ extension IndexStore {
         let now = RankLists.parts(key).map { part in keys.firstIndex(of: standsFor?[part] ?? part).map { rarities[$0] } ?? .nan }
         list.reset()
         guard made.count == 2, now.allSatisfy({ !$0.isNaN }) else { return .wanted }
-        let reader = try statement("SELECT impact, item FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
+        let reader = try statement("SELECT impact, item, hint, bundle, uid FROM rank_entries WHERE list = ?1 ORDER BY impact DESC, hint DESC, bundle, uid, item")
         reader.bind(1, key)
         defer { reader.reset() }
         var best: [Ranked] = []
@@ -255,10 +255,22 @@ extension IndexStore {
             guard best.count == capacity, let worst = best.last else { return false }
             return most(sum) * (1 + 1e-9) < worst.score
         }
+        // Another pair's list made with the rarities of now (`sales bud` read from `sales b*`'s
+        // when every `b*` word is `budgeting`): an item not met yet sums there to no more than
+        // the entry being read, in the list's order after it when as much, and scores for the
+        // query no more than it sums there (each impact no higher, the same rarities). So an
+        // entry that ties with the page's last exactly, after it in the tie order, proves the
+        // page: the items that tie, as synthetic ones do, need not all be read.
+        let sameRarities = standsFor != nil && made == now
+        func tiesBehindLast(_ sum: Double) -> Bool {
+            guard sameRarities, best.count == capacity, let worst = best.last, sum == worst.score else { return false }
+            let entry = Ranked(row: reader.int64(1), score: sum, hint: reader.double(2), bundle: reader.text(3) ?? "", uid: reader.text(4) ?? "")
+            return worst.precedes(entry)
+        }
         var read = 0
         var fullAt: Int? = nil
         while try reader.step() {
-            if cannotReach(reader.double(0)) {
+            if cannotReach(reader.double(0)) || tiesBehindLast(reader.double(0)) {
                 queryState.upkeep.answered += 1
                 return .page(best)
             }
