@@ -236,6 +236,14 @@ extension Bench {
         results.append(("postgres_search_as_typed", .object([("p50Ms", .double(pgLater.percentile(0.5))), ("p90Ms", .double(pgLater.percentile(0.9))),
                                                              ("maxMs", .double(pgLater.max)), ("twoLettersP50Ms", .double(pgTwo.percentile(0.5))),
                                                              ("sqliteP50Ms", .double(liteLater.percentile(0.5)))])))
+        let (pgPairFirst, pgPairLater) = try Self.typedPairKeys { _ = try postgres.query($0, options: QueryOptions(limit: 20)) }
+        let (_, litePairLater) = try Self.typedPairKeys { _ = try sqlite.query($0, options: QueryOptions(limit: 20)) }
+        var pairs = Self.typedPairRow(pgPairLater, pgPairFirst, items: count, backend: ", PostgreSQL")
+        pairs[2] = "SQLite p50 \(fmt(litePairLater.percentile(0.5), 2)), p90 \(fmt(litePairLater.percentile(0.9), 2)), max \(fmt(litePairLater.max, 2))"
+        rows.append(pairs)
+        results.append(("postgres_pairs_as_typed", .object([("p50Ms", .double(pgPairLater.percentile(0.5))), ("p90Ms", .double(pgPairLater.percentile(0.9))),
+                                                            ("maxMs", .double(pgPairLater.max)), ("firstKeysP50Ms", .double(pgPairFirst.percentile(0.5))),
+                                                            ("sqliteP50Ms", .double(litePairLater.percentile(0.5)))])))
     }
 
     // MARK: The fleet

@@ -493,6 +493,35 @@ final class Bench {
         return (twoLetters, later)
     }
 
+    /// Pairs typed into a search field: the first word searched alone (its lists made), then the
+    /// second typed one key at a time from its first letter. None is read by the other rows.
+    static let typedPairs = [("finance", "executive"), ("people", "designer"), ("research", "hamilton"),
+                             ("tanaka", "budgeting"), ("rossi", "kubernetes"), ("moreau", "networking")]
+
+    /// Each of `typedPairs` typed: each key's query searched once (its first search). The second
+    /// word's one-letter keys (which make the pair's list together), then every later key.
+    static func typedPairKeys(_ search: (String) throws -> Void) throws -> (firstKeys: Sample, later: Sample) {
+        var firstKeys = Sample(), later = Sample()
+        for (word, typed) in typedPairs {
+            try search(word)
+            let letters = Array(typed)
+            for end in 1...letters.count {
+                let start = Clock.monotonic()
+                try search(word + " " + String(letters[..<end]))
+                let ms = (Clock.monotonic() - start) * 1000
+                if end == 1 { firstKeys.add(ms) } else { later.add(ms) }
+            }
+        }
+        return (firstKeys, later)
+    }
+
+    static func typedPairRow(_ later: Sample, _ firstKeys: Sample, items: Int, backend: String = "") -> [String] {
+        ["pairs as typed\(backend), \(items / 1000)k items, each key a first search (ms)",
+         "p50 \(fmt(later.percentile(0.5), 2)), p90 \(fmt(later.percentile(0.9), 2)), max \(fmt(later.max, 2))", "-",
+         "\(typedPairs.count) pairs, the second word typed from its second letter, \(later.values.count) keys, in process, after the first word "
+            + "alone; their one-letter keys before (which make the pair's list together): p50 \(fmt(firstKeys.percentile(0.5), 2)), max \(fmt(firstKeys.max, 2))"]
+    }
+
     static func typedRow(_ later: Sample, _ twoLetters: Sample, items: Int, backend: String = "") -> [String] {
         ["search as typed\(backend), \(items / 1000)k items, each key a first search (ms)",
          "p50 \(fmt(later.percentile(0.5), 2)), p90 \(fmt(later.percentile(0.9), 2)), max \(fmt(later.max, 2))", "-",
@@ -565,6 +594,10 @@ final class Bench {
         rows.append(Self.typedRow(laterKeys, twoLetters, items: items))
         results.append(("search_as_typed", .object([("p50Ms", .double(laterKeys.percentile(0.5))), ("p90Ms", .double(laterKeys.percentile(0.9))),
                                                     ("maxMs", .double(laterKeys.max)), ("twoLettersP50Ms", .double(twoLetters.percentile(0.5)))])))
+        let (pairFirstKeys, pairLaterKeys) = try Self.typedPairKeys { _ = try typing.search($0, limit: 20) }
+        rows.append(Self.typedPairRow(pairLaterKeys, pairFirstKeys, items: items))
+        results.append(("pairs_as_typed", .object([("p50Ms", .double(pairLaterKeys.percentile(0.5))), ("p90Ms", .double(pairLaterKeys.percentile(0.9))),
+                                                   ("maxMs", .double(pairLaterKeys.max)), ("firstKeysP50Ms", .double(pairFirstKeys.percentile(0.5)))])))
         // The query language: filters alone, filters with words, exact counts, deep pages.
         var languageQueries: [(String, String)] = [
             ("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
