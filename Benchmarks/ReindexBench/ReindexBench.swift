@@ -19,7 +19,8 @@ import ReindexProtocol
 ///   against the `sqlite3` command's same FTS5 query, and `run --ids` against a bare start of a
 ///   Swift, a Python and a TypeScript SDK extension (`StartScenario.swift`; `--only start`).
 /// Processes are timed from spawn to a blocking wait (`TimedProcess`), never by polling.
-/// - search: p50/p99 of one-word, two-word and prefix queries over the largest index;
+/// - search: p50/p99 of one-word, two-word and prefix queries over the largest index, and words
+///   and pairs typed a letter at a time, each key its first search;
 /// - discovery: `reindex list` over 10, 100 and 1,000 bundles;
 /// - python: the throughput scenario with extensions in other languages instead of the Swift one: a
 ///   plain Python one, one on the Python SDK and one on the TypeScript SDK;
