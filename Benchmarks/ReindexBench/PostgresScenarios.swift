@@ -226,24 +226,23 @@ extension Bench {
         try postgresTyped(postgres, sqlite, count: count)
     }
 
-    /// `typedKeys` on both backends over the same items: each key its first search.
+    /// `typedKeys` and `typedPairKeys` on both backends over the same items: each key its first search.
     func postgresTyped(_ postgres: any IndexQueries, _ sqlite: IndexStore, count: Int) throws {
-        let (pgTwo, pgLater) = try Self.typedKeys { _ = try postgres.query($0, options: QueryOptions(limit: 20)) }
-        let (_, liteLater) = try Self.typedKeys { _ = try sqlite.query($0, options: QueryOptions(limit: 20)) }
-        var row = Self.typedRow(pgLater, pgTwo, items: count, backend: ", PostgreSQL")
-        row[2] = "SQLite p50 \(fmt(liteLater.percentile(0.5), 2)), p90 \(fmt(liteLater.percentile(0.9), 2)), max \(fmt(liteLater.max, 2))"
-        rows.append(row)
-        results.append(("postgres_search_as_typed", .object([("p50Ms", .double(pgLater.percentile(0.5))), ("p90Ms", .double(pgLater.percentile(0.9))),
-                                                             ("maxMs", .double(pgLater.max)), ("twoLettersP50Ms", .double(pgTwo.percentile(0.5))),
-                                                             ("sqliteP50Ms", .double(liteLater.percentile(0.5)))])))
-        let (pgPairFirst, pgPairLater) = try Self.typedPairKeys { _ = try postgres.query($0, options: QueryOptions(limit: 20)) }
-        let (_, litePairLater) = try Self.typedPairKeys { _ = try sqlite.query($0, options: QueryOptions(limit: 20)) }
-        var pairs = Self.typedPairRow(pgPairLater, pgPairFirst, items: count, backend: ", PostgreSQL")
-        pairs[2] = "SQLite p50 \(fmt(litePairLater.percentile(0.5), 2)), p90 \(fmt(litePairLater.percentile(0.9), 2)), max \(fmt(litePairLater.max, 2))"
-        rows.append(pairs)
-        results.append(("postgres_pairs_as_typed", .object([("p50Ms", .double(pgPairLater.percentile(0.5))), ("p90Ms", .double(pgPairLater.percentile(0.9))),
-                                                            ("maxMs", .double(pgPairLater.max)), ("firstKeysP50Ms", .double(pgPairFirst.percentile(0.5))),
-                                                            ("sqliteP50Ms", .double(litePairLater.percentile(0.5)))])))
+        typealias Keys = ((String) throws -> Void) throws -> (Sample, Sample)
+        let kinds: [(name: String, first: String, keys: Keys, row: (Sample, Sample) -> [String])] = [
+            ("postgres_search_as_typed", "twoLettersP50Ms", { try Self.typedKeys($0) }, { Self.typedRow($0, $1, items: count, backend: ", PostgreSQL") }),
+            ("postgres_pairs_as_typed", "firstKeysP50Ms", { try Self.typedPairKeys($0) }, { Self.typedPairRow($0, $1, items: count, backend: ", PostgreSQL") }),
+        ]
+        for kind in kinds {
+            let (pgFirst, pgLater) = try kind.keys { _ = try postgres.query($0, options: QueryOptions(limit: 20)) }
+            let (_, liteLater) = try kind.keys { _ = try sqlite.query($0, options: QueryOptions(limit: 20)) }
+            var row = kind.row(pgLater, pgFirst)
+            row[2] = "SQLite p50 \(fmt(liteLater.percentile(0.5), 2)), p90 \(fmt(liteLater.percentile(0.9), 2)), max \(fmt(liteLater.max, 2))"
+            rows.append(row)
+            results.append((kind.name, .object([("p50Ms", .double(pgLater.percentile(0.5))), ("p90Ms", .double(pgLater.percentile(0.9))),
+                                                ("maxMs", .double(pgLater.max)), (kind.first, .double(pgFirst.percentile(0.5))),
+                                                ("sqliteP50Ms", .double(liteLater.percentile(0.5)))])))
+        }
     }
 
     // MARK: The fleet

@@ -55,6 +55,9 @@ extension PostgresStore {
 
         /// Whether `self` comes before `other`, or is it.
         func isAtOrBefore(_ other: RankPlace) -> Bool { order(other) ?? true }
+
+        /// The same place in another pass.
+        func at(pass: Int) -> RankPlace { RankPlace(pass: pass, score: score, hint: hint, bundle: bundle, uid: uid) }
     }
 
     /// The rank lists of a query's words: each word (or prefix) in every searched attribute, at
@@ -249,23 +252,35 @@ extension PostgresStore {
         guard let parent else { return nil }
         // The word as typed: every item holding it a candidate, when few do.
         let typedWhole = try matchCount(own.unit, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass
-        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
-            guard let state = try rankListState([parent.whole, parent.prefix], depth: depth),
-                  state.changed <= rankLists.changedRows, let bound = state.bounds[parent.prefix.key] else { return nil }
-            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-                var candidates = "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.whole.key, "text"))"
-                    + " UNION SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.prefix.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
-                if typedWhole {
-                    candidates += " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(own.unit, prefix: false)))"
-                }
-                return candidates + Self.changedItems(since: state.horizon, state.changed, &compiler)
+        return try readDeepening(q, lists: [parent.whole, parent.prefix], bounding: parent.prefix, limit: limit, cursor: cursor) { depth, compiler in
+            var candidates = "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.whole.key, "text"))"
+                + " UNION SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.prefix.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+            if typedWhole {
+                candidates += " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(own.unit, prefix: false)))"
             }
+            return candidates
+        } bounds: { bound in
             var bounds: [Int: RankPlace?] = [:]
-            for spec in specs {
-                bounds[spec.pass] = .some(bound.map { RankPlace(pass: spec.pass, score: $0.score, hint: $0.hint, bundle: $0.bundle, uid: $0.uid) })
-            }
+            for spec in specs { bounds[spec.pass] = .some(bound.map { $0.at(pass: spec.pass) }) }
             if typedWhole { bounds[0] = .some(nil) }
-            if Self.proves(read.places, bounds: bounds, limit: limit) {
+            return bounds
+        }
+    }
+
+    /// A page read from a shorter prefix's list (`bounding`; `lists` every list read), its first
+    /// entries and then more until the page is proven: the `candidates` at a depth, with the items
+    /// changed since, and each pass's bound from the entry at that depth (`bounds`). Nil when the
+    /// list cannot prove it.
+    private func readDeepening(_ q: PreparedPostgresQuery, lists: [PostgresRankListSpec], bounding: PostgresRankListSpec, limit: Int, cursor: Cursor?,
+                               candidates: @escaping (Int, inout PostgresQueryCompiler) -> String,
+                               bounds: (RankPlace?) -> [Int: RankPlace?]) throws -> RankedRead? {
+        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
+            guard let state = try rankListState(lists, depth: depth), state.changed <= rankLists.changedRows,
+                  let bound = state.bounds[bounding.key] else { return nil }
+            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+                candidates(depth, &compiler) + Self.changedItems(since: state.horizon, state.changed, &compiler)
+            }
+            if Self.proves(read.places, bounds: bounds(bound), limit: limit) {
                 rankLists.answered += 1
                 rankLists.fromParentLists += 1
                 return read
@@ -304,24 +319,13 @@ extension PostgresStore {
         guard let parent else { return nil }
         let typed = q.units[last]
         guard try matchCount(typed, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass else { return nil }
-        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
-            guard let state = try rankListState([parent], depth: depth), state.changed <= rankLists.changedRows,
-                  let bound = state.bounds[parent.key] else { return nil }
-            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-                "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
-                    + " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(typed, prefix: false)))"
-                    + Self.changedItems(since: state.horizon, state.changed, &compiler)
-            }
+        return try readDeepening(q, lists: [parent], bounding: parent, limit: limit, cursor: cursor) { depth, compiler in
+            "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+                + " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(typed, prefix: false)))"
+        } bounds: { bound in
             // (Every item of the first pass is a candidate: no bound.)
-            let bounds: [Int: RankPlace?] = [0: nil, 1: bound.map { RankPlace(pass: 1, score: $0.score, hint: $0.hint, bundle: $0.bundle, uid: $0.uid) }]
-            if Self.proves(read.places, bounds: bounds, limit: limit) {
-                rankLists.answered += 1
-                rankLists.fromParentLists += 1
-                return read
-            }
-            if bound == nil { return nil }
+            [0: nil, 1: bound.map { $0.at(pass: 1) }]
         }
-        return nil
     }
 
     /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
