@@ -229,27 +229,22 @@ extension PostgresStore {
         guard let own = specs.first, own.kind == .whole, let hash = own.key.firstIndex(of: "#"),
               let token = PostgresQueryCompiler.tokens(own.unit.text).first else { return nil }
         let suffix = String(own.key[hash...])
-        // The longest shorter prefix with both lists, the first pass's whole.
-        var parent: (whole: PostgresRankListSpec, prefix: PostgresRankListSpec)? = nil
-        var characters = Array(token)
-        while characters.count > 1 && parent == nil {
-            characters.removeLast()
-            let shorter = String(characters)
-            let keys = [PostgresRankListSpec.Kind.whole, .prefixOnly].map { $0.rawValue + shorter + suffix }
-            let r = try query("SELECT key, length, complete FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(keys)])
-            var whole: (length: Int, complete: Bool)? = nil
-            var prefixed = false
-            for row in 0..<r.rowCount {
-                if r.text(row, 0) == keys[0] { whole = (r.int(row, 1), r.bool(row, 2)) } else { prefixed = true }
-            }
-            guard let whole, prefixed else { continue }
-            guard whole.complete, whole.length <= Self.parentFirstPass else { continue }
-            var wholeSpec = own, prefixSpec = own
-            (wholeSpec.key, wholeSpec.pass, prefixSpec.key, prefixSpec.kind) = (keys[0], 0, keys[1], .prefixOnly)
-            prefixSpec.pass = 1
-            parent = (wholeSpec, prefixSpec)
-        }
-        guard let parent else { return nil }
+        // The longest shorter prefix with both lists, the first pass's whole: every shorter
+        // prefix's lists looked up at once.
+        let shorter = Self.shorterPrefixes(of: token)
+        let kinds = [PostgresRankListSpec.Kind.whole, .prefixOnly]
+        let keys = shorter.map { prefix in kinds.map { $0.rawValue + prefix + suffix } }
+        let r = try query("SELECT key, length, complete FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(keys.flatMap { $0 })])
+        var lists: [String: (length: Int, complete: Bool)] = [:]
+        for row in 0..<r.rowCount { lists[r.text(row, 0) ?? ""] = (r.int(row, 1), r.bool(row, 2)) }
+        guard let pair = keys.first(where: { pair in
+            guard let whole = lists[pair[0]], lists[pair[1]] != nil else { return false }
+            return whole.complete && whole.length <= Self.parentFirstPass
+        }) else { return nil }
+        var wholeSpec = own, prefixSpec = own
+        (wholeSpec.key, wholeSpec.pass, prefixSpec.key, prefixSpec.kind) = (pair[0], 0, pair[1], .prefixOnly)
+        prefixSpec.pass = 1
+        let parent = (whole: wholeSpec, prefix: prefixSpec)
         // The word as typed: every item holding it a candidate, when few do.
         let typedWhole = try matchCount(own.unit, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass
         return try readDeepening(q, lists: [parent.whole, parent.prefix], bounding: parent.prefix, limit: limit, cursor: cursor) { depth, compiler in
@@ -306,17 +301,17 @@ extension PostgresStore {
         let suffix = String(together.key[hash...])
         var units = q.units
         units[last].starred = true
-        var tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
-        // The longest shorter prefix of the typed word whose list together with the other is made.
-        var parent: PostgresRankListSpec? = nil
-        var characters = Array(tokens[last])
-        while characters.count > 1 && parent == nil {
-            characters.removeLast()
-            tokens[last] = String(characters)
-            let spec = Self.together(units, tokens: tokens, suffix: suffix, pass: 1, q)
-            if try query("SELECT 1 FROM rank_lists WHERE key = $1", [spec.key]).rowCount > 0 { parent = spec }
+        let tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
+        // The longest shorter prefix of the typed word whose list together with the other is
+        // made: every shorter prefix's list looked up at once.
+        let specs = Self.shorterPrefixes(of: tokens[last]).map { prefix in
+            var shorter = tokens
+            shorter[last] = prefix
+            return Self.together(units, tokens: shorter, suffix: suffix, pass: 1, q)
         }
-        guard let parent else { return nil }
+        let r = try query("SELECT key FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(specs.map(\.key))])
+        let made = Set((0..<r.rowCount).map { r.text($0, 0) ?? "" })
+        guard let parent = specs.first(where: { made.contains($0.key) }) else { return nil }
         let typed = q.units[last]
         guard try matchCount(typed, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass else { return nil }
         return try readDeepening(q, lists: [parent], bounding: parent, limit: limit, cursor: cursor) { depth, compiler in
@@ -331,6 +326,12 @@ extension PostgresStore {
     /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
     /// be read from the shorter prefix's lists (`rankedFromParentLists`).
     static let parentFirstPass = 256
+
+    /// The prefixes of `token` shorter than it, longest first, down to one character.
+    static func shorterPrefixes(of token: String) -> [String] {
+        let characters = Array(token)
+        return characters.indices.dropFirst().reversed().map { String(characters[..<$0]) }
+    }
 
     enum PrefixedRead {
         case read(RankedRead)
