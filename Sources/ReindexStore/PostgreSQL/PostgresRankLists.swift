@@ -26,6 +26,12 @@ final class PostgresRankLists {
     var uncommon = Set<String>()
     /// Keys of words counted and found common (a pair's search may ask twice).
     var common = Set<String>()
+    /// The server's estimate of how many items hold each of the documents' most common words
+    /// (`commonByStatistics`), and when it was read (`Clock.monotonic`); nil until then.
+    var documentStatistics: [String: Double]?
+    var documentStatisticsRead = 0.0
+    /// Counts of a word's matches run (`matchCount`), for tests.
+    var exactCounts = 0
     /// A search of common words whose lists are missing makes them before it reads its page
     /// (`PostgresStore.query`), unless the server refused to write a list in this process (a
     /// role that may only read, a standby): then it reads every match, and the lists are tried

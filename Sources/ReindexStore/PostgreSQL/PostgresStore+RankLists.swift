@@ -531,13 +531,48 @@ extension PostgresStore {
         return true
     }
 
-    /// How many items `unit` matches (as a prefix when `prefix`), counted up to `atMost`.
+    /// How many items `unit` matches (as a prefix when `prefix`), counted up to `atMost`; or
+    /// `atMost` at once when the server's statistics say far more items hold it
+    /// (`commonByStatistics`). Every caller asks only to choose the cheaper way: the count
+    /// builds the word's whole bitmap before its `LIMIT` applies (36 ms for a word 125,000 of
+    /// 1M items hold), which a search read from a shorter prefix's lists paid at every search.
     private func matchCount(_ unit: RankingUnit, prefix: Bool, _ q: PreparedPostgresQuery, atMost: Int) throws -> Int {
+        if try commonByStatistics(unit, prefix: prefix, atLeast: atMost) { return atMost }
+        rankLists.exactCounts += 1
         var compiler = q.compiler()
         let match = compiler.unitMatch(unit, prefix: prefix)
         return try query("SELECT count(*) FROM (SELECT 1 FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(match) LIMIT \(atMost)) s",
                          compiler.parameters).int(0, 0)
     }
+
+    /// Whether the server's statistics of the documents (`pg_stats.most_common_elems`, from its
+    /// last `ANALYZE` of the items) say that at least `commonByStatistics` times `atLeast` items
+    /// hold the one-word `unit` (as a prefix when `prefix`: some word it begins does). Read again
+    /// after ten minutes in a long-lived process. Without statistics, or for a word they do not list, false: the caller counts.
+    /// Statistics that are stale only choose a slower way, never a wrong page.
+    private func commonByStatistics(_ unit: RankingUnit, prefix: Bool, atLeast: Int) throws -> Bool {
+        let tokens = PostgresQueryCompiler.tokens(unit.text)
+        guard tokens.count == 1, let token = tokens.first else { return false }
+        if rankLists.documentStatistics == nil || Clock.monotonic() - rankLists.documentStatisticsRead > 600 {
+            let r = try query("""
+                SELECT e.word, e.freq * greatest(c.reltuples, 0)
+                FROM pg_stats s CROSS JOIN pg_class c
+                    CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(word, freq)
+                WHERE s.schemaname = current_schema() AND s.tablename = 'items' AND s.attname = 'doc'
+                    AND c.oid = 'items'::regclass AND e.word IS NOT NULL
+                """)
+            rankLists.documentStatisticsRead = Clock.monotonic()
+            rankLists.documentStatistics = Dictionary((0..<r.rowCount).map { (r.text($0, 0) ?? "", r.double($0, 1)) }) { max($0, $1) }
+        }
+        let estimates = rankLists.documentStatistics ?? [:]
+        let enough = Double(atLeast) * Self.commonByStatistics
+        if let whole = estimates[token], whole >= enough { return true }
+        return prefix && estimates.contains { $0.key.hasPrefix(token) && $0.value >= enough }
+    }
+
+    /// How many times more items than asked the statistics must say hold a word: their estimate
+    /// is from a sample of the items (30,000 rows at the default statistics target).
+    static let commonByStatistics = 4.0
 
     /// Makes the lists the searches wanted, each in a short transaction of its own (after the
     /// search's snapshot). A list another session is making, or any failure, leaves it for a
