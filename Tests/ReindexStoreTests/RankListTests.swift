@@ -616,7 +616,8 @@ final class RankListTests: XCTestCase {
         let directory = try TestSupport.makeScratchDirectory(for: self)
         let (listed, _) = try listedAndFull(directory + "/index.sqlite")
         try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { Self.item($0) })
-        // 200 items alike: every match of `quartz` ties, more than the ties `bestEntries` keeps.
+        // 200 items alike: every match of `quartz` ties, more than the ties `bestEntries` keeps at
+        // size 3 (64 × 3, then SQLite's sorter), fewer at 12 and up (looked up, 24 entries held).
         try LocalIndex(store: listed, bundleIdentifier: "com.example.alike").put((0..<200).map {
             SearchableItem(uniqueIdentifier: "q\(($0 * 37) % 211)", attributes: .init(title: "quartz"))
         })

@@ -647,21 +647,30 @@ extension IndexStore {
         kept.sort { $0.row < $1.row }
         let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
         defer { item.reset() }
+        // Looked up in row order; at most twice the list's size of entries held (the best
+        // `size` of them kept each time that fills), however many tie.
         var entries: [RankEntry] = []
-        entries.reserveCapacity(kept.count)
+        entries.reserveCapacity(min(kept.count, 2 * size))
+        func keepBest() {
+            entries.sort { $0.precedes($1) }
+            if entries.count > size { entries.removeLast(entries.count - size) }
+        }
         for (row, impact) in kept {
             item.reset()
             item.bind(1, row)
             guard try item.step() else { continue }
             entries.append(RankEntry(impact: impact, hint: item.double(0), bundle: item.text(1) ?? "", uid: item.text(2) ?? "", item: row))
+            if entries.count >= 2 * size { keepBest() }
         }
-        entries.sort { $0.precedes($1) }
-        return Array(entries.prefix(size))
+        keepBest()
+        return entries
     }
 
     /// Lists of matches tied at their boundary beyond this many list sizes are ordered by SQLite
-    /// (`bestEntries`).
-    static let tiesKept = 8
+    /// (`bestEntries`). Below it, the tied matches are kept as row ids and impacts (16 bytes
+    /// each: 4 MB for a list of 4,000) and looked up once: above it, SQLite's sorter reads every
+    /// match again.
+    static let tiesKept = 64
 
     /// `bestEntries` by one statement: every match joined to its item, through SQLite's sorter.
     func bestEntriesSorted(phrase: String, average: Double, rarities: [Double]?) throws(StoreError) -> [RankEntry] {
