@@ -645,25 +645,64 @@ extension IndexStore {
         if tooManyTies { return try bestEntriesSorted(phrase: phrase, average: average, rarities: rarities) }
         narrow()
         kept.sort { $0.row < $1.row }
-        let item = try statement("SELECT IFNULL(ranking_hint, 0), bundle, uid FROM items WHERE id = ?1")
-        defer { item.reset() }
-        // Looked up in row order; at most twice the list's size of entries held (the best
-        // `size` of them kept each time that fills), however many tie.
+        // Looked up in one statement, the rows sent as one JSON array (each row read by its id,
+        // without a statement run per row; `j.key` is its place in `kept`). At most twice the
+        // list's size of entries are held (the best `size` kept each time that fills), however
+        // many tie; once `size` are held, a row that cannot come before the last of them is
+        // passed over by its impact, hint and bytes, without making an entry of it.
         var entries: [RankEntry] = []
         entries.reserveCapacity(min(kept.count, 2 * size))
+        var worst: RankEntry? = nil
         func keepBest() {
             entries.sort { $0.precedes($1) }
             if entries.count > size { entries.removeLast(entries.count - size) }
+            if entries.count == size { worst = entries.last }
         }
-        for (row, impact) in kept {
-            item.reset()
-            item.bind(1, row)
-            guard try item.step() else { continue }
-            entries.append(RankEntry(impact: impact, hint: item.double(0), bundle: item.text(1) ?? "", uid: item.text(2) ?? "", item: row))
+        var rows = "["
+        rows.reserveCapacity(kept.count * 8 + 2)
+        for (n, entry) in kept.enumerated() {
+            if n > 0 { rows += "," }
+            rows += String(entry.row)
+        }
+        rows += "]"
+        let item = try statement("SELECT j.key, IFNULL(i.ranking_hint, 0), i.bundle, i.uid FROM json_each(?1) AS j JOIN items i ON i.id = j.value")
+        defer { item.reset() }
+        item.bind(1, rows)
+        while try item.step() {
+            let place = item.int(0)
+            guard kept.indices.contains(place) else { continue }
+            let (row, impact) = kept[place]
+            let hint = item.double(1)
+            if let worst, !Self.mayPrecede(item, row: row, impact: impact, hint: hint, worst) { continue }
+            entries.append(RankEntry(impact: impact, hint: hint, bundle: item.text(2) ?? "", uid: item.text(3) ?? "", item: row))
             if entries.count >= 2 * size { keepBest() }
         }
         keepBest()
         return entries
+    }
+
+    /// Whether the item row `item` has just read (bundle and identifier as columns 2 and 3), of
+    /// `impact` and `hint`, may come before `worst`: false only when it certainly does not.
+    private static func mayPrecede(_ item: SQLiteStatement, row: Int64, impact: Double, hint: Double, _ worst: RankEntry) -> Bool {
+        if impact != worst.impact { return impact > worst.impact }
+        if hint != worst.hint { return hint > worst.hint }
+        // The bytes, as `TieOrder` compares them (bundle, then identifier, then the row); text
+        // that is not ASCII is left to it (it takes canonically equal text for the same).
+        for (column, text) in [(Int32(2), worst.bundle), (Int32(3), worst.uid)] {
+            let order = item.withText(column) { bytes, count -> Int? in
+                var text = text
+                return text.withUTF8 { other -> Int? in
+                    let ascii = !UnsafeBufferPointer(start: bytes, count: count).contains { $0 >= 0x80 } && !other.contains { $0 >= 0x80 }
+                    guard ascii else { return nil }
+                    let common = min(count, other.count)
+                    let compared = common == 0 ? 0 : memcmp(bytes, other.baseAddress!, common)
+                    return compared != 0 ? Int(compared) : count - other.count
+                }
+            } ?? (text.isEmpty ? 0 : -1)
+            guard let order else { return true }
+            if order != 0 { return order < 0 }
+        }
+        return row < worst.item
     }
 
     /// Lists of matches tied at their boundary beyond this many list sizes are ordered by SQLite
