@@ -246,6 +246,70 @@ final class PostgresQueryAgreementTests: XCTestCase {
         XCTAssertEqual(sorted.first, "com.example.films/film.005")
     }
 
+    /// Text that PostgreSQL's own parser splits its own way — an e-mail address, a URL, a file
+    /// path, version numbers, decimals, hyphens, underscores, ligatures, camel case — is split
+    /// and folded as SQLite's full-text index does on both backends, so every word finds the same
+    /// items, whole, as a prefix, as a phrase, and in one attribute (`w`), a declared one too.
+    /// (PostgreSQL's parser kept `ada@example.org`, `/usr/local/bin/reindex-tool` and `4.5.1`
+    /// whole: `example`, `usr` and `4` found nothing there.)
+    func testWordsAreSplitAndFoldedAlikeOnBothBackends() throws {
+        func item(_ uid: String, _ attributes: [(String, JSONValue)]) throws -> ValidatedItem {
+            try ItemValidator.validate(.object([("uniqueIdentifier", .string(uid)), ("attributes", .object(attributes))]))
+        }
+        let items = [
+            try item("w.1", [("textContent", .string("write to ada@example.org or see https://docs.example.net/guide/intro-page.html"))]),
+            try item("w.2", [("title", .string("/usr/local/bin/reindex-tool")), ("textContent", .string("--version 4.5.1"))]),
+            try item("w.3", [("title", .string("Ægir Œuvre straße")), ("contentDescription", .string("price 3.50 EUR, 10,000 units"))]),
+            try item("w.4", [("title", .string("foo_bar baz-qux")), ("keywords", .array([.string("C#"), .string("node.js")]))]),
+            try item("w.5", [("title", .string("MyHTTPServer")), ("authors", .array([.string("O'Neil-Smith")]))]),
+            // Two attributes of each weight class of PostgreSQL's document, other words in each.
+            try item("w.6", [("title", .string("Lighthouse keeper")), ("displayName", .string("Keeper's log")),
+                             ("authors", .array([.string("Ann Harbor")])), ("contentDescription", .string("notes by the harbor")),
+                             ("keywords", .array([.string("beacon")])), ("alternateNames", .array([.string("Pharos")]))]),
+        ]
+        // The catalogue declares `genres` searchable (not by default).
+        let declared = try AttributeDeclaration.parseAll(CustomAttributeTests.declarations)
+        for store in [sqlite as any IndexBackend, postgres as any IndexBackend] {
+            try TestSupport.seed(store, bundle: "com.example.words", items)
+            let writes = try store.makeWriter(bundleIdentifier: "com.example.catalogue", scope: .direct, requestID: nil, declarations: declared)
+            try writes.put(try ItemValidator.validate(.object([("uniqueIdentifier", .string("s.1")), ("attributes", .object([
+                ("genres", .array([.string("mail bob@example.com"), .string("row 7.2")])), ("title", .string("Shelf")),
+            ]))]), declarations: declared))
+            _ = try writes.acknowledge(with: { _ in })
+        }
+        let queries = [
+            "example", "ada", "org", "docs", "net", "guide", "intro", "page", "html", "https", "intro-page", "example.org",
+            "usr", "local", "bin", "reindex", "tool", "reindex-tool", "version", "4", "5", "1", "4.5", "4.5.1", "\"4 5 1\"",
+            "aegir", "ægir", "oeuvre", "œuvre", "strasse", "straße", "stra", "3", "50", "3.50", "10", "000", "eur",
+            "foo", "bar", "foo_bar", "baz", "qux", "baz-qux", "c", "node", "js", "node.js", "myhttpserver", "my", "httpserver",
+            "server", "neil", "o'neil", "smith", "neil smith", "exam", "ada@example.org", "bob", "com", "7.2",
+            #"textContent == "example"w"#, #"textContent == "example.org"w"#, #"title == "qux"w"#, #"title == "bin"w"#,
+            #"title == "tool"w"#, #"keywords == "js"w"#, #"authors == "smith"w"#, #"title == "server"w"#, #"title == "my"w"#,
+            #"textContent == "4.5"w"#, #"contentDescription == "3.50"w"#, #"title == "straße"w"#, #"textContent == "usr"w"#,
+            #"authors == "harbor"w"#, #"authors == "notes"w"#, #"contentDescription == "ann"w"#, #"contentDescription == "harbor"w"#,
+            #"title == "log"w"#, #"displayName == "lighthouse"w"#, #"title == "keeper"w"#, #"displayName == "keeper's log"w"#,
+            #"keywords == "pharos"w"#, #"alternateNames == "pharos"w"#, #"keywords == "beac*"w"#, "ann harbor", "\"keeper ann\"",
+            #"genres == "example"w"#, #"genres == "bob"w"#, #"genres == "7.2"w"#, #"genres == "row"w"#, #"genres == "shelf"w"#,
+        ]
+        var options = QueryOptions(limit: 100)
+        options.now = Clock.now()
+        var found = 0
+        // Each `w` comparison also as `cdw`, which reads the full-text index (the document's slots
+        // on PostgreSQL); `w` alone splits the attribute's own text, on both backends.
+        let folded = queries.filter { $0.hasSuffix("\"w") }.map { String($0.dropLast()) + "cdw" }
+        for query in queries + folded {
+            let expected = Set(identifiers(try sqlite.query(query, options: options)).filter { $0.hasPrefix("com.example.words/") || $0.hasSuffix("/s.1") })
+            let got = Set(identifiers(try postgres.query(query, options: options)).filter { $0.hasPrefix("com.example.words/") || $0.hasSuffix("/s.1") })
+            XCTAssertEqual(got, expected, query)
+            if !expected.isEmpty { found += 1 }
+        }
+        XCTAssertGreaterThan(found, (queries.count + folded.count) * 3 / 5, "most queries find something, so the agreement means something")
+        // What SQLite's tokenizer makes of them, so the agreement is the right one.
+        for (query, uid) in [("example", "w.1"), ("usr", "w.2"), ("4.5", "w.2"), ("baz", "w.4"), ("httpserver", "w.5"), ("straße", "w.3"), (#"authors == "harbor"cdw"#, "w.6"), (#"title == "keeper"cdw"#, "w.6"), (#"genres == "example"w"#, "s.1")] {
+            XCTAssertTrue(try postgres.query(query, options: options).results.contains { $0.uniqueIdentifier == uid }, "\(query) finds \(uid)")
+        }
+    }
+
     func testRelevancePagesReturnEveryMatchOnceWholeWordsFirst() throws {
         // Whole words before prefixes: every item with the word "dune" before Dunes.
         let dune = try postgres.query("dune", options: QueryOptions(limit: 20)).results.map(\.uniqueIdentifier)

@@ -66,11 +66,12 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try scores("com.example.plain"), plain)
     }
 
-    /// A camel-case part is in the document but not in an attribute's own words: found only in
-    /// the title, it scores the title's 10 (as on SQLite) when the item has no displayName to
-    /// tell it from, and only then; found only in authors, authors' 3 when there is no
-    /// description. (It scored the class's last weight, 8 and 2, for every item.)
-    func testACamelCasePartScoresItsAttributeWhenNothingElseOfItsClassIsThere() throws {
+    /// A camel-case part scores the attribute it is in, as on SQLite: the document's slot of
+    /// each attribute holds its parts (`PostgresDocument`). Found only in the title, it scores the
+    /// title's 10 also beside a displayName; found only in authors, authors' 3 also beside a
+    /// description. (Checked in the attribute's text split again, without its parts, it scored
+    /// the class's other weight there: 8 and 2.)
+    func testACamelCasePartScoresTheAttributeItIsIn() throws {
         let (_, stores) = try makeStores()
         let store = stores[0]
         try TestSupport.seed(store, bundle: "com.example.plain", [
@@ -82,7 +83,71 @@ final class PostgresStoreTests: XCTestCase {
             TestSupport.item("description", description: "a corner"),
         ])
         let scores = Dictionary(uniqueKeysWithValues: try store.query("corner", options: QueryOptions(limit: 20)).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
-        XCTAssertEqual(scores, ["title": 10, "title+name": 8, "name": 8, "authors": 3, "authors+description": 2, "description": 2])
+        XCTAssertEqual(scores, ["title": 10, "title+name": 10, "name": 8, "authors": 3, "authors+description": 3, "description": 2])
+    }
+
+    /// An item with more distinct words than a `tsvector` may hold (1 MiB of them) is written
+    /// with the words met first, its title's first, and its batch with it: the server's parser
+    /// failed the whole batch ("string is too long for tsvector").
+    func testAnItemWithMoreWordsThanADocumentHoldsKeepsTheFirstAndItsBatch() throws {
+        let (_, stores) = try makeStores()
+        let store = stores[0]
+        let words = (0..<150_000).map { "w" + String(1_000_000 + $0) }.joined(separator: " ")
+        try TestSupport.seed(store, bundle: "com.example.big", [
+            TestSupport.item("big", title: "Quokka almanac", extra: [("textContent", .string(words))]),
+            TestSupport.item("small", title: "Quokka"),
+        ])
+        let options = QueryOptions(limit: 20)
+        XCTAssertEqual(Set(try store.query("quokka", options: options).results.map(\.uniqueIdentifier)), ["big", "small"])
+        XCTAssertEqual(try store.query("almanac", options: options).results.map(\.uniqueIdentifier), ["big"])
+        XCTAssertEqual(try store.query("w1000000", options: options).results.map(\.uniqueIdentifier), ["big"])
+        XCTAssertEqual(try store.query("w1149999", options: options).results.map(\.uniqueIdentifier), [], "past the document's 1 MiB of words")
+        XCTAssertEqual(try store.checkInvariants(quick: false).problems, [])
+    }
+
+    /// An index whose documents the server's parser made (schema 10 and before) has them made
+    /// again from the items' attributes when this reindex opens it (migration 11), with its
+    /// full-text index, declared attributes and all: the words found then are the tokenizer's
+    /// (`example` in an e-mail address, `usr` in a path), the lists made from the old documents
+    /// are gone, and `check` finds nothing.
+    func testDocumentsTheServersParserMadeAreMadeAgainWhenTheIndexIsOpened() throws {
+        let server = try PostgresServer.shared()
+        let schema = server.freshSchema()
+        let old = try open(server, schema: schema)
+        try TestSupport.seed(old, bundle: "com.example.plain", [
+            TestSupport.item("mail", title: "Write to ada@example.org"),
+            TestSupport.item("path", title: "QuokkaCorner", extra: [("textContent", .string("/usr/local/bin/reindex-tool 4.5.1"))]),
+        ])
+        let declared = try AttributeDeclaration.parseAll(JSONParser.parse(text: #"{"shelf": {"type": "string", "searchable": true}}"#))
+        let writes = try old.makeWriter(bundleIdentifier: "com.example.shelved", scope: .direct, requestID: nil, declarations: declared)
+        try writes.put(try ItemValidator.validate(JSONParser.parse(text: #"{"uniqueIdentifier": "s", "attributes": {"shelf": "bob@example.com"}}"#), declarations: declared))
+        _ = try writes.acknowledge(with: { _ in })
+        try old.recordDeclarations(declared, bundle: "com.example.shelved")
+        // As migration 10 left it: documents of the server's parser, no `reindex_slots`, a list.
+        _ = try old.query("""
+            UPDATE items SET doc = setweight(to_tsvector('reindex_search', coalesce(j->>'title', '')), 'A')
+                || setweight(to_tsvector('reindex_search', coalesce(j->>'shelf', '')), 'C')
+                || setweight(to_tsvector('reindex_search', coalesce(j->>'textContent', '')), 'D')
+            """)
+        _ = try old.query("DROP FUNCTION reindex_slots(tsvector, int[])")
+        _ = try old.query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES('w:corner', pg_current_xact_id(), 1, true)")
+        _ = try old.query("UPDATE schema_version SET version = 10")
+        XCTAssertEqual(try old.query("SELECT count(*) FROM items WHERE doc @@ 'example'::tsquery OR doc @@ 'usr'::tsquery").int(0, 0), 0,
+                       "the parser's documents hold neither word")
+
+        let reopened = try open(server, schema: schema)
+        XCTAssertEqual(try reopened.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
+        XCTAssertEqual(try reopened.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)
+        let options = QueryOptions(limit: 20)
+        XCTAssertEqual(try reopened.query("example", options: options).results.map(\.uniqueIdentifier), ["mail"])
+        XCTAssertEqual(try reopened.query("usr", options: options).results.map(\.uniqueIdentifier), ["path"])
+        XCTAssertEqual(try reopened.query("4.5", options: options).results.map(\.uniqueIdentifier), ["path"])
+        XCTAssertEqual(try reopened.query(#"title == "corner"cdw"#, options: options).results.map(\.uniqueIdentifier), ["path"])
+        XCTAssertEqual(try reopened.query(#"shelf == "example"w"#, options: options).results.map(\.uniqueIdentifier), ["s"])
+        XCTAssertEqual(try reopened.query("example", options: QueryOptions(bundle: "com.example.shelved", limit: 20)).results.count, 0,
+                       "a declared attribute that is not searched by default is found only by its name")
+        XCTAssertEqual(try reopened.query("SELECT count(*) FROM pg_indexes WHERE indexname = 'items_doc' AND schemaname = $1", [schema]).int(0, 0), 1)
+        XCTAssertEqual(try reopened.checkInvariants(quick: false).problems, [])
     }
 
     /// The lists an older reindex made hold scores of the older rule (above): opening the index

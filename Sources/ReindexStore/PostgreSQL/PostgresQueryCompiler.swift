@@ -7,8 +7,10 @@ import ReindexProtocol
 ///
 /// The checks — unknown attributes, values that do not suit an attribute, `w` on an attribute
 /// that is not searched — are the checked query's, so a malformed query gets the same error,
-/// with the same position, on both backends. Every value is a bound parameter; every word goes
-/// to `to_tsquery` quoted, so no text-search operator in the input is ever interpreted.
+/// with the same position, on both backends. Every value is a bound parameter; words are split
+/// by the full-text index's own tokenizer (`FullTextWords`, the code that made the document) and
+/// go to the server as a quoted `tsquery` literal, so no text-search operator in the input is
+/// ever interpreted.
 ///
 /// Where SQLite reads an attribute's own column or `item_attributes` row, PostgreSQL reads the
 /// item's JSON, with the same meaning: a value of the wrong type (written before its attribute
@@ -23,9 +25,9 @@ struct PostgresQueryCompiler {
     /// Whether an ICU collation is there to lowercase any script (else `lower` of the database's).
     let icu: Bool
 
-    /// Plain words must be rechecked against the item's text when some bundle declares an
-    /// attribute `searchable` but not `searchableByDefault`: the weighted document holds its
-    /// text (for `NAME == "…"w`), which plain words must not find.
+    /// Plain words must be rechecked against the built-in attributes' slots of the document when
+    /// some bundle declares an attribute `searchable` but not `searchableByDefault`: the document
+    /// holds its text (for `NAME == "…"w`), which plain words must not find.
     var recheckWords: Bool { declared.values.contains { $0.searchable && !$0.searchableByDefault } }
 
     init(declared: [String: AttributeDeclaration], unaccentSchema: String? = nil, icu: Bool = false) {
@@ -138,8 +140,9 @@ struct PostgresQueryCompiler {
 
     // MARK: Full text
 
-    /// The words of `text` as the index splits them (on anything but letters and digits).
-    static func tokens(_ text: String) -> [String] { Folding.words(text, keepingMarks: true) }
+    /// The words of `text` as the index splits and folds them: the tokens of the full-text
+    /// index's tokenizer, which made the document (`PostgresDocument`).
+    static func tokens(_ text: String) -> [String] { FullTextWords.tokens(text) }
 
     /// A unit as a `tsquery` phrase (`'le' <-> 'guin'`), its last word a prefix when asked,
     /// restricted to the document's `weights` when given.
@@ -155,39 +158,30 @@ struct PostgresQueryCompiler {
         }.joined(separator: " <-> ")
     }
 
-    /// A text-search query, made once per statement: as an uncorrelated subquery (an InitPlan)
-    /// rather than a call per row — `to_tsquery` runs the dictionaries each time it is called,
-    /// which was most of a common word's cost when every match is scored.
-    mutating func tsquery(_ text: String) -> String { "(SELECT to_tsquery('reindex_search', \(bind(text, "text"))))" }
-
-    /// The text of one full-text attribute as SQLite's column holds it: `textContent` with the
-    /// text of the attributes searched by default.
-    func columnText(_ name: String) -> String {
-        if AttributeSchema.kinds[name] == .stringList { return Self.joined(name) }
-        guard name == "textContent" else { return Self.text(name) }
-        let extra = declared.filter { $0.value.searchableByDefault }.keys.sorted().map(customText)
-        return extra.isEmpty ? Self.text(name) : "concat_ws(E'\\n', \(([Self.text(name)] + extra).joined(separator: ", ")))"
-    }
+    /// A text-search query, bound as a `tsquery` literal: its words are the document's tokens
+    /// already, so no dictionary runs on them.
+    mutating func tsquery(_ text: String) -> String { bind(text, "tsquery") }
 
     /// A declared attribute's text: a string, or a list's strings.
     func customText(_ name: String) -> String {
         declared[name]?.attributeKind == .stringList ? Self.joined(name) : Self.string(name)
     }
 
-    /// `tsquery` (bound already) found in one of these texts. With `wordParts`, as the stored
-    /// document has them — each followed by its `WordParts` line (a space where a lowercase
-    /// letter meets an uppercase one), made only for a text that fails without it; letters are
-    /// ICU's when the server has ICU. Only the checks of attributes a query names ask for them (the
-    /// scores' attribute tests stay without: a camel-case part alone found in `title` scores as
-    /// `displayName`, 8 rather than 10, in an item that also has a displayName).
-    func anyText(_ texts: [String], _ query: String, wordParts: Bool = false) -> String {
-        "(" + texts.map { text in
-            let plain = "to_tsvector('reindex_search', coalesce(\(text), '')) @@ \(query)"
-            guard wordParts else { return plain }
-            let t = icu ? "(\(text) COLLATE \"und-x-icu\")" : text
-            return plain + " OR (\(t) ~ '[[:lower:]][[:upper:]]' "
-                + "AND to_tsvector('reindex_search', regexp_replace(\(t), '([[:lower:]])([[:upper:]])', '\\1 \\2', 'g')) @@ \(query))"
-        }.joined(separator: " OR ") + ")"
+    /// `unit` found in these searched attributes' own words (`query`, bound already, is the unit
+    /// in any attribute). The document's weight classes narrow it through the index (`'word':C`):
+    /// where those classes hold no other attribute the item has, that is the answer; else the
+    /// attributes' slots decide (`reindex_slots`, which reads the whole document, so only for
+    /// the items that have such another attribute: an item with authors, for
+    /// `contentDescription`, which shares class C).
+    mutating func inAttributes(_ names: [String], _ unit: RankingUnit, prefix: Bool, query: String) -> String {
+        let classes = Set(names.compactMap(PostgresDocument.weightClass))
+        guard let weighted = Self.phrase(unit, prefix: prefix, weights: String(classes.sorted())) else { return "false" }
+        var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
+        if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
+        let test = "i.doc @@ \(tsquery(weighted))"
+        guard !sharing.isEmpty else { return test }
+        let slots = PostgresDocument.slots(names).map(String.init).joined(separator: ",")
+        return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(i.doc, '{\(slots)}') @@ \(query)))"
     }
 
     /// The items where `unit` matches: through the document's GIN index, then in the unit's
@@ -199,11 +193,9 @@ struct PostgresQueryCompiler {
         var test = "i.doc @@ \(query)"
         if unit.columns != QueryPlan.allColumns {
             let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
-            test += " AND " + anyText(names.map(columnText), query, wordParts: true)
+            test += " AND " + inAttributes(names, unit, prefix: prefix, query: query)
         } else if recheckWords {
-            // Found in any searched attribute: their texts as one, so one text-search vector per
-            // unit rather than seven (a phrase could join the end of one to the start of the next).
-            test += " AND " + anyText(["concat_ws(E'\\n', \(AttributeSchema.searched.map(columnText).joined(separator: ", ")))"], query, wordParts: true)
+            test += " AND " + inAttributes(AttributeSchema.searched, unit, prefix: prefix, query: query)
         }
         return "(" + test + ")"
     }
@@ -242,7 +234,10 @@ struct PostgresQueryCompiler {
             } else {
                 let decided = holdsCustom ? attributes[...] : attributes.dropLast()
                 // An item without the attribute skips splitting it (most items have no authors).
-                var whens = decided.map { "WHEN x.j ? \(Self.literal($0.key)) AND \(anyText([columnText($0.key)], query)) THEN \(Int($0.weight))" }
+                var whens: [String] = []
+                for attribute in decided {
+                    whens.append("WHEN x.j ? \(Self.literal(attribute.key)) AND \(inAttributes([attribute.key], unit, prefix: prefix, query: query)) THEN \(Int(attribute.weight))")
+                }
                 // An item without the class's last attribute (the `ELSE`) found the unit in one
                 // of the others; when they weigh alike, none is split to tell which (most items
                 // have no displayName, so a title's word is not split again for every match). A
@@ -494,8 +489,14 @@ struct PostgresQueryCompiler {
         guard let unit = QueryPlan.unit(text, columns: QueryPlan.allColumns), let phrase = Self.phrase(unit, prefix: false) else {
             return c.op == .equal ? "false" : "true"
         }
-        let query = tsquery(phrase)
-        let test = "(i.doc @@ \(query) AND \(anyText([customText(c.attribute)], query, wordParts: true)))"
+        // The document narrows the items (through its index); the attribute's own text, split
+        // on what is not a letter or digit, decides: as written, or with its camel-case parts, as
+        // the document holds both (`WordParts`).
+        let words = Self.tokens(unit.text).joined(separator: " ")
+        let text = customText(c.attribute)
+        let test = "(i.doc @@ \(tsquery(phrase)) AND ("
+            + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive], splittingCamelCase: false) + " OR "
+            + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive]) + "))"
         return c.op == .equal ? test : "NOT \(test)"
     }
 
@@ -514,11 +515,12 @@ struct PostgresQueryCompiler {
     /// anything that is not a letter or a digit and where a lowercase letter meets an uppercase
     /// one, and the pattern's words matched, each whole, by consecutive words. The character
     /// classes are ICU's (Unicode's) when the server has ICU, as Swift's are on SQLite.
-    mutating func wordMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers) -> String {
+    mutating func wordMatch(_ value: String, _ pattern: String, _ modifiers: StringModifiers, splittingCamelCase: Bool = true) -> String {
         let words = Folding.patternWords(pattern)
         guard !words.isEmpty else { return "false" }
         let collated = icu ? "(\(value) COLLATE \"und-x-icu\")" : value
-        let split = "regexp_split_to_array(regexp_replace(\(collated), '([[:lower:]])([[:upper:]])', '\\1 \\2', 'g'), '[^[:alnum:]]+')"
+        let parted = splittingCamelCase ? "regexp_replace(\(collated), '([[:lower:]])([[:upper:]])', '\\1 \\2', 'g')" : collated
+        let split = "regexp_split_to_array(\(parted), '[^[:alnum:]]+')"
         let tests = words.enumerated().map { n, word in
             let element = "s.a[k + \(n)]"
             return "\(element) <> '' AND \(fold(element, modifiers)) LIKE \(fold(bind(Self.likePattern(word), "text"), modifiers)) ESCAPE '\\'"

@@ -3,10 +3,11 @@
 /// The PostgreSQL index's schema, as numbered migrations applied in order inside the deployment's
 /// own schema (`PostgresLocation.schema`); the version is kept in `schema_version`.
 ///
-/// Full text: one `tsvector` per item, its parts weighted as the SQLite ranking weighs its
-/// columns (A title and displayName, B keywords and alternateNames, C contentDescription and
-/// authors, D textContent), made with the `reindex_search` configuration — the `simple`
-/// dictionary after `unaccent` — so matching ignores case and accents; a GIN index over it.
+/// Full text: one `tsvector` per item, made by the host from the tokens SQLite's full-text index
+/// makes of the same text (`PostgresDocument`: each attribute in a slot of positions, weighted A
+/// title and displayName, B keywords and alternateNames, C contentDescription and authors, D
+/// textContent); a GIN index over it. (The `reindex_search` configuration — the `simple`
+/// dictionary after `unaccent` — made the documents up to migration 10.)
 enum PostgresSchema {
     /// The statements that make the deployment's schema and the text-search configuration; run
     /// once, before the migrations, under the migration lock. `%S` is the quoted schema, `%U` the
@@ -226,5 +227,23 @@ enum PostgresSchema {
         DELETE FROM rank_entries;
         DELETE FROM rank_lists;
         """,
+        // 11: the document is made by the host from the full-text index's own tokens, each
+        // attribute in its slot of positions (`PostgresDocument`), where the server's parser made
+        // it: `reindex_slots` keeps the positions of some slots, an attribute's own words, which
+        // the checks of one attribute read where they split its text again. Documents written
+        // before are made again in the same transaction (`PostgresStore.rewriteDocuments`), and
+        // the lists, made from them, go.
+        #"""
+        CREATE OR REPLACE FUNCTION reindex_slots(d tsvector, slots int[]) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT coalesce(string_agg('''' || replace(replace(u.lexeme, '\', '\\'), '''', '''''') || ''':' || p.places, ' '), '')::tsvector
+            FROM unnest(d) u, LATERAL (SELECT string_agg(x::text, ',') AS places FROM unnest(u.positions) x WHERE x / \#(PostgresDocument.slotWidth) = ANY(slots)) p
+            WHERE p.places IS NOT NULL
+        $$;
+        DELETE FROM rank_entries;
+        DELETE FROM rank_lists;
+        """#,
     ]
+
+    /// The migration from which the documents are the host's (`PostgresDocument`).
+    static let hostDocuments = 11
 }

@@ -28,8 +28,8 @@ extension PostgresStore {
             if version != PostgresSchema.migrations.count {
                 result.problems.append("the schema is at version \(version), this reindex writes version \(PostgresSchema.migrations.count)")
             }
-            if try query("SELECT count(*) FROM pg_ts_config WHERE cfgname = 'reindex_search' AND cfgnamespace = $1::regnamespace", [location.schema]).int(0, 0) != 1 {
-                result.problems.append("the text-search configuration \(location.schema).reindex_search is missing")
+            if try query("SELECT count(*) FROM pg_proc WHERE proname = 'reindex_slots' AND pronamespace = $1::regnamespace", [location.schema]).int(0, 0) != 1 {
+                result.problems.append("the function \(location.schema).reindex_slots, which reads one attribute's words, is missing")
             }
             let index = try query("""
                 SELECT i.indisvalid AND i.indisready FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -46,10 +46,14 @@ extension PostgresStore {
                  "staged generation(s) belong to no request"),
             ]
             if !quick {
+                // A title holding a word the document certainly keeps (a run of 1 to 20 ASCII
+                // letters and digits) has a position in the title's slot (`PostgresDocument`). The
+                // document, the cheaper test on a healthy index, is read first.
                 counts.append(("""
-                    SELECT count(*) FROM (SELECT i.doc, plainto_tsquery('reindex_search', i.j->>'title') AS q FROM items i
-                        WHERE strpos(i.attributes, '\\u0000') = 0 AND i.attributes LIKE '%"title"%') t
-                    WHERE numnode(t.q) > 0 AND NOT t.doc @@ t.q
+                    SELECT count(*) FROM items i
+                    WHERE CASE WHEN EXISTS (SELECT 1 FROM unnest(ts_filter(i.doc, '{a}')) u, unnest(u.positions) p WHERE p < \(PostgresDocument.slotWidth))
+                        THEN false
+                        ELSE jsonb_typeof(i.j->'title') = 'string' AND i.j->>'title' ~ '(^|[^[:alnum:]])[[:alnum:]]{1,20}([^[:alnum:]]|$)' END
                     """, "item(s) have a full-text document without their title's words"))
             }
             for (sql, what) in counts {

@@ -202,11 +202,9 @@ extension PostgresStore {
         let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3, scoring: .fieldScore)
         var q = PreparedPostgresQuery(checked: checked, options: options, now: now, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
-        // ICU's character classes for folding, and for the word parts (`anyText`) wherever one attribute's
-        // text is rechecked (words restricted to attributes, or a bundle's unsearched text).
-        let rechecks = checked.units.contains { $0.columns != QueryPlan.allColumns }
-            || declared.values.contains { $0.searchable && !$0.searchableByDefault }
-        if PostgresQueryCompiler.needsFolding(expression) || rechecks {
+        // `unaccent` and ICU's character classes for folding and for `w` outside the full-text
+        // index (words restricted to attributes read the document's slots, split by the host).
+        if PostgresQueryCompiler.needsFolding(expression) {
             let r = try query("""
                 SELECT (SELECT quote_ident(n.nspname) FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'),
                     EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')

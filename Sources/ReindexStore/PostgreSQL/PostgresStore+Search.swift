@@ -5,9 +5,9 @@ import ReindexSystem
 /// `REPEATABLE READ` read-only transaction when it takes several, so an acknowledgement committed
 /// meanwhile is seen whole or not at all.
 extension PostgresStore {
-    /// The query's words as a `tsquery` (every word must match, the last also as a prefix), in
-    /// the text form `to_tsquery` reads; nil when there is no word. Words are split as SQLite's
-    /// `unicode61` tokenizer splits them: on anything that is not a letter or a digit.
+    /// The query's words as a `tsquery` literal (every word must match, the last also as a
+    /// prefix); nil when there is no word. Words are the full-text index's tokens, as the
+    /// document's are (`PostgresDocument`).
     static func tsquery(_ text: String) -> String? {
         let words = PostgresQueryCompiler.tokens(text)
         guard !words.isEmpty else { return nil }
@@ -22,7 +22,7 @@ extension PostgresStore {
         guard let tsquery = Self.tsquery(text) else { return [] }
         var sql = """
             SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, ts_rank(i.doc, q) AS score
-            FROM to_tsquery('reindex_search', $1) q, items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+            FROM (SELECT $1::tsquery) AS t(q), items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
             WHERE i.doc @@ q AND (i.expires IS NULL OR i.expires > $2)
             """
         var parameters: [String?] = [tsquery, String(now), String(limit)]

@@ -114,12 +114,49 @@ public final class PostgresStore {
             }
             try useSchema()
             for migration in PostgresSchema.migrations.dropFirst(version) { try connection.execute(migration) }
+            if version > 0 && version < PostgresSchema.hostDocuments { try rewriteDocuments() }
             if version < PostgresSchema.migrations.count {
                 try connection.execute("DELETE FROM schema_version")
                 try connection.query("INSERT INTO schema_version(version) VALUES($1)", [String(PostgresSchema.migrations.count)])
             }
         }
         try useSchema()
+    }
+
+    /// Makes every item's document again as the host makes it now (`PostgresDocument`, schema
+    /// migration 11), from its stored attributes, in the migration's transaction: in groups by
+    /// row id, with the full-text index dropped meanwhile and made once at the end (faster than
+    /// updating it row by row). An item whose attributes no longer suit its bundle's
+    /// declarations is made without them (its custom attributes are then not searched, as a
+    /// bundle without declarations has them).
+    private func rewriteDocuments() throws {
+        let document = try PostgresDocument()
+        var declared: [String: [String: AttributeDeclaration]] = [:]
+        try connection.execute("DROP INDEX items_doc")
+        var last: Int64 = 0
+        while true {
+            let rows = try connection.query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1 ORDER BY id LIMIT 2000", [String(last)])
+            guard rows.rowCount > 0 else { break }
+            var ids = PGArrayBuilder(), documents = PGArrayBuilder(capacity: 1 << 18)
+            for row in 0..<rows.rowCount {
+                last = rows.int64(row, 0)
+                let bundle = rows.text(row, 1) ?? ""
+                if declared[bundle] == nil {
+                    let text = try connection.query("SELECT attributes FROM bundles WHERE key = $1", [bundle]).text(0, 0)
+                    declared[bundle] = text.flatMap { try? JSONParser.parse(text: $0) }.flatMap { try? AttributeDeclaration.parseAll($0) } ?? [:]
+                }
+                let declarations = declared[bundle] ?? [:]
+                let attributes = (try? JSONParser.parse(text: rows.text(row, 3) ?? "{}")) ?? .object([])
+                let json = JSONValue.object([("uniqueIdentifier", .string(rows.text(row, 2) ?? "?")), ("attributes", attributes)])
+                guard let item = (try? ItemValidator.validate(json, declarations: declarations)) ?? (try? ItemValidator.validate(json)) else { continue }
+                ids.append(String(last))
+                document.make(item, declarations: declarations).withUnsafeBytes { documents.append($0) }
+            }
+            func text(_ builder: inout PGArrayBuilder) -> String { String(decoding: builder.finish().dropLast(), as: UTF8.self) }
+            try connection.query("UPDATE items SET doc = x.w::tsvector FROM unnest($1::bigint[], $2::text[]) AS x(id, w) WHERE items.id = x.id",
+                                 [text(&ids), text(&documents)])
+        }
+        try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)")
     }
 
     // MARK: Connection

@@ -27,6 +27,8 @@ public final class PostgresWrites {
     public var counts: WriteCounts { ledger.counts }
     public let declarations: [String: AttributeDeclaration]
     private let searchableNames: [String]
+    /// Makes each item's full-text document.
+    private let document: PostgresDocument
     private var generation: Int64 = 0
     private var open = false
     /// Puts not sent yet, at most one per identifier (a later put of the same identifier
@@ -50,6 +52,7 @@ public final class PostgresWrites {
             self.declarations = try store.declarations(bundle: bundleKey)
         }
         searchableNames = self.declarations.filter { $0.value.searchable }.keys.sorted()
+        document = try PostgresDocument()
         if case .replacement(let g) = scope {
             generation = g
             let committed = try store.query("""
@@ -87,10 +90,8 @@ public final class PostgresWrites {
     public func flush() throws {
         guard !buffer.isEmpty else { return }
         var uids = PGArrayBuilder(), domains = PGArrayBuilder(), expires = PGArrayBuilder(capacity: 1 << 10), attributes = PGArrayBuilder(capacity: 1 << 18)
-        // The document's weight classes A to D (`classFields`; C also takes the searchable
-        // custom attributes): A the largest weights, D the body text, the largest array.
-        var classes = [PGArrayBuilder(), PGArrayBuilder(), PGArrayBuilder(), PGArrayBuilder(capacity: 1 << 18)]
-        var custom = PGArrayBuilder(capacity: 1 << 10)
+        // The documents (`PostgresDocument`): each searched attribute's tokens in its slot.
+        var documents = PGArrayBuilder(capacity: 1 << 18)
         var maySendTwice = written == nil
         for item in buffer {
             item.withField(.uniqueIdentifier) { uid in
@@ -102,16 +103,7 @@ public final class PostgresWrites {
             item.withField(.attributes) { json in
                 if let json { attributes.append(json) } else { attributes.append("{}") }
             }
-            for (n, fields) in Self.classFields.enumerated() {
-                item.withField(fields[0]) { first in
-                    if fields.count == 2 {
-                        item.withField(fields[1]) { classes[n].append(first, $0) }
-                    } else {
-                        classes[n].append(first)
-                    }
-                }
-            }
-            custom.append(searchableNames.isEmpty ? nil : customText(item))
+            document.make(item, declarations: searchableNames.isEmpty ? [:] : declarations).withUnsafeBytes { documents.append($0) }
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
@@ -119,53 +111,20 @@ public final class PostgresWrites {
         // Sent without waiting: the server inserts this group while the host reads the next.
         try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
             text(bundleKey), text(String(generation)),
-            uids.finish(), domains.finish(), expires.finish(), attributes.finish(),
-            classes[0].finish(), classes[1].finish(), classes[2].finish(), classes[3].finish(), custom.finish(),
+            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), documents.finish(),
         ])
-    }
-
-    /// The full-text fields of each weight class of the document, A to D, from the attribute
-    /// table (`BuiltInAttribute.FullText.postgresClass`): one or two each.
-    static let classFields: [[ValidatedItem.Field]] = ("ABCD" as String).map { weightClass in
-        let searched = AttributeSchema.table.filter { $0.fullText != nil }
-        let fields = zip(searched, ValidatedItem.Field.searched).filter { $0.0.fullText?.postgresClass == weightClass }.map(\.1)
-        precondition((1...2).contains(fields.count), "the document's class \(weightClass) needs one or two attributes")
-        return fields
     }
 
     private static let insert = """
             INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc)
-            SELECT $1, $2, u, d, e::double precision, a,
-                setweight(to_tsvector('reindex_search', coalesce(wa, '')), 'A') ||
-                setweight(to_tsvector('reindex_search', coalesce(wb, '')), 'B') ||
-                setweight(to_tsvector('reindex_search', coalesce(wc, '') || ' ' || coalesce(cu, '')), 'C') ||
-                setweight(to_tsvector('reindex_search', coalesce(wd, '')), 'D')
-            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-                AS x(u, d, e, a, wa, wb, wc, wd, cu)
+            SELECT $1, $2, u, d, e::double precision, a, w::tsvector
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS x(u, d, e, a, w)
             """
     private static let upsert = insert + """
 
             ON CONFLICT(bundle, gen, uid) DO UPDATE SET domain = EXCLUDED.domain, expires = EXCLUDED.expires, attributes = EXCLUDED.attributes,
                 doc = EXCLUDED.doc, refresh_asked_for = NULL
             """
-
-    /// PostgreSQL text cannot hold NUL.
-    static func clean(_ text: String) -> String {
-        text.utf8.contains(0) ? String(text.unicodeScalars.filter { $0 != "\0" }.map(Character.init)) : text
-    }
-
-    private func customText(_ item: ValidatedItem) -> String? {
-        guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return nil }
-        var parts: [String] = []
-        for (key, value) in members where declarations[key]?.searchable == true {
-            switch value {
-            case .string(let s): parts.append(s)
-            case .array(let list): parts.append(contentsOf: list.compactMap(\.stringValue))
-            default: break
-            }
-        }
-        return parts.isEmpty ? nil : Self.clean(WordParts.expanded(parts.joined(separator: "\n")))
-    }
 
     /// Adds or replaces one item. A partial update is merged into the item of its identifier as
     /// this request sees it (its own write, else the live item) and written whole.

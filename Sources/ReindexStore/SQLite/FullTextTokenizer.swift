@@ -7,6 +7,18 @@ import ReindexSystem
 final class FullTextTokenizer {
     private var tokenizer = fts5_tokenizer()
     private var instance: OpaquePointer?
+    /// The connection a tokenizer made outside any index belongs to (`standalone`).
+    private var owner: SQLiteConnection?
+
+    /// The full-text index's tokenizer (`unicode61 remove_diacritics 2`, as `items_fts` is
+    /// declared) on an in-memory connection of its own: the words of the PostgreSQL index are
+    /// made by the same code as SQLite's (`PostgresDocument`), so both split and fold them alike.
+    static func standalone() throws(StoreError) -> FullTextTokenizer {
+        let connection = try SQLiteConnection(path: ":memory:")
+        let made = try FullTextTokenizer(api: connection.fts5API(), name: "unicode61", arguments: ["remove_diacritics", "2"], index: "the word splitter")
+        made.owner = connection
+        return made
+    }
 
     init(api: UnsafeMutablePointer<fts5_api>, name: String, arguments: [String], index: String) throws(StoreError) {
         var userData: UnsafeMutableRawPointer? = nil
@@ -57,5 +69,17 @@ final class FullTextTokenizer {
             }
         }
         return collected.tokens
+    }
+}
+
+/// The words of a text as the full-text index splits and folds them, for code without a
+/// connection of its own (the PostgreSQL query compiler): one standalone tokenizer behind a lock.
+enum FullTextWords {
+    private static let shared: Locked<FullTextTokenizer?> = Locked(try? FullTextTokenizer.standalone())
+
+    /// The tokens of `text`, as the index stores them; none when SQLite has no FTS5 (then no
+    /// index can be made either).
+    static func tokens(_ text: String) -> [String] {
+        shared.withLock { $0?.tokens(of: text) ?? [] }
     }
 }

@@ -233,21 +233,8 @@ extension IndexStore {
         queryState.registered = true
     }
 
-    /// This connection's FTS5 API (`SELECT fts5(?1)` with a pointer bound, as SQLite documents).
-    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> {
-        var api: UnsafeMutablePointer<fts5_api>? = nil
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection.handle, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw connection.error(SQLITE_ERROR, "fts5_api") }
-        withUnsafeMutablePointer(to: &api) { pointer in
-            _ = sqlite3_bind_pointer(statement, 1, pointer, "fts5_api_ptr", nil)
-            _ = sqlite3_step(statement)
-        }
-        sqlite3_finalize(statement)
-        guard let api, api.pointee.iVersion >= 2 else {
-            throw StoreError(sqlite: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
-        }
-        return api
-    }
+    /// This connection's FTS5 API.
+    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> { try connection.fts5API() }
 
     /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix
     /// pass): its document frequency, for its rarity. Counted from the unit's postings, which

@@ -37,6 +37,22 @@ package final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// This connection's FTS5 API (`SELECT fts5(?1)` with a pointer bound, as SQLite documents).
+    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> {
+        var api: UnsafeMutablePointer<fts5_api>? = nil
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT fts5(?1)", -1, &statement, nil) == SQLITE_OK else { throw error(SQLITE_ERROR, "fts5_api") }
+        withUnsafeMutablePointer(to: &api) { pointer in
+            _ = sqlite3_bind_pointer(statement, 1, pointer, "fts5_api_ptr", nil)
+            _ = sqlite3_step(statement)
+        }
+        sqlite3_finalize(statement)
+        guard let api, api.pointee.iVersion >= 2 else {
+            throw StoreError(sqlite: SQLITE_ERROR, message: "this SQLite has no usable FTS5 API", context: path)
+        }
+        return api
+    }
+
     /// `path` as the path of a `file:` URI: `%`, `?` and `#` escaped.
     static func uriPath(_ path: String) -> String {
         var escaped = ""

@@ -1,0 +1,138 @@
+import CSQLite
+import ReindexProtocol
+
+/// An item's full-text document on PostgreSQL, made by the host as a `tsvector` literal from the
+/// tokens SQLite's full-text index makes of the same text (FTS5's `unicode61 remove_diacritics 2`,
+/// through `FullTextTokenizer`): both backends split and fold words with one piece of code, so a
+/// word finds the same items on both (`user@example.com` holds `example`, `4.5` is `4` then `5`).
+///
+/// Each searched attribute has a *slot* of positions: attribute `s` of `AttributeSchema.searched`
+/// (and, after them, `customSlot` for the searchable declared attributes) holds positions
+/// `s × 2048 + 1` to `s × 2048 + 2047`, its `n`-th token at `s × 2048 + n` (from the 2047th on,
+/// at the slot's last). So a phrase (`<->`) never joins the end of one attribute to the start of
+/// the next, and an attribute's own words are the document's positions in its slot
+/// (`reindex_slots`, schema migration 11), which the checks of one attribute read instead of
+/// splitting its text again. Each position also carries the attribute's weight class (A to D,
+/// `BuiltInAttribute.FullText.postgresClass`; the declared attributes C), which the field score
+/// reads. A token longer than a `tsvector` lexeme may be (2,046 bytes) is left out; past 256
+/// positions of one token, the first 256 are kept, as PostgreSQL keeps them. A `tsvector`'s
+/// words and positions may take 1 MiB at most: an item with more (megabytes of text in many
+/// words) keeps the words met first, attribute by attribute in `searched` order, up to
+/// `lexemeBudget` bytes, where the server's parser made the whole batch fail.
+final class PostgresDocument {
+    static let slotWidth = 2048
+    /// The slot of the searchable declared attributes, after the built-in ones.
+    static let customSlot = AttributeSchema.searched.count
+    static let longestLexeme = 2046
+    /// The bytes of words and positions one document keeps, below the `tsvector`'s 1 MiB.
+    static let lexemeBudget = 1_000_000
+    /// The positions of one word a `tsvector` keeps.
+    static let positionsKept = 256
+
+    /// Each slot's weight class letter.
+    static let weightClasses: [UInt8] = AttributeSchema.table.compactMap { $0.fullText.map { UInt8($0.postgresClass.asciiValue ?? 68) } }
+        + [UInt8(ascii: "C")]
+
+    /// The weight class of a searched attribute (`AttributeSchema.searched` name).
+    static func weightClass(_ name: String) -> Character? {
+        AttributeSchema.searched.firstIndex(of: name).map { Character(Unicode.Scalar(weightClasses[$0])) }
+    }
+
+    /// The slots of these searched attributes (`AttributeSchema.searched` names).
+    static func slots(_ names: [String]) -> [Int] { names.compactMap { AttributeSchema.searched.firstIndex(of: $0) } }
+
+    private let tokenizer: FullTextTokenizer
+    /// The document being made: each token's positions, each a position and weight letter.
+    private var positions: [String: [(UInt16, UInt8)]] = [:]
+    private var slot = 0
+    private var count = 0
+    private var lexemeBytes = 0
+
+    init() throws(StoreError) { tokenizer = try .standalone() }
+
+    /// Adds the tokens of `text` to the document being made, in `slot`.
+    func add(_ text: UnsafeRawBufferPointer?, slot: Int) {
+        guard let text, let base = text.baseAddress, text.count > 0 else { return }
+        self.slot = slot
+        count = 0
+        tokenizer.scan(base.assumingMemoryBound(to: UInt8.self), count: text.count, context: Unmanaged.passUnretained(self).toOpaque()) { context, _, token, length, _, _ in
+            guard let context, let token, length > 0 else { return SQLITE_OK }
+            let document = Unmanaged<PostgresDocument>.fromOpaque(context).takeUnretainedValue()
+            document.note(token, Int(length))
+            return SQLITE_OK
+        }
+    }
+
+    private func note(_ token: UnsafePointer<CChar>, _ length: Int) {
+        count += 1
+        guard length <= Self.longestLexeme else { return }
+        let word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        }
+        let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
+        let place = (position, Self.weightClasses[slot])
+        // What the word takes in the `tsvector`: itself, aligned to 2 bytes, its count of
+        // positions and 2 bytes per position; PostgreSQL keeps 256 of one word's positions.
+        if let places = positions[word] {
+            guard places.count < Self.positionsKept, places[places.count - 1].0 != position, lexemeBytes + 2 <= Self.lexemeBudget else { return }
+            lexemeBytes += 2
+            positions[word]?.append(place)
+        } else {
+            let cost = (length + 1) / 2 * 2 + 4
+            guard lexemeBytes + cost <= Self.lexemeBudget else { return }
+            lexemeBytes += cost
+            positions[word] = [place]
+        }
+    }
+
+    /// The document of `item`, as a `tsvector` literal: its searched attributes, and the text
+    /// of those of its attributes that `declarations` say are searchable.
+    func make(_ item: ValidatedItem, declarations: [String: AttributeDeclaration]) -> [UInt8] {
+        for (slot, field) in ValidatedItem.Field.searched.enumerated() {
+            item.withField(field) { add($0, slot: slot) }
+        }
+        if !declarations.isEmpty, var text = Self.customText(item, declarations: declarations) {
+            text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
+        }
+        return finish()
+    }
+
+    /// The text of the item's searchable declared attributes, with their camel-case parts.
+    static func customText(_ item: ValidatedItem, declarations: [String: AttributeDeclaration]) -> String? {
+        guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return nil }
+        var parts: [String] = []
+        for (key, value) in members where declarations[key]?.searchable == true {
+            switch value {
+            case .string(let s): parts.append(s)
+            case .array(let list): parts.append(contentsOf: list.compactMap(\.stringValue))
+            default: break
+            }
+        }
+        return parts.isEmpty ? nil : WordParts.expanded(parts.joined(separator: "\n"))
+    }
+
+    /// The document made since the last call, as a `tsvector` literal (`'word':1A,2A 'other':2049B`),
+    /// and a new one begun.
+    func finish() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(positions.count * 16)
+        for (word, places) in positions {
+            if !bytes.isEmpty { bytes.append(0x20) }
+            bytes.append(0x27)
+            for byte in word.utf8 {
+                if byte == 0x27 || byte == 0x5C { bytes.append(byte == 0x27 ? 0x27 : 0x5C) }
+                bytes.append(byte)
+            }
+            bytes.append(0x27)
+            bytes.append(UInt8(ascii: ":"))
+            for (n, (position, weight)) in places.enumerated() {
+                if n > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: String(position).utf8)
+                bytes.append(weight)
+            }
+        }
+        positions.removeAll(keepingCapacity: true)
+        lexemeBytes = 0
+        return bytes
+    }
+}
