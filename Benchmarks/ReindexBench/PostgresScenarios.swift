@@ -12,7 +12,8 @@ import ReindexSystem
 /// and the server's work, not the disk's):
 /// - postgres: `reindex run` of a reindexAll of N small items into a PostgreSQL index, against a
 ///   raw libpq loader putting the same items into the same schema in one transaction (`COPY`
-///   into a temporary table, then one `INSERT … SELECT` computing the same weighted `tsvector`);
+///   into a temporary table, then one `INSERT … SELECT` computing a weighted `tsvector` on the
+///   server, where the host sends the one it made);
 ///   the host's peak memory; then the search scenario's queries, p50/p99, over the largest
 ///   count of items in PostgreSQL beside SQLite over the same items;
 /// - fleet: R queued requests of an extension that waits 0.2 s per request, done by 1 and by 4
@@ -68,7 +69,8 @@ extension Bench {
 
     /// The store's limit: the same rows into the same schema (made by the store), with libpq
     /// alone — `COPY` of the items' text into a temporary table, then one `INSERT … SELECT`
-    /// computing the weighted `tsvector` as the store does, in one transaction. (Prepared
+    /// computing a weighted `tsvector` on the server (the `reindex_search` configuration, which
+    /// made the store's documents before the host made them), in one transaction. (Prepared
     /// single-row `INSERT`s are slower: a round trip per item.) Returns seconds.
     func rawPostgresLoad(_ items: [ValidatedItem], server: PostgresServer, schema: String) throws -> Double {
         _ = try Index.open(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])  // creates the schema

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PostgresHarness
 import ReindexProtocol
 import ReindexStore
 import ReindexSystem
@@ -23,6 +24,11 @@ import ReindexSystem
 /// only because the last word is a prefix. For each query of `RelevanceQueries`, the overlap is
 /// the share of the reference's top 10 found in the store's top 10 (`IndexStore.search`, first
 /// page of 20), and the latency that search's, in process.
+///
+/// Then the same corpus is indexed into PostgreSQL (a private server, as the postgres scenario
+/// starts) and the same queries run there (`PostgresStore.query`, first page of 20): its overlap
+/// with the reference, its latency, and how many of its first pages are SQLite's, item for
+/// item and in order — what "identical pages on both backends" asks of the relevance order.
 extension Bench {
     func relevance() throws {
         log("relevance: building the corpus from this machine's packages, manual pages and documentation")
@@ -87,6 +93,52 @@ extension Bench {
             ("averageOverlap", .double(average)), ("minimumOverlap", .double(overlaps.map(\.overlap).min() ?? .nan)),
             ("worst", .array(worst.map { .object([("query", .string($0.query)), ("overlap", .double($0.overlap))]) })),
             ("latency", .object(latency.sorted { $0.key < $1.key }.map { ($0.key, .object([("p50Ms", .double($0.value.percentile(0.5))), ("p99Ms", .double($0.value.percentile(0.99)))])) })),
+        ])))
+        try relevanceOnPostgres(extensions: extensions, sqlite: store, reference: reference)
+    }
+
+    /// The corpus in PostgreSQL: overlap with the reference, latency, and first pages equal to SQLite's.
+    func relevanceOnPostgres(extensions: String, sqlite: IndexStore, reference: RelevanceReference) throws {
+        let server = try startPostgres()
+        defer { server.destroy() }
+        let schema = "relevance"
+        setenv("REINDEX_PG_SCHEMA", schema, 1)
+        defer { unsetenv("REINDEX_PG_SCHEMA") }
+        log("relevance: indexing the corpus into PostgreSQL")
+        let run = try runCommand(reindexBinary, ["--index", server.connectionString, "--extensions-path", extensions, "run", "com.example.bench.corpus", "--json"])
+        guard run.status == 0 else { throw ReindexError(.internal, "reindex run of the corpus into PostgreSQL failed (\(run.status)): \(run.output)") }
+        let postgres = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+        var overlaps: [Double] = []
+        var same = 0, sameSets = 0, compared = 0
+        for (kind, queries) in RelevanceQueries.all {
+            var sample = Sample()
+            for round in 0..<3 {
+                for query in queries {
+                    let start = Clock.monotonic()
+                    let page = try postgres.query(query, options: QueryOptions(limit: 20)).results.map(\.uniqueIdentifier)
+                    let ms = (Clock.monotonic() - start) * 1000
+                    if round > 0 { sample.add(ms); continue }
+                    let expected = try reference.top(query, count: 10)
+                    if !expected.isEmpty {
+                        overlaps.append(Double(expected.filter(Set(page.prefix(10)).contains).count) / Double(expected.count))
+                    }
+                    let sqlitePage = try sqlite.query(query, options: QueryOptions(limit: 20)).results.map(\.uniqueIdentifier)
+                    compared += 1
+                    if Array(page.prefix(10)) == Array(sqlitePage.prefix(10)) { same += 1 }
+                    if Set(page) == Set(sqlitePage) { sameSets += 1 }
+                }
+            }
+            rows.append(["relevance corpus, PostgreSQL, search \(kind), first page of 20 (ms)", "p50 \(fmt(sample.percentile(0.5), 2)), p99 \(fmt(sample.percentile(0.99), 2))",
+                         "-", "\(queries.count) queries × 2, after one round that makes the lists"])
+        }
+        let average = overlaps.reduce(0, +) / Double(Swift.max(1, overlaps.count))
+        rows.append(["relevance corpus, PostgreSQL, top-10 overlap with BM25F", "average \(fmt(average, 3)), min \(fmt(overlaps.min() ?? .nan, 2))",
+                     "FTS5 bm25() with the same weights", "\(overlaps.count) queries"])
+        rows.append(["relevance corpus, PostgreSQL first pages equal to SQLite's", "top 10 in order: \(same) of \(compared); the same 20: \(sameSets) of \(compared)",
+                     "-", "PostgreSQL ranks by field score (docs/QUERIES.md, \"On PostgreSQL\")"])
+        results.append(("relevance_postgres", .object([
+            ("averageOverlap", .double(average)), ("minimumOverlap", .double(overlaps.min() ?? .nan)),
+            ("samePages", .integer(Int64(same))), ("sameSets", .integer(Int64(sameSets))), ("queries", .integer(Int64(compared))),
         ])))
     }
 }
