@@ -14,11 +14,18 @@ import ReindexProtocol
 /// (`reindex_slots`, schema migration 11), which the checks of one attribute read instead of
 /// splitting its text again. Each position also carries the attribute's weight class (A to D,
 /// `BuiltInAttribute.FullText.postgresClass`; the declared attributes C), which the field score
-/// reads. A token longer than a `tsvector` lexeme may be (2,046 bytes) is left out; past 256
+/// reads. A token longer than a `tsvector` lexeme may be (2,046 bytes, less the mark) is left out; past 256
 /// positions of one token, the first 256 are kept, as PostgreSQL keeps them. A `tsvector`'s
 /// words and positions may take 1 MiB at most: an item with more (megabytes of text in many
 /// words) keeps the words met first, attribute by attribute in `searched` order, up to
 /// `lexemeBudget` bytes, where the server's parser made the whole batch fail.
+///
+/// The words of the title and of authors are in the document twice: as they are, and marked with
+/// their slot (`#0word`, `#6word`: `#` is never in a token), at the same positions. Those two
+/// share their weight class with another attribute (displayName; contentDescription), and the
+/// field score asks of nearly every match whether a word is in them: `doc @@ '#6word'` answers
+/// in C, where reading the attribute's positions in SQL (`reindex_slots`) cost about half of a
+/// page of a word that packages' descriptions and their maintainers share.
 final class PostgresDocument {
     static let slotWidth = 2048
     /// The slot of the searchable declared attributes, after the built-in ones.
@@ -28,6 +35,11 @@ final class PostgresDocument {
     static let lexemeBudget = 1_000_000
     /// The positions of one word a `tsvector` keeps.
     static let positionsKept = 256
+    /// The slots whose words are also in the document marked (`marked(_:slot:)`): title, authors.
+    static let markedSlots: Set<Int> = Set(slots(["title", "authors"]))
+
+    /// A word as the document holds it marked with its attribute's slot.
+    static func marked(_ word: String, slot: Int) -> String { "#\(slot)" + word }
 
     /// Each slot's weight class letter.
     static let weightClasses: [UInt8] = AttributeSchema.table.compactMap { $0.fullText.map { UInt8($0.postgresClass.asciiValue ?? 68) } }
@@ -45,6 +57,7 @@ final class PostgresDocument {
     /// The document being made: each token's positions, each a position and weight letter.
     private var positions: [String: [(UInt16, UInt8)]] = [:]
     private var slot = 0
+    private var marking = false
     private var count = 0
     private var lexemeBytes = 0
 
@@ -54,6 +67,7 @@ final class PostgresDocument {
     func add(_ text: UnsafeRawBufferPointer?, slot: Int) {
         guard let text, let base = text.baseAddress, text.count > 0 else { return }
         self.slot = slot
+        marking = Self.markedSlots.contains(slot)
         count = 0
         tokenizer.scan(base.assumingMemoryBound(to: UInt8.self), count: text.count, context: Unmanaged.passUnretained(self).toOpaque()) { context, _, token, length, _, _ in
             guard let context, let token, length > 0 else { return SQLITE_OK }
@@ -65,11 +79,17 @@ final class PostgresDocument {
 
     private func note(_ token: UnsafePointer<CChar>, _ length: Int) {
         count += 1
-        guard length <= Self.longestLexeme else { return }
+        guard length <= Self.longestLexeme - 2 else { return }
         let word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
         let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
+        place(word, length: length, at: position)
+        if marking { place(Self.marked(word, slot: slot), length: length + 2, at: position) }
+    }
+
+    /// Adds one position of `word` (`length` bytes), if the document has room for it.
+    private func place(_ word: String, length: Int, at position: UInt16) {
         let place = (position, Self.weightClasses[slot])
         // What the word takes in the `tsvector`: itself, aligned to 2 bytes, its count of
         // positions and 2 bytes per position; PostgreSQL keeps 256 of one word's positions.

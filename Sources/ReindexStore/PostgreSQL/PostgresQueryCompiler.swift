@@ -145,12 +145,14 @@ struct PostgresQueryCompiler {
     static func tokens(_ text: String) -> [String] { FullTextWords.tokens(text) }
 
     /// A unit as a `tsquery` phrase (`'le' <-> 'guin'`), its last word a prefix when asked,
-    /// restricted to the document's `weights` when given.
-    static func phrase(_ unit: RankingUnit, prefix: Bool, weights: String = "") -> String? {
+    /// restricted to the document's `weights` when given, its words as marked with `slot` when
+    /// given (`PostgresDocument.marked`).
+    static func phrase(_ unit: RankingUnit, prefix: Bool, weights: String = "", markedIn slot: Int? = nil) -> String? {
         let words = tokens(unit.text)
         guard !words.isEmpty else { return nil }
         let asPrefix = unit.starred || (prefix && unit.prefixable)
         return words.enumerated().map { n, word in
+            let word = slot.map { PostgresDocument.marked(word, slot: $0) } ?? word
             let quoted = "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'"
             let last = n == words.count - 1
             let flags = (last && asPrefix ? "*" : "") + weights
@@ -167,21 +169,30 @@ struct PostgresQueryCompiler {
         declared[name]?.attributeKind == .stringList ? Self.joined(name) : Self.string(name)
     }
 
-    /// `unit` found in these searched attributes' own words (`query`, bound already, is the unit
-    /// in any attribute). The document's weight classes narrow it through the index (`'word':C`):
+    /// `unit` found in these searched attributes' own words. In the title alone, or authors alone, it is the document's words marked
+    /// with their slot (`'#0word'`). Else the document's weight classes narrow it (`'word':C`):
     /// where those classes hold no other attribute the item has, that is the answer; else the
-    /// attributes' slots decide (`reindex_slots`, which reads the whole document, so only for
-    /// the items that have such another attribute: an item with authors, for
-    /// `contentDescription`, which shares class C).
-    mutating func inAttributes(_ names: [String], _ unit: RankingUnit, prefix: Bool, query: String) -> String {
+    /// attributes' slots decide (`reindex_slots`, which reads every word it is given, so only
+    /// for the items that have such another attribute — an item with authors, for
+    /// `contentDescription`, which shares class C — and only the words of those classes).
+    mutating func inAttributes(_ names: [String], _ unit: RankingUnit, prefix: Bool) -> String {
+        if names.count == 1, let slot = PostgresDocument.slots(names).first, PostgresDocument.markedSlots.contains(slot),
+           let marked = Self.phrase(unit, prefix: prefix, markedIn: slot) {
+            return "i.doc @@ \(tsquery(marked))"
+        }
         let classes = Set(names.compactMap(PostgresDocument.weightClass))
         guard let weighted = Self.phrase(unit, prefix: prefix, weights: String(classes.sorted())) else { return "false" }
         var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
         if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
         let test = "i.doc @@ \(tsquery(weighted))"
         guard !sharing.isEmpty else { return test }
+        guard let plain = Self.phrase(unit, prefix: prefix) else { return "false" }
+        let query = tsquery(plain)
         let slots = PostgresDocument.slots(names).map(String.init).joined(separator: ",")
-        return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(i.doc, '{\(slots)}') @@ \(query)))"
+        // The document cut to those weight classes first (`ts_filter`, in C): a title's and a
+        // displayName's words, not the whole text, go through `reindex_slots`.
+        let cut = "ts_filter(i.doc, '{\(classes.sorted().map { String($0).lowercased() }.joined(separator: ","))}')"
+        return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(\(cut), '{\(slots)}') @@ \(query)))"
     }
 
     /// The items where `unit` matches: through the document's GIN index, then in the unit's
@@ -193,9 +204,9 @@ struct PostgresQueryCompiler {
         var test = "i.doc @@ \(query)"
         if unit.columns != QueryPlan.allColumns {
             let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
-            test += " AND " + inAttributes(names, unit, prefix: prefix, query: query)
+            test += " AND " + inAttributes(names, unit, prefix: prefix)
         } else if recheckWords {
-            test += " AND " + inAttributes(AttributeSchema.searched, unit, prefix: prefix, query: query)
+            test += " AND " + inAttributes(AttributeSchema.searched, unit, prefix: prefix)
         }
         return "(" + test + ")"
     }
@@ -218,8 +229,7 @@ struct PostgresQueryCompiler {
             let weights = AttributeSchema.searchWeights.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searchWeights[$0] }
             return String(Int(weights.max() ?? 1))
         }
-        guard let plain = Self.phrase(unit, prefix: prefix) else { return "0" }
-        let query = tsquery(plain)
+        guard Self.phrase(unit, prefix: prefix) != nil else { return "0" }
         var cases: [String] = []
         for (weightClass, attributes) in Self.weightClasses {
             guard let phrase = Self.phrase(unit, prefix: prefix, weights: String(weightClass)) else { return "0" }
@@ -236,7 +246,7 @@ struct PostgresQueryCompiler {
                 // An item without the attribute skips splitting it (most items have no authors).
                 var whens: [String] = []
                 for attribute in decided {
-                    whens.append("WHEN x.j ? \(Self.literal(attribute.key)) AND \(inAttributes([attribute.key], unit, prefix: prefix, query: query)) THEN \(Int(attribute.weight))")
+                    whens.append("WHEN x.j ? \(Self.literal(attribute.key)) AND \(inAttributes([attribute.key], unit, prefix: prefix)) THEN \(Int(attribute.weight))")
                 }
                 // An item without the class's last attribute (the `ELSE`) found the unit in one
                 // of the others; when they weigh alike, none is split to tell which (most items
