@@ -169,8 +169,9 @@ struct PostgresQueryCompiler {
         declared[name]?.attributeKind == .stringList ? Self.joined(name) : Self.string(name)
     }
 
-    /// `unit` found in these searched attributes' own words. In the title alone, or authors alone, it is the document's words marked
-    /// with their slot (`'#0word'`). Else the document's weight classes narrow it (`'word':C`):
+    /// `unit` found in these searched attributes' own words. In the title alone, or in authors
+    /// alone, it is the document's words marked with their slot (`'#0word'`). Else the
+    /// document's weight classes narrow it (`'word':C`):
     /// where those classes hold no other attribute the item has, that is the answer; else the
     /// attributes' slots decide (`reindex_slots`, which reads every word it is given, so only
     /// for the items that have such another attribute — an item with authors, for
@@ -189,8 +190,8 @@ struct PostgresQueryCompiler {
         guard let plain = Self.phrase(unit, prefix: prefix) else { return "false" }
         let query = tsquery(plain)
         let slots = PostgresDocument.slots(names).map(String.init).joined(separator: ",")
-        // The document cut to those weight classes first (`ts_filter`, in C): a title's and a
-        // displayName's words, not the whole text, go through `reindex_slots`.
+        // The document cut to those weight classes first (`ts_filter`, in C): only their words,
+        // not the whole text, go through `reindex_slots`.
         let cut = "ts_filter(i.doc, '{\(classes.sorted().map { String($0).lowercased() }.joined(separator: ","))}')"
         return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(\(cut), '{\(slots)}') @@ \(query)))"
     }
@@ -235,7 +236,7 @@ struct PostgresQueryCompiler {
             guard let phrase = Self.phrase(unit, prefix: prefix, weights: String(weightClass)) else { return "0" }
             // C also holds the searchable custom attributes, which weigh 1 — when some bundle in
             // the query's scope declares one. Without, C's last attribute (the description) is
-            // its `ELSE`, and the description need not be split for each item to find it.
+            // its `ELSE`, and the description's words need no test of their own.
             let holdsCustom = weightClass == Self.customClass && declared.values.contains { $0.searchable }
             let weights = Set(attributes.map(\.weight))
             let score: String
@@ -243,15 +244,14 @@ struct PostgresQueryCompiler {
                 score = String(Int(attributes[0].weight))
             } else {
                 let decided = holdsCustom ? attributes[...] : attributes.dropLast()
-                // An item without the attribute skips splitting it (most items have no authors).
+                // An item without the attribute skips its test (most items have no authors).
                 var whens: [String] = []
                 for attribute in decided {
                     whens.append("WHEN x.j ? \(Self.literal(attribute.key)) AND \(inAttributes([attribute.key], unit, prefix: prefix)) THEN \(Int(attribute.weight))")
                 }
                 // An item without the class's last attribute (the `ELSE`) found the unit in one
-                // of the others; when they weigh alike, none is split to tell which (most items
-                // have no displayName, so a title's word is not split again for every match). A
-                // camel-case part found only in the title then scores the title's 10, as on SQLite.
+                // of the others; when they weigh alike, none is tested to tell which (most items
+                // have no displayName, so a title's word needs no test for every match).
                 if !holdsCustom, let last = attributes.last, Set(decided.map(\.weight)).count == 1, let weight = decided.first?.weight {
                     whens.insert("WHEN NOT x.j ? \(Self.literal(last.key)) THEN \(Int(weight))", at: 0)
                 }
