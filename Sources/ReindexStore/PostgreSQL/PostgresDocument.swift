@@ -105,23 +105,23 @@ final class PostgresDocument {
         }
     }
 
-    /// The document of `item`, as a `tsvector` literal: its searched attributes, and the text
-    /// of those of its attributes that `declarations` say are searchable.
-    func make(_ item: ValidatedItem, declarations: [String: AttributeDeclaration]) -> [UInt8] {
+    /// The document of `item`, as a `tsvector` literal: its searched attributes, and the text of
+    /// its declared attributes that are `searchable` (the bundle's declarations of them).
+    func make(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) -> [UInt8] {
         for (slot, field) in ValidatedItem.Field.searched.enumerated() {
             item.withField(field) { add($0, slot: slot) }
         }
-        if !declarations.isEmpty, var text = Self.customText(item, declarations: declarations) {
+        if !searchable.isEmpty, var text = Self.customText(item, searchable: searchable) {
             text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
         }
         return finish()
     }
 
-    /// The text of the item's searchable declared attributes, with their camel-case parts.
-    static func customText(_ item: ValidatedItem, declarations: [String: AttributeDeclaration]) -> String? {
+    /// The text of the item's `searchable` declared attributes, with their camel-case parts.
+    static func customText(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) -> String? {
         guard let attributes = try? JSONParser.parse(item.attributesJSON), case .object(let members) = attributes else { return nil }
         var parts: [String] = []
-        for (key, value) in members where declarations[key]?.searchable == true {
+        for (key, value) in members where searchable[key] != nil {
             switch value {
             case .string(let s): parts.append(s)
             case .array(let list): parts.append(contentsOf: list.compactMap(\.stringValue))

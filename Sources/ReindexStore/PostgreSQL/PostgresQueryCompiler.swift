@@ -153,11 +153,16 @@ struct PostgresQueryCompiler {
         let asPrefix = unit.starred || (prefix && unit.prefixable)
         return words.enumerated().map { n, word in
             let word = slot.map { PostgresDocument.marked(word, slot: $0) } ?? word
-            let quoted = "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'"
+            let quoted = lexeme(word)
             let last = n == words.count - 1
             let flags = (last && asPrefix ? "*" : "") + weights
             return quoted + (flags.isEmpty ? "" : ":" + flags)
         }.joined(separator: " <-> ")
+    }
+
+    /// A word as a quoted lexeme of a `tsquery` literal (`'o''brien'`).
+    static func lexeme(_ word: String) -> String {
+        "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'"
     }
 
     /// A text-search query, bound as a `tsquery` literal: its words are the document's tokens

@@ -12,7 +12,7 @@ extension PostgresStore {
         let words = PostgresQueryCompiler.tokens(text)
         guard !words.isEmpty else { return nil }
         return words.enumerated().map { n, word in
-            "'" + word.replacingAll("\\", with: "\\\\").replacingAll("'", with: "''") + "'" + (n == words.count - 1 ? ":*" : "")
+            PostgresQueryCompiler.lexeme(word) + (n == words.count - 1 ? ":*" : "")
         }.joined(separator: " & ")
     }
 

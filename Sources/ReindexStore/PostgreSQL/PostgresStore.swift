@@ -131,7 +131,8 @@ public final class PostgresStore {
     /// bundle without declarations has them).
     private func rewriteDocuments() throws {
         let document = try PostgresDocument()
-        var declared: [String: [String: AttributeDeclaration]] = [:]
+        // Each bundle's declarations, and those of them searchable.
+        var declared: [String: (all: [String: AttributeDeclaration], searchable: [String: AttributeDeclaration])] = [:]
         try connection.execute("DROP INDEX items_doc")
         var last: Int64 = 0
         while true {
@@ -142,15 +143,15 @@ public final class PostgresStore {
                 last = rows.int64(row, 0)
                 let bundle = rows.text(row, 1) ?? ""
                 if declared[bundle] == nil {
-                    let text = try connection.query("SELECT attributes FROM bundles WHERE key = $1", [bundle]).text(0, 0)
-                    declared[bundle] = text.flatMap { try? JSONParser.parse(text: $0) }.flatMap { try? AttributeDeclaration.parseAll($0) } ?? [:]
+                    let all = try declarations(bundle: bundle)
+                    declared[bundle] = (all, all.filter { $0.value.searchable })
                 }
-                let declarations = declared[bundle] ?? [:]
+                let (bundleDeclarations, searchable) = declared[bundle] ?? ([:], [:])
                 let attributes = (try? JSONParser.parse(text: rows.text(row, 3) ?? "{}")) ?? .object([])
                 let json = JSONValue.object([("uniqueIdentifier", .string(rows.text(row, 2) ?? "?")), ("attributes", attributes)])
-                guard let item = (try? ItemValidator.validate(json, declarations: declarations)) ?? (try? ItemValidator.validate(json)) else { continue }
+                guard let item = (try? ItemValidator.validate(json, declarations: bundleDeclarations)) ?? (try? ItemValidator.validate(json)) else { continue }
                 ids.append(String(last))
-                document.make(item, declarations: declarations).withUnsafeBytes { documents.append($0) }
+                document.make(item, searchable: searchable).withUnsafeBytes { documents.append($0) }
             }
             func text(_ builder: inout PGArrayBuilder) -> String { String(decoding: builder.finish().dropLast(), as: UTF8.self) }
             try connection.query("UPDATE items SET doc = x.w::tsvector FROM unnest($1::bigint[], $2::text[]) AS x(id, w) WHERE items.id = x.id",

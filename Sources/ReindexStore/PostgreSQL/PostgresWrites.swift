@@ -26,7 +26,8 @@ public final class PostgresWrites {
     private var ledger = WriteLedger()
     public var counts: WriteCounts { ledger.counts }
     public let declarations: [String: AttributeDeclaration]
-    private let searchableNames: [String]
+    /// The declarations of the searchable attributes, whose text the document also holds.
+    private let searchable: [String: AttributeDeclaration]
     /// Makes each item's full-text document.
     private let document: PostgresDocument
     private var generation: Int64 = 0
@@ -51,7 +52,7 @@ public final class PostgresWrites {
         } else {
             self.declarations = try store.declarations(bundle: bundleKey)
         }
-        searchableNames = self.declarations.filter { $0.value.searchable }.keys.sorted()
+        searchable = self.declarations.filter { $0.value.searchable }
         document = try PostgresDocument()
         if case .replacement(let g) = scope {
             generation = g
@@ -103,7 +104,7 @@ public final class PostgresWrites {
             item.withField(.attributes) { json in
                 if let json { attributes.append(json) } else { attributes.append("{}") }
             }
-            document.make(item, declarations: searchableNames.isEmpty ? [:] : declarations).withUnsafeBytes { documents.append($0) }
+            document.make(item, searchable: searchable).withUnsafeBytes { documents.append($0) }
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)

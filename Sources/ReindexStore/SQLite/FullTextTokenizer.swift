@@ -11,11 +11,17 @@ final class FullTextTokenizer {
     private var owner: SQLiteConnection?
 
     /// The full-text index's tokenizer (`unicode61 remove_diacritics 2`, as `items_fts` is
-    /// declared) on an in-memory connection of its own: the words of the PostgreSQL index are
-    /// made by the same code as SQLite's (`PostgresDocument`), so both split and fold them alike.
+    /// declared) on `connection`; `index` names it in an error.
+    static func ofIndex(_ connection: SQLiteConnection, index: String) throws(StoreError) -> FullTextTokenizer {
+        try FullTextTokenizer(api: connection.fts5API(), name: "unicode61", arguments: ["remove_diacritics", "2"], index: index)
+    }
+
+    /// The full-text index's tokenizer on an in-memory connection of its own: the words of the
+    /// PostgreSQL index are made by the same code as SQLite's (`PostgresDocument`), so both
+    /// split and fold them alike.
     static func standalone() throws(StoreError) -> FullTextTokenizer {
         let connection = try SQLiteConnection(path: ":memory:")
-        let made = try FullTextTokenizer(api: connection.fts5API(), name: "unicode61", arguments: ["remove_diacritics", "2"], index: "the word splitter")
+        let made = try ofIndex(connection, index: "the word splitter")
         made.owner = connection
         return made
     }

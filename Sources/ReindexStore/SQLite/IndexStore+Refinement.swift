@@ -79,7 +79,7 @@ extension IndexStore {
     /// declared), made once per connection.
     func fullTextTokenizer() throws(StoreError) -> FullTextTokenizer {
         if let made = queryState.tokenizer { return made }
-        let made = try FullTextTokenizer(api: fts5API(), name: "unicode61", arguments: ["remove_diacritics", "2"], index: path)
+        let made = try FullTextTokenizer.ofIndex(connection, index: path)
         queryState.tokenizer = made
         return made
     }

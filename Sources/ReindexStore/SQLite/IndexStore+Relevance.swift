@@ -210,7 +210,7 @@ extension IndexStore {
     func prepareQueries() throws(StoreError) {
         guard !queryState.registered else { return }
         let db = connection.handle
-        let api = try fts5API()
+        let api = try connection.fts5API()
         var rc = api.pointee.xCreateFunction(api, "reindex_rank", Unmanaged.passUnretained(queryState.threshold).toOpaque(), Ranking.rankFunction, nil)
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_rank") }
         rc = api.pointee.xCreateFunction(api, "reindex_impact", nil, Ranking.impactFunction, nil)
@@ -232,9 +232,6 @@ extension IndexStore {
         guard rc == SQLITE_OK else { throw connection.error(rc, "reindex_match") }
         queryState.registered = true
     }
-
-    /// This connection's FTS5 API.
-    func fts5API() throws(StoreError) -> UnsafeMutablePointer<fts5_api> { try connection.fts5API() }
 
     /// How many rows of the full-text index `unit` matches (whole, or as a prefix in the prefix
     /// pass): its document frequency, for its rarity. Counted from the unit's postings, which
