@@ -163,9 +163,11 @@ final class PostgresQueryCommandTests: XCTestCase {
         XCTAssertTrue((healthy["index"] as? String)?.contains("schema \(schema)") == true, "\(healthy)")
         XCTAssertEqual(try reindex(["check", "--quick"]).status, 0)
 
-        // Damage the index behind the host's back: an item of no bundle, a document without its title.
+        // Damage the index behind the host's back: an item of no bundle, a document without its title …
         try server.psql("INSERT INTO \(schema).items(bundle, gen, uid, attributes, doc) VALUES ('com.example.ghost', 0, 'g.1', '{}', ''::tsvector)")
         try server.psql("UPDATE \(schema).items SET doc = ''::tsvector WHERE uid = 'film.dune'")
+        // … and a count of tokens for the score that is not its items' (the triggers kept the ghost's).
+        try server.psql("UPDATE \(schema).full_text_totals SET tokens = tokens + 7 WHERE bundle <> 'com.example.ghost'")
         let damaged = try reindex(["--json", "check"])
         XCTAssertEqual(damaged.status, 65, damaged.description)
         let report = try JSONParser.parse(text: damaged.stdout)
@@ -173,6 +175,7 @@ final class PostgresQueryCommandTests: XCTestCase {
         let problems = report["problems"]?.arrayValue?.compactMap(\.stringValue) ?? []
         XCTAssertTrue(problems.contains { $0.contains("1 item(s) belong to a bundle the index does not know") }, "\(problems)")
         XCTAssertTrue(problems.contains { $0.contains("1 item(s) have a full-text document without their title's words") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("1 bundle(s) whose count of items or tokens for the score") }, "\(problems)")
         XCTAssertTrue(damaged.stderr.contains("run 'reindex reset'"), damaged.stderr)
 
         // Reset: everything erased in one transaction, the rebuild queued; run rebuilds it.

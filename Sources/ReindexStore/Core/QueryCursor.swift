@@ -17,12 +17,12 @@ enum Cursor: Equatable {
 
     /// What a relevance cursor's score is: a position in one order means nothing in another.
     enum Scoring: String {
-        /// BM25F (the SQLite index).
+        /// BM25F (docs/QUERIES.md "Relevance"), on both backends.
         case bm25f = "b"
-        /// The field score (the PostgreSQL index, docs/QUERIES.md "On PostgreSQL").
+        /// The field score PostgreSQL indexes ranked by before schema 12: refused.
         case fieldScore = "f"
 
-        var index: String { self == .bm25f ? "a SQLite index" : "a PostgreSQL index" }
+        var index: String { self == .bm25f ? "an index ranked by BM25F" : "an index ranked by the field score of earlier versions" }
     }
 
     var encoded: String {
@@ -96,7 +96,7 @@ enum Cursor: Equatable {
         case .relevance(let of, _, _, _, _, _):
             guard ranked else { throw ReindexError(.invalidData, "cursor: it continues a page by relevance, this query is \(order); \(again)") }
             guard of == scoring else {
-                throw ReindexError(.invalidData, "cursor: it continues a page of \(of.index), this index is \(scoring == .bm25f ? "a SQLite file" : "PostgreSQL"); \(again)")
+                throw ReindexError(.invalidData, "cursor: it continues a page of \(of.index), this is \(scoring.index); \(again)")
             }
         case .sorted(let ordering, let values):
             guard !ranked, ordering == wanted else {

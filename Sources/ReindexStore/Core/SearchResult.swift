@@ -7,8 +7,8 @@ public struct SearchResult: Sendable, Equatable {
     public var uniqueIdentifier: String
     public var domainIdentifier: String?
     public var expiration: Double?
-    /// Relevance, higher is better (BM25F on SQLite, the field score on PostgreSQL;
-    /// docs/QUERIES.md, "Relevance"); nil for listings.
+    /// Relevance, higher is better (BM25F, the same on both backends; docs/QUERIES.md,
+    /// "Relevance"); nil for listings.
     public var score: Double?
     public var attributes: JSONValue
     /// Where the query's words were found, marked (queries with words only).

@@ -13,8 +13,8 @@ import ReindexProtocol
 /// the next, and an attribute's own words are the document's positions in its slot
 /// (`reindex_slots`, schema migration 11), which the checks of one attribute read instead of
 /// splitting its text again. Each position also carries the attribute's weight class (A to D,
-/// `BuiltInAttribute.FullText.postgresClass`; the declared attributes C), which the field score
-/// reads. A token longer than a `tsvector` lexeme may be (2,046 bytes, less the mark) is left out; past 256
+/// `BuiltInAttribute.FullText.postgresClass`; the declared attributes C), which a comparison on
+/// one attribute reads. A token longer than a `tsvector` lexeme may be (2,046 bytes, less the mark) is left out; past 256
 /// positions of one token, the first 256 are kept, as PostgreSQL keeps them. A `tsvector`'s
 /// words and positions may take 1 MiB at most: an item with more (megabytes of text in many
 /// words) keeps the words met first, attribute by attribute in `searched` order, up to
@@ -22,10 +22,13 @@ import ReindexProtocol
 ///
 /// The words of the title and of authors are in the document twice: as they are, and marked with
 /// their slot (`#0word`, `#6word`: `#` is never in a token), at the same positions. Those two
-/// share their weight class with another attribute (displayName; contentDescription), and the
-/// field score asks of nearly every match whether a word is in them: `doc @@ '#6word'` answers
-/// in C, where reading the attribute's positions in SQL (`reindex_slots`) cost about half of a
-/// page of a word that packages' descriptions and their maintainers share.
+/// share their weight class with another attribute (displayName; contentDescription), and a
+/// `cdw` comparison on one of them asks of every match whether a word is in it: `doc @@
+/// '#6word'` answers in C, where reading the attribute's positions in SQL (`reindex_slots`) is
+/// slow.
+///
+/// Beside the document the host makes what BM25F reads (`Made`): the item's length and each
+/// word's weighted frequency, exactly as SQLite's full-text index has them.
 final class PostgresDocument {
     static let slotWidth = 2048
     /// The slot of the searchable declared attributes, after the built-in ones.
@@ -60,6 +63,10 @@ final class PostgresDocument {
     private var marking = false
     private var count = 0
     private var lexemeBytes = 0
+    /// Each word's weighted frequency over the searched attributes (`frequencies`).
+    private var weighted: [String: Int] = [:]
+    /// The tokens of the searched attributes so far (`length`).
+    private var tokens = 0
 
     init() throws(StoreError) { tokenizer = try .standalone() }
 
@@ -79,10 +86,13 @@ final class PostgresDocument {
 
     private func note(_ token: UnsafePointer<CChar>, _ length: Int) {
         count += 1
+        let searched = slot < Self.customSlot
+        if searched { tokens += 1 }
         guard length <= Self.longestLexeme - 2 else { return }
         let word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
+        if searched { weighted[word, default: 0] += Self.slotWeights[slot] }
         let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
         place(word, length: length, at: position)
         if marking { place(Self.marked(word, slot: slot), length: length + 2, at: position) }
@@ -105,9 +115,26 @@ final class PostgresDocument {
         }
     }
 
+    /// Each searched attribute's weight in the score (`Ranking.weights`), as a whole number.
+    static let slotWeights: [Int] = AttributeSchema.searchWeights.map { Int($0) }
+
+    /// What the host makes of one item: its document, and what the score reads beside it.
+    struct Made {
+        /// The `tsvector` literal.
+        var document: [UInt8]
+        /// The tokens of its searched attributes, as the full-text index counts them (FTS5's
+        /// `xColumnSize` over every column): the score's `len(d)`.
+        var length: Int
+        /// A JSON object of each word of its searched attributes to its weighted frequency — Σ
+        /// over its occurrences of their attribute's weight, the score's `f` — exact, past the
+        /// positions a document keeps.
+        var frequencies: [UInt8]
+    }
+
     /// The document of `item`, as a `tsvector` literal: its searched attributes, and the text of
-    /// its declared attributes that are `searchable` (the bundle's declarations of them).
-    func make(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) -> [UInt8] {
+    /// its declared attributes that are `searchable` (the bundle's declarations of them); with
+    /// its length and words' frequencies (`Made`).
+    func make(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) -> Made {
         for (slot, field) in ValidatedItem.Field.searched.enumerated() {
             item.withField(field) { add($0, slot: slot) }
         }
@@ -131,9 +158,46 @@ final class PostgresDocument {
         return parts.isEmpty ? nil : WordParts.expanded(parts.joined(separator: "\n"))
     }
 
-    /// The document made since the last call, as a `tsvector` literal (`'word':1A,2A 'other':2049B`),
-    /// and a new one begun.
-    func finish() -> [UInt8] {
+    /// The document made since the last call (`'word':1A,2A 'other':2049B`), and a new one begun.
+    func finish() -> Made {
+        let made = Made(document: literal(), length: tokens, frequencies: frequencyObject())
+        positions.removeAll(keepingCapacity: true)
+        weighted.removeAll(keepingCapacity: true)
+        lexemeBytes = 0
+        tokens = 0
+        return made
+    }
+
+    /// `weighted` as a JSON object (`{"word":10,"other":3}`).
+    private func frequencyObject() -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(weighted.count * 12 + 2)
+        for (word, f) in weighted {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(0x22)
+            for byte in word.utf8 {
+                if byte == 0x22 || byte == 0x5C {
+                    bytes.append(0x5C)
+                    bytes.append(byte)
+                } else if byte < 0x20 {
+                    bytes.append(contentsOf: Array("\\u00".utf8))
+                    bytes.append(contentsOf: [Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 15)]])
+                } else {
+                    bytes.append(byte)
+                }
+            }
+            bytes.append(0x22)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: String(f).utf8)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// The `tsvector` literal of the document being made.
+    private func literal() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(positions.count * 16)
         for (word, places) in positions {
@@ -151,8 +215,6 @@ final class PostgresDocument {
                 bytes.append(weight)
             }
         }
-        positions.removeAll(keepingCapacity: true)
-        lexemeBytes = 0
         return bytes
     }
 }

@@ -24,11 +24,23 @@ struct PostgresQueryCompiler {
     let unaccentSchema: String?
     /// Whether an ICU collation is there to lowercase any script (else `lower` of the database's).
     let icu: Bool
+    /// What a relevance score reads (`unitScore`); nil for a query without one.
+    var scoring: Scoring?
+
+    /// The statistics of one query's score: each unit's rarity in each pass, by its phrase
+    /// (`FullText.phrase`), and the average length.
+    struct Scoring {
+        var rarities: [String: Double]
+        var average: Double
+    }
 
     /// Plain words must be rechecked against the built-in attributes' slots of the document when
     /// some bundle declares an attribute `searchable` but not `searchableByDefault`: the document
     /// holds its text (for `NAME == "…"w`), which plain words must not find.
-    var recheckWords: Bool { declared.values.contains { $0.searchable && !$0.searchableByDefault } }
+    var recheckWords: Bool { recheckAlways || declared.values.contains { $0.searchable && !$0.searchableByDefault } }
+    /// Recheck plain words whatever the declarations in effect (a word's count over every
+    /// bundle, where any may hold such text: `PostgresStore.scoring`).
+    var recheckAlways = false
 
     init(declared: [String: AttributeDeclaration], unaccentSchema: String? = nil, icu: Bool = false) {
         self.declared = declared
@@ -218,76 +230,57 @@ struct PostgresQueryCompiler {
     }
 
     /// For the unit that is also a prefix: its pass (0 where it matches as typed, 1 where only
-    /// as a prefix) and its score in that pass — what a page orders by and a word's rank lists hold.
-    mutating func passAndScore(_ unit: RankingUnit) -> (pass: String, score: String) {
+    /// as a prefix) and its score in that pass — what a page orders by — or, `impact`, its
+    /// impact there, what a word's rank lists hold.
+    mutating func passAndScore(_ unit: RankingUnit, impact: Bool = false) -> (pass: String, score: String) {
         let whole = unitMatch(unit, prefix: false)
-        return ("CASE WHEN \(whole) THEN 0 ELSE 1 END",
-                "CASE WHEN \(whole) THEN \(unitScore(unit, prefix: false)) ELSE \(unitScore(unit, prefix: true)) END")
+        func score(_ prefix: Bool) -> String { impact ? unitImpact(unit, prefix: prefix) : unitScore(unit, prefix: prefix) }
+        return ("CASE WHEN \(whole) THEN 0 ELSE 1 END", "CASE WHEN \(whole) THEN \(score(false)) ELSE \(score(true)) END")
     }
 
-    /// A unit's score: the weight of the best attribute it is found in (the attribute table's
-    /// weights: title 10, displayName 8, keywords and alternateNames 5, authors 3,
-    /// contentDescription 2, textContent 1; a searchable custom attribute 1). The document's
-    /// weight classes, best first, narrow it; within a class of different weights the
-    /// attribute's own text decides.
+    /// A unit's score in an item: BM25F's term (SQLite/Ranking.swift, docs/QUERIES.md
+    /// "Relevance"), the unit's rarity times its impact, `f · (k1 + 1) / (f + k1 · (1 − b + b ·
+    /// len / avglen))` — computed in the same order as `Ranking.impact`, so an item scores to
+    /// the bit what it scores on SQLite. The rarity and the average length are the query's
+    /// (`scoring`); 0 when the query has none for the unit.
     mutating func unitScore(_ unit: RankingUnit, prefix: Bool) -> String {
-        if unit.columns != QueryPlan.allColumns {
-            let weights = AttributeSchema.searchWeights.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searchWeights[$0] }
-            return String(Int(weights.max() ?? 1))
-        }
-        guard Self.phrase(unit, prefix: prefix) != nil else { return "0" }
-        var cases: [String] = []
-        for (weightClass, attributes) in Self.weightClasses {
-            guard let phrase = Self.phrase(unit, prefix: prefix, weights: String(weightClass)) else { return "0" }
-            // C also holds the searchable custom attributes, which weigh 1 — when some bundle in
-            // the query's scope declares one. Without, C's last attribute (the description) is
-            // its `ELSE`, and the description's words need no test of their own.
-            let holdsCustom = weightClass == Self.customClass && declared.values.contains { $0.searchable }
-            let weights = Set(attributes.map(\.weight))
-            let score: String
-            if weights.count == 1 && !holdsCustom {
-                score = String(Int(attributes[0].weight))
-            } else {
-                let decided = holdsCustom ? attributes[...] : attributes.dropLast()
-                // An item without the attribute skips its test (most items have no authors).
-                var whens: [String] = []
-                for attribute in decided {
-                    whens.append("WHEN x.j ? \(Self.literal(attribute.key)) AND \(inAttributes([attribute.key], unit, prefix: prefix)) THEN \(Int(attribute.weight))")
-                }
-                // An item without the class's last attribute (the `ELSE`) found the unit in one
-                // of the others; when they weigh alike, none is tested to tell which (most items
-                // have no displayName, so a title's word needs no test for every match).
-                if !holdsCustom, let last = attributes.last, Set(decided.map(\.weight)).count == 1, let weight = decided.first?.weight {
-                    whens.insert("WHEN NOT x.j ? \(Self.literal(last.key)) THEN \(Int(weight))", at: 0)
-                }
-                score = "(CASE \(whens.joined(separator: " ")) ELSE \(holdsCustom ? 1 : Int(attributes[attributes.count - 1].weight)) END)"
-            }
-            cases.append("WHEN i.doc @@ \(tsquery(phrase)) THEN \(score)")
-        }
-        return "(CASE \(cases.joined(separator: " ")) ELSE \(Self.lastClassWeight) END)"
+        guard let scoring, let rarity = scoring.rarities[FullText.phrase(unit, prefix: prefix)] else { return "0" }
+        return "\(bind(rarity)) * \(impact(frequency(unit, prefix: prefix), average: scoring.average))"
     }
 
-    /// The score of a unit found in the last weight class only (D: textContent).
-    static let lastClassWeight: Int = {
-        let last = documentClasses.last
-        return Int(AttributeSchema.table.compactMap { $0.fullText?.postgresClass == last ? $0.fullText?.weight : nil }.max() ?? 1)
-    }()
+    /// A unit's impact in an item (its score but the rarity): what a word's rank list holds.
+    mutating func unitImpact(_ unit: RankingUnit, prefix: Bool) -> String {
+        impact(frequency(unit, prefix: prefix), average: scoring?.average ?? 1)
+    }
 
-    /// The document's weight classes in the attribute table, best (`A`) first.
-    static let documentClasses = Set(AttributeSchema.table.compactMap { $0.fullText?.postgresClass }).sorted()
+    /// `Ranking.impact` of the weighted frequency `f` (an SQL expression, read once) in the item.
+    mutating func impact(_ f: String, average: Double) -> String {
+        let k1 = bind(Ranking.k1), k1Plus1 = bind(Ranking.k1 + 1), oneLessB = bind(1 - Ranking.b), b = bind(Ranking.b)
+        return "(SELECT s.f * \(k1Plus1) / (s.f + \(k1) * (\(oneLessB) + \(b) * i.length::float8 / \(bind(average))))" +
+            " FROM (VALUES (\(f))) s(f))"
+    }
+
+    /// A unit's weighted frequency `f` in the item: Σ over its occurrences of their attribute's
+    /// weight, as FTS5 finds them. One word in every attribute reads the item's frequencies
+    /// (`items.tf`, exact); a prefix sums those of the words it begins; a phrase, or a unit of some
+    /// attributes only, counts its occurrences in the document's positions (`reindex_frequency`:
+    /// exact but past an attribute's 2,047th token or a word's 256th occurrence).
+    mutating func frequency(_ unit: RankingUnit, prefix: Bool) -> String {
+        let words = Self.tokens(unit.text)
+        let asPrefix = unit.starred || (prefix && unit.prefixable)
+        if words.count == 1, unit.columns == QueryPlan.allColumns {
+            let word = bind(words[0], "text")
+            if asPrefix {
+                return "coalesce((SELECT sum(e.value::float8) FROM jsonb_each_text(i.tf) e WHERE starts_with(e.key, \(word))), 0)"
+            }
+            return "coalesce((i.tf->>\(word))::float8, 0)"
+        }
+        let slots = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map(String.init).joined(separator: ",")
+        return "reindex_frequency(i.doc, \(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots)}')"
+    }
 
     /// The document's weight class that also holds the searchable custom attributes (`PostgresWrites`).
     static let customClass: Character = "C"
-
-    /// The document's weight classes but the last (whose score is the `ELSE`), best first, with
-    /// their attributes by weight, best first: the attribute table's `postgresClass`.
-    static let weightClasses: [(Character, [(key: String, weight: Double)])] = {
-        documentClasses.dropLast().map { weightClass in
-            (weightClass, AttributeSchema.table.compactMap { a in
-                a.fullText.flatMap { $0.postgresClass == weightClass ? (a.key, $0.weight) : nil }
-            }.sorted { $0.weight > $1.weight })
-        }
-    }()
 
     // MARK: Conditions
 

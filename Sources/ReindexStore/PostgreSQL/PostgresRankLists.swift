@@ -46,6 +46,17 @@ final class PostgresRankLists {
     var togetherMissing: PostgresRankListSpec?
     /// The page just read is empty because its lists are to be made first.
     var pageWaitsForLists = false
+    /// The index's average length has moved too far from the pinned one (`repinIfWanted`).
+    var repin = false
+    /// Units' document frequencies by phrase, counted while the items' write count was
+    /// `frequenciesAt` (`PostgresStore.scoring`).
+    var frequencies: [String: Int] = [:]
+    var frequenciesAt: Int64 = -1
+    /// Whether some bundle declares an attribute searchable but not by default, read while
+    /// `frequenciesAt` holds; nil until then.
+    var hiddenText: Bool?
+    /// Document frequencies counted (not kept), for tests.
+    var counted = 0
 }
 
 /// One word of a query as a rank list (a pass of it, for a one-word query), or a query's words
@@ -63,6 +74,9 @@ struct PostgresRankListSpec {
     var kind: Kind
     /// The words of a `together` list.
     var together: [RankingUnit] = []
+    /// Their tokens in its key, each as the list holds it (a shorter prefix of the query's
+    /// word, for a list read in place of the query's own).
+    var tokens: [String] = []
 
     /// The items the list holds, as a condition over `items i` and its attributes `x.j`.
     func match(_ compiler: inout PostgresQueryCompiler) -> String {
@@ -74,9 +88,27 @@ struct PostgresRankListSpec {
         }
     }
 
-    /// The pass's score, as the page's query computes it.
+    /// What the list orders its items by: for one word, its impact in the pass (the page's score
+    /// is that times the word's rarity, the same for every item); for words together, the
+    /// page's score, the sum of each one's rarity times its impact (`rarities`).
     func score(_ compiler: inout PostgresQueryCompiler) -> String {
-        guard kind == .together else { return compiler.unitScore(unit, prefix: kind != .whole) }
+        guard kind == .together else { return compiler.unitImpact(unit, prefix: kind != .whole) }
         return together.map { "(" + compiler.unitScore($0, prefix: $0.starred) + ")" }.joined(separator: " + ")
+    }
+
+    /// The rarity, in `scoring`, of this list's word in its pass (nil for words together).
+    func rarity(_ scoring: PostgresQueryCompiler.Scoring?) -> Double? {
+        guard kind != .together else { return nil }
+        return scoring?.rarities[FullText.phrase(unit, prefix: kind != .whole)]
+    }
+
+    /// The rarities, in `scoring`, of the words of a list together, in the order of its key's
+    /// words (a `*` word marked): what the list keeps of the rarities it was ordered by.
+    func keyedRarities(_ scoring: PostgresQueryCompiler.Scoring?) -> [Double] {
+        together.indices.map { n in
+            let unit = together[n]
+            return ((n < tokens.count ? tokens[n] : PostgresQueryCompiler.tokens(unit.text).first ?? "") + (unit.starred ? "*" : ""),
+                    scoring?.rarities[FullText.phrase(unit, prefix: unit.starred)] ?? .nan)
+        }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

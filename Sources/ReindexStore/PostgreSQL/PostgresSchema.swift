@@ -242,8 +242,75 @@ enum PostgresSchema {
         DELETE FROM rank_entries;
         DELETE FROM rank_lists;
         """#,
+        // 12: the score is BM25F, as on SQLite (PostgresQueryCompiler.unitScore). Each item
+        // keeps its length in tokens and its words' weighted frequencies (`PostgresDocument.Made`),
+        // made again with the documents (`PostgresStore.rewriteDocuments`); each bundle's items
+        // and tokens, of every generation, are counted by statement triggers in
+        // `full_text_totals` (N and the average length; `changes` grows at every write, so a
+        // word's count is kept while it stands still). `rank_statistics` pins the average
+        // length when the first list is made, and a list of several words together keeps the
+        // rarities it was ordered by. The lists made before held field scores: they go. (Each
+        // statement may run again on an index whose version was set back: a test's, or a
+        // restored copy's.) The triggers' function finds its table in the index's schema
+        // whatever the writing session's search path (`SET search_path FROM CURRENT`: the
+        // migration runs in the schema).
+        #"""
+        ALTER TABLE items ADD COLUMN IF NOT EXISTS length integer NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS tf jsonb NOT NULL DEFAULT '{}';
+        CREATE TABLE IF NOT EXISTS full_text_totals(
+            bundle text PRIMARY KEY,
+            items bigint NOT NULL,
+            tokens bigint NOT NULL,
+            changes bigint NOT NULL
+        );
+        DELETE FROM full_text_totals;
+        INSERT INTO full_text_totals(bundle, items, tokens, changes) SELECT bundle, count(*), sum(length), 1 FROM items GROUP BY bundle;
+        CREATE OR REPLACE FUNCTION reindex_count_items() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO full_text_totals AS t(bundle, items, tokens, changes)
+                    SELECT bundle, count(*), sum(length), 1 FROM new_rows GROUP BY bundle ORDER BY bundle
+                    ON CONFLICT(bundle) DO UPDATE SET items = t.items + EXCLUDED.items, tokens = t.tokens + EXCLUDED.tokens, changes = t.changes + 1;
+            ELSIF TG_OP = 'DELETE' THEN
+                INSERT INTO full_text_totals AS t(bundle, items, tokens, changes)
+                    SELECT bundle, -count(*), -sum(length), 1 FROM old_rows GROUP BY bundle ORDER BY bundle
+                    ON CONFLICT(bundle) DO UPDATE SET items = t.items + EXCLUDED.items, tokens = t.tokens + EXCLUDED.tokens, changes = t.changes + 1;
+            ELSE
+                INSERT INTO full_text_totals AS t(bundle, items, tokens, changes)
+                    SELECT bundle, 0, sum(length), 1 FROM (SELECT bundle, length FROM new_rows UNION ALL SELECT bundle, -length FROM old_rows) c
+                    GROUP BY bundle ORDER BY bundle
+                    ON CONFLICT(bundle) DO UPDATE SET tokens = t.tokens + EXCLUDED.tokens, changes = t.changes + 1;
+            END IF;
+            RETURN NULL;
+        END $$;
+        DROP TRIGGER IF EXISTS items_counted_insert ON items;
+        DROP TRIGGER IF EXISTS items_counted_update ON items;
+        DROP TRIGGER IF EXISTS items_counted_delete ON items;
+        CREATE TRIGGER items_counted_insert AFTER INSERT ON items REFERENCING NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION reindex_count_items();
+        CREATE TRIGGER items_counted_update AFTER UPDATE ON items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION reindex_count_items();
+        CREATE TRIGGER items_counted_delete AFTER DELETE ON items REFERENCING OLD TABLE AS old_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION reindex_count_items();
+        CREATE OR REPLACE FUNCTION reindex_frequency(d tsvector, words text[], prefix boolean, slots int[]) RETURNS float8
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT coalesce(sum((ARRAY[\#(PostgresDocument.slotWeights.map(String.init).joined(separator: ","))])[s.p / \#(PostgresDocument.slotWidth) + 1]), 0)::float8
+            FROM (SELECT x AS p FROM unnest(d) u, unnest(u.positions) x
+                WHERE (u.lexeme = words[1] OR (prefix AND cardinality(words) = 1 AND starts_with(u.lexeme, words[1])))
+                    AND x / \#(PostgresDocument.slotWidth) = ANY(slots)) s
+            WHERE NOT EXISTS (SELECT 1 FROM generate_series(2, cardinality(words)) k WHERE NOT EXISTS (
+                SELECT 1 FROM unnest(d) v, unnest(v.positions) y
+                WHERE y = s.p + k - 1 AND (v.lexeme = words[k] OR (prefix AND k = cardinality(words) AND starts_with(v.lexeme, words[k])))))
+        $$;
+        CREATE TABLE IF NOT EXISTS rank_statistics(average float8 NOT NULL);
+        DELETE FROM rank_statistics;
+        ALTER TABLE rank_lists ADD COLUMN IF NOT EXISTS rarities float8[];
+        DELETE FROM rank_entries;
+        DELETE FROM rank_lists;
+        """#,
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).
     static let hostDocuments = 11
+    /// The migration from which each item keeps its length and its words' frequencies.
+    static let scoredDocuments = 12
 }

@@ -10,7 +10,7 @@ import ReindexSystem
 /// rows are not kept aside (the database's backups are the way back).
 extension PostgresStore {
     /// The tables every deployment's schema has.
-    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "rank_lists", "rank_entries", "schema_version"]
+    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "rank_lists", "rank_entries", "full_text_totals", "rank_statistics", "schema_version"]
 
     /// The index's structure and invariants, in one snapshot. `quick` leaves out the check of
     /// every item's document against its title (a read of every item).
@@ -28,8 +28,18 @@ extension PostgresStore {
             if version != PostgresSchema.migrations.count {
                 result.problems.append("the schema is at version \(version), this reindex writes version \(PostgresSchema.migrations.count)")
             }
-            if try query("SELECT count(*) FROM pg_proc WHERE proname = 'reindex_slots' AND pronamespace = $1::regnamespace", [location.schema]).int(0, 0) != 1 {
-                result.problems.append("the function \(location.schema).reindex_slots, which reads one attribute's words, is missing")
+            for (function, what) in [("reindex_slots", "reads one attribute's words"), ("reindex_frequency", "counts a phrase's occurrences for the score"),
+                                      ("reindex_count_items", "counts each bundle's items for the score")] {
+                if try query("SELECT count(*) FROM pg_proc WHERE proname = $2 AND pronamespace = $1::regnamespace", [location.schema, function]).int(0, 0) != 1 {
+                    result.problems.append("the function \(location.schema).\(function), which \(what), is missing")
+                }
+            }
+            let triggers = try query("""
+                SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                WHERE c.relname = 'items' AND c.relnamespace = $1::regnamespace AND t.tgname LIKE 'items_counted_%' AND t.tgenabled <> 'D'
+                """, [location.schema]).int(0, 0)
+            if triggers != 3 {
+                result.problems.append("\(3 - triggers) of the 3 triggers that count each bundle's items for the score (items_counted_…) are missing or disabled")
             }
             let index = try query("""
                 SELECT i.indisvalid AND i.indisready FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -55,6 +65,12 @@ extension PostgresStore {
                         THEN false
                         ELSE jsonb_typeof(i.j->'title') = 'string' AND i.j->>'title' ~ '(^|[^[:alnum:]])[[:alnum:]]{1,20}([^[:alnum:]]|$)' END
                     """, "item(s) have a full-text document without their title's words"))
+                // BM25F's figures: each bundle's count of items and tokens, kept by the triggers.
+                counts.append(("""
+                    SELECT count(*) FROM (SELECT bundle, count(*) AS items, sum(length) AS tokens FROM items GROUP BY bundle) c
+                    FULL JOIN full_text_totals t USING (bundle)
+                    WHERE coalesce(c.items, 0) <> coalesce(t.items, 0) OR coalesce(c.tokens, 0) <> coalesce(t.tokens, 0)
+                    """, "bundle(s) whose count of items or tokens for the score (full_text_totals) is not their items'"))
             }
             for (sql, what) in counts {
                 let n = try query(sql).int(0, 0)
@@ -103,9 +119,12 @@ extension PostgresStore {
     public func erase(lockSeconds: Int = 10) throws -> Int {
         try transaction { () throws -> Int in
             try query("SELECT set_config('lock_timeout', $1, true)", ["\(lockSeconds)s"])
-            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries IN ACCESS EXCLUSIVE MODE")
+            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, full_text_totals, rank_statistics IN ACCESS EXCLUSIVE MODE")
             let count = try query("SELECT count(*) FROM items").int(0, 0)
-            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries")
+            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, rank_statistics")
+            // (Counted on: `changes` only grows, so a word's count kept before is never taken for
+            // one of the empty index.)
+            try connection.execute("UPDATE full_text_totals SET items = 0, tokens = 0, changes = changes + 1")
             return count
         }
     }

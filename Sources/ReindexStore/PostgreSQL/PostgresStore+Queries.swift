@@ -6,9 +6,9 @@ import ReindexSystem
 /// options, results and errors. Each call reads one `REPEATABLE READ` read-only snapshot (the
 /// declarations in effect and the page together), so a page never mixes generations.
 ///
-/// Relevance differs in its details (docs/QUERIES.md, "On PostgreSQL"): a page is the
-/// query's matches ordered by (whole words before prefixes, score, rankingHint, bundle,
-/// identifier), the score counting the document's weight classes; ties as on SQLite.
+/// A page by relevance is the query's matches ordered as on SQLite (whole words before
+/// prefixes, BM25F, rankingHint, bundle, identifier), from the same statistics
+/// (PostgresStore+Relevance.swift), so both backends give the same page.
 extension PostgresStore {
     /// A query parsed, checked and ready to compile, with what it reads in its snapshot.
     struct PreparedPostgresQuery {
@@ -23,9 +23,13 @@ extension PostgresStore {
         var icu: Bool
         /// `options.after`, checked against the query's order.
         var cursor: Cursor?
+        /// The statistics of its score, when it is ranked (`PostgresStore.scoring`).
+        var scoring: PostgresQueryCompiler.Scoring?
 
         func compiler() -> PostgresQueryCompiler {
-            PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
+            var compiler = PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
+            compiler.scoring = scoring
+            return compiler
         }
     }
 
@@ -33,7 +37,10 @@ extension PostgresStore {
     /// and identifier); `nextCursor` continues after its last result. (`options` has no default
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
-        defer { makeWantedRankLists() }
+        defer {
+            repinIfWanted()
+            makeWantedRankLists()
+        }
         var page = try page(text, options: options)
         // Its words are common and their lists missing: a full read would score every match,
         // and making the lists after it would read them all again. So the lists are made first,
@@ -199,7 +206,7 @@ extension PostgresStore {
         // identifier.
         let ranked = !checked.units.isEmpty && options.sort.isEmpty
         let sortable = options.sort.filter { PostgresQueryCompiler.sortKey($0.attribute, declared: declared) != nil }.count
-        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3, scoring: .fieldScore)
+        let cursor = try Cursor.decode(options, ranked: ranked, keys: sortable * 2 + 3, scoring: .bm25f)
         var q = PreparedPostgresQuery(checked: checked, options: options, now: now, unaccentSchema: nil, icu: false,
                                       cursor: cursor)
         // `unaccent` and ICU's character classes for folding and for `w` outside the full-text
@@ -212,6 +219,7 @@ extension PostgresStore {
             q.unaccentSchema = r.text(0, 0)
             q.icu = r.bool(0, 1)
         }
+        if ranked { q.scoring = try scoring(q) }
         return q
     }
 
@@ -288,7 +296,7 @@ extension PostgresStore {
         let results = Array(read.results.prefix(rows))
         guard read.results.count > limit, rows > 0 else { return QueryPage(results: results, nextCursor: nil) }
         let last = read.places[rows - 1]
-        let next = Cursor.relevance(scoring: .fieldScore, pass: last.pass, score: last.score, hint: last.hint, bundle: last.bundle, uid: last.uid)
+        let next = Cursor.relevance(scoring: .bm25f, pass: last.pass, score: last.score, hint: last.hint, bundle: last.bundle, uid: last.uid)
         return QueryPage(results: results, nextCursor: next.encoded)
     }
 

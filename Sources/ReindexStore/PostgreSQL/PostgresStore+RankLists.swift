@@ -26,12 +26,20 @@ import ReindexProtocol
 // first pass: an item in none of the lists' first k entries scores, for each word, no more than
 // its k-th entry, and on that score comes after it in the tie order, so a row that scores more
 // than the entries' sum, or as much and no later than the last of them in the tie order, is
-// proven (`provesSum`; the field score's few values make ties common, and the tie order is one
-// order for every word). Otherwise k grows (to 512, then the list's end). Then, when the words'
+// proven (`provesSum`; the tie order is one order for every word). Otherwise k grows (to 512,
+// then the list's end). Then, when the words'
 // best items seldom hold the others, the page is among the items holding them all: the list of
 // the words *together* (`rankListSpecs`, made like one word's, first when missing) is walked as
 // one word's list is, and tried first by later searches of those words. Only then is the page
-// read in full. Lists hold the live generations' unexpired items; an item that expires later stays
+// read in full.
+//
+// The score is BM25F (PostgresStore+Relevance.swift): each word's rarity times its impact. A
+// word's list holds impacts, which do not depend on the rarities that every write moves (the
+// average length they do depend on is pinned): its order stands, and an entry's place in the
+// page is its impact times the word's rarity now. A list together holds the page's scores, for
+// the rarities it keeps (`rank_lists.rarities`); once they moved, its entries are read to a depth
+// and bound what lies past them scaled by the most any rarity grew (`scale`), or it is made
+// again. Lists hold the live generations' unexpired items; an item that expires later stays
 // (expiry is one of the page's filters), and the transaction that makes a reindexAll's
 // generation live drops every list (`dropRankLists`), as does a list with more than
 // `changedRows` changed items since its horizon: the next search that wants one makes it again.
@@ -101,7 +109,7 @@ extension PostgresStore {
     private static func together(_ units: [RankingUnit], tokens: [String], suffix: String, pass: Int, _ q: PreparedPostgresQuery) -> PostgresRankListSpec {
         let words = units.indices.map { tokens[$0] + (units[$0].starred ? "*" : "") }.sorted()
         return PostgresRankListSpec(key: PostgresRankListSpec.Kind.together.rawValue + words.joined(separator: " ") + suffix,
-                                    pass: pass, query: q, unit: units[0], kind: .together, together: units)
+                                    pass: pass, query: q, unit: units[0], kind: .together, together: units, tokens: tokens)
     }
 
     /// For several words the last of which is also a prefix (`support le`, typed on the way to
@@ -131,9 +139,18 @@ extension PostgresStore {
         var togetherState: (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?])? = nil
         if let together {
             if let state = try rankListState([together], depth: Self.wholeList) {
-                togetherState = state
+                togetherState = (state.horizon, state.changed, state.longest, state.bounds)
                 if state.changed > rankLists.changedRows {
                     rankLists.wanted[together.key] = together
+                } else if state.moved.contains(together.key) {
+                    // Made for other rarities (items came and went since), its order is no longer
+                    // quite the page's, but its entries still bound the items past them.
+                    // Where it cannot prove the page (the rarities moved more than the scores of
+                    // its first entries lie apart), it is made again for the rarities of now,
+                    // before the page is read.
+                    if let read = try rankedFromMovedTogether(q, together, limit: limit, cursor: cursor) { return read }
+                    rankLists.togetherMissing = together
+                    return nil
                 } else {
                     let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
                         try self.walk(together, q, horizon: state.horizon, limit: limit, cursor: cursor, &compiler)
@@ -323,6 +340,27 @@ extension PostgresStore {
         }
     }
 
+    /// The page of several words from their list together made for other rarities than the
+    /// query's: its entry at a depth bounds, scaled (`scale`), every unchanged item not among
+    /// the entries before it, so the first entries to that depth and the items changed since are
+    /// the candidates, deeper until the page is proven (`provesSum`). Nil when it is not.
+    private func rankedFromMovedTogether(_ q: PreparedPostgresQuery, _ together: PostgresRankListSpec, limit: Int, cursor: Cursor?) throws -> RankedRead? {
+        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
+            guard let state = try rankListState([together], depth: depth), state.changed <= rankLists.changedRows,
+                  let bound = state.bounds[together.key] else { return nil }
+            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
+                "SELECT item FROM rank_entries WHERE list = \(compiler.bind(together.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+                    + Self.changedItems(since: state.horizon, state.changed, &compiler)
+            }
+            if Self.provesSum(read.places, bounds: [bound], secondPass: q.prefixable != nil, limit: limit) {
+                rankLists.answered += 1
+                return read
+            }
+            if bound == nil { return nil }
+        }
+        return nil
+    }
+
     /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
     /// be read from the shorter prefix's lists (`rankedFromParentLists`).
     static let parentFirstPass = 256
@@ -359,6 +397,8 @@ extension PostgresStore {
             // Wanted only when every word, the last as a prefix, is common.
             return try everyWordIsCommon(q, specs) ? .missing : .notThisWay
         }
+        // (Made for other rarities: made again for those of now, first.)
+        if !state.moved.isEmpty, state.changed <= rankLists.changedRows { return .missing }
         if state.changed > rankLists.changedRows {
             rankLists.wanted[prefixed.key] = prefixed
             return .notThisWay
@@ -398,7 +438,9 @@ extension PostgresStore {
         if case .relevance(_, let cPass, _, _, _, _)? = cursor, spec.pass < cPass { return "(SELECT NULL::bigint WHERE false)" }
         var entry = ["e.list = \(compiler.bind(spec.key, "text"))"]
         if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor, spec.pass == cPass {
-            entry.append(Self.after(("e.score", "e.hint", "e.bundle", "e.uid"),
+            // (An entry's place in the page: its impact times the word's rarity, for one word.)
+            let score = spec.rarity(q.scoring).map { "(\(compiler.bind($0)) * e.score)" } ?? "e.score"
+            entry.append(Self.after((score, "e.hint", "e.bundle", "e.uid"),
                                     (compiler.bind(cScore), compiler.bind(cHint), compiler.bind(cBundle, "text"), compiler.bind(cUID, "text"))))
         }
         // The item's test is a subplan run per entry in list order (`OFFSET 0` keeps it one), so
@@ -450,7 +492,7 @@ extension PostgresStore {
     /// `depth` — nil when the list's first `depth` entries are all its unchanged items. Nil
     /// when a list is missing.
     private func rankListState(_ specs: [PostgresRankListSpec], depth: Int) throws
-        -> (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?])? {
+        -> (horizon: String, changed: Int, longest: Int, bounds: [String: RankPlace?], moved: Set<String>)? {
         var parameters: [String?] = [String(depth)]
         let keys = specs.map { spec -> String in
             parameters.append(spec.key)
@@ -460,27 +502,57 @@ extension PostgresStore {
         // (a column they do not know yet reads as a third of the table).
         let r = try query("""
             SELECT l.key, l.length, l.complete, e.score, e.hint, e.bundle, e.uid, h.horizon::text,
-                (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= h.horizon ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s)
+                (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= h.horizon ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s), l.rarities::text
             FROM rank_lists l LEFT JOIN rank_entries e ON e.list = l.key AND e.n = least($1::integer, l.length)
             CROSS JOIN (SELECT min(horizon) AS horizon FROM rank_lists WHERE key IN (\(keys))) h
             WHERE l.key IN (\(keys))
             """, parameters)
         guard r.rowCount == Set(specs.map(\.key)).count, let horizon = r.text(0, 7) else { return nil }
         var bounds: [String: RankPlace?] = [:]
+        var moved = Set<String>()
         var longest = 0
         for row in 0..<r.rowCount {
             guard let spec = specs.first(where: { $0.key == r.text(row, 0) }) else { return nil }
             let length = r.int(row, 1)
             longest = max(longest, length)
+            // The entry's place as the page's: a word's impact times its rarity now; words
+            // together, the sum they were ordered by — or, the rarities moved since, a bound
+            // on it (`scale`).
+            var score = r.double(row, 3)
+            if let rarity = spec.rarity(spec.query.scoring) {
+                score = rarity * score
+            } else {
+                let then = PGArray.parse(r.text(row, 9) ?? "{}").compactMap(Double.init)
+                let now = spec.keyedRarities(spec.query.scoring)
+                if then != now {
+                    moved.insert(spec.key)
+                    score *= Self.scale(from: then, to: now)
+                }
+            }
             if r.bool(row, 2) && length <= depth {
                 bounds[spec.key] = .some(nil)
             } else if r.text(row, 3) != nil {
-                bounds[spec.key] = RankPlace(pass: spec.pass, score: r.double(row, 3), hint: r.double(row, 4), bundle: r.text(row, 5) ?? "", uid: r.text(row, 6) ?? "")
+                bounds[spec.key] = RankPlace(pass: spec.pass, score: score, hint: r.double(row, 4), bundle: r.text(row, 5) ?? "", uid: r.text(row, 6) ?? "")
             } else {
                 return nil
             }
         }
-        return (horizon, r.int(0, 8), longest, bounds)
+        return (horizon, r.int(0, 8), longest, bounds, moved)
+    }
+
+    /// How much more than its sum with the rarities `then` an item of a list together may score
+    /// with the rarities `now` (both in the order of the list's key): each word's impact is
+    /// what it was (or, for a longer prefix than the list's, no more), so the sum grows by the
+    /// most any rarity grew, with a margin for rounding. The bound of its entries once the
+    /// rarities moved.
+    static func scale(from then: [Double], to now: [Double]) -> Double {
+        guard then.count == now.count, !then.isEmpty else { return .infinity }
+        var most = 0.0
+        for (old, new) in zip(then, now) {
+            guard old > 0, new.isFinite else { return .infinity }
+            most = max(most, new / old)
+        }
+        return most * (1 + 1e-9)
     }
 
     /// Whether rows read from the candidates are the page a full read gives: every item of
@@ -616,6 +688,16 @@ extension PostgresStore {
         // the lists when this one is made, never after.
         try query("SET LOCAL lock_timeout = '200ms'")
         try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
+        // The impacts are for the average the search read: the pinned one, or, the first list,
+        // the index's own, pinned now. (Pinned again meanwhile: made by a later search.)
+        let q = specs[0].query
+        guard let average = q.scoring?.average else { return }
+        let pinned = try query("SELECT average FROM rank_statistics LIMIT 1")
+        if pinned.rowCount == 0 {
+            try query("INSERT INTO rank_statistics(average) VALUES($1)", [String(average)])
+        } else if pinned.double(0, 0) != average {
+            return
+        }
         // Making a list replaces one of that key, and past `maximumLists` the oldest made — of
         // words together first, which serve one query where a word's serve every query of it.
         for spec in specs {
@@ -637,7 +719,7 @@ extension PostgresStore {
             // The prefix's matches read once, each with its pass and that pass's score (the
             // prefix-only list's unit: the one that is a prefix).
             let unit = specs[1].unit
-            let (pass, score) = compiler.passAndScore(unit)
+            let (pass, score) = compiler.passAndScore(unit, impact: true)
             let keys = specs.map { compiler.bind($0.key, "text") }
             made = try query("""
                 WITH m AS MATERIALIZED (
@@ -668,8 +750,10 @@ extension PostgresStore {
         }
         for row in 0..<made.rowCount {
             let length = made.int(row, 1)
-            try query("INSERT INTO rank_lists(key, horizon, length, complete) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3)",
-                      [made.text(row, 0), String(length), length < rankLists.size ? "true" : "false"])
+            let rarities = specs.first { $0.key == made.text(row, 0) }.flatMap { $0.kind == .together ? $0.keyedRarities(q.scoring) : nil }
+            try query("""
+                INSERT INTO rank_lists(key, horizon, length, complete, rarities) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3, $4::float8[])
+                """, [made.text(row, 0), String(length), length < rankLists.size ? "true" : "false", rarities.map { PGArray.literal($0.map { String($0) }) }])
         }
     }
 
@@ -689,7 +773,7 @@ extension PostgresStore {
     /// the declarations in effect, every unchanged item of its word that comes no later than its
     /// last entry — read in full — must be in it with its score and hint.
     func rankListProblems() throws -> [String] {
-        let lists = try query("SELECT key, horizon::text, length, complete FROM rank_lists ORDER BY key")
+        let lists = try query("SELECT key, horizon::text, length, complete, rarities::text FROM rank_lists ORDER BY key")
         var problems: [String] = []
         for row in 0..<lists.rowCount {
             guard let key = lists.text(row, 0), let kind = key.first.flatMap({ PostgresRankListSpec.Kind(rawValue: String($0)) }),
@@ -698,6 +782,8 @@ extension PostgresStore {
             guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
             guard let specs = rankListSpecs(q), let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
+            // A list together made for other rarities is not read as it is (`rankListState`).
+            if spec.kind == .together, PGArray.parse(lists.text(row, 4) ?? "{}").compactMap(Double.init) != spec.keyedRarities(q.scoring) { continue }
             var compiler = q.compiler()
             let match = spec.match(&compiler)
             let score = spec.score(&compiler)

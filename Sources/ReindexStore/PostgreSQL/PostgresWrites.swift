@@ -92,7 +92,8 @@ public final class PostgresWrites {
         guard !buffer.isEmpty else { return }
         var uids = PGArrayBuilder(), domains = PGArrayBuilder(), expires = PGArrayBuilder(capacity: 1 << 10), attributes = PGArrayBuilder(capacity: 1 << 18)
         // The documents (`PostgresDocument`): each searched attribute's tokens in its slot.
-        var documents = PGArrayBuilder(capacity: 1 << 18)
+        var documents = PGArrayBuilder(capacity: 1 << 18), frequencies = PGArrayBuilder(capacity: 1 << 18)
+        var lengths = PGArrayBuilder(capacity: 1 << 10)
         var maySendTwice = written == nil
         for item in buffer {
             item.withField(.uniqueIdentifier) { uid in
@@ -104,7 +105,10 @@ public final class PostgresWrites {
             item.withField(.attributes) { json in
                 if let json { attributes.append(json) } else { attributes.append("{}") }
             }
-            document.make(item, searchable: searchable).withUnsafeBytes { documents.append($0) }
+            let made = document.make(item, searchable: searchable)
+            made.document.withUnsafeBytes { documents.append($0) }
+            made.frequencies.withUnsafeBytes { frequencies.append($0) }
+            lengths.append(String(made.length))
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
@@ -112,19 +116,19 @@ public final class PostgresWrites {
         // Sent without waiting: the server inserts this group while the host reads the next.
         try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
             text(bundleKey), text(String(generation)),
-            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), documents.finish(),
+            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), documents.finish(), lengths.finish(), frequencies.finish(),
         ])
     }
 
     private static let insert = """
-            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc)
-            SELECT $1, $2, u, d, e::double precision, a, w::tsvector
-            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS x(u, d, e, a, w)
+            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc, length, tf)
+            SELECT $1, $2, u, d, e::double precision, a, w::tsvector, n, f::jsonb
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[], $9::text[]) AS x(u, d, e, a, w, n, f)
             """
     private static let upsert = insert + """
 
             ON CONFLICT(bundle, gen, uid) DO UPDATE SET domain = EXCLUDED.domain, expires = EXCLUDED.expires, attributes = EXCLUDED.attributes,
-                doc = EXCLUDED.doc, refresh_asked_for = NULL
+                doc = EXCLUDED.doc, length = EXCLUDED.length, tf = EXCLUDED.tf, refresh_asked_for = NULL
             """
 
     /// Adds or replaces one item. A partial update is merged into the item of its identifier as

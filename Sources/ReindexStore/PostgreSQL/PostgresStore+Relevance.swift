@@ -1,0 +1,100 @@
+import ReindexProtocol
+
+// The statistics of BM25F on PostgreSQL (SQLite/Ranking.swift, docs/QUERIES.md "Relevance"):
+// the same N, n and average length SQLite's full-text index gives, so an item scores on both
+// backends what it scores on the other.
+//
+// - N and the total length are each bundle's items of every generation, expired ones included
+//   (the rows of SQLite's `items_fts`), counted by statement triggers into `full_text_totals`
+//   (schema migration 12): one row per bundle, so the writers of two bundles never wait on each
+//   other's count.
+// - n is counted from the document's index, and kept in the process while `changes` (which every
+//   write to the items moves on) stands still, as SQLite keeps its counts while its full-text
+//   index's structure record does.
+// - The average length is pinned in `rank_statistics` when the first rank list is made (a list
+//   holds impacts, which depend on it), and taken again, every list dropped, when the index's
+//   own average moves from it by more than a fifth — SQLite's rule (`RankLists.drift`).
+extension PostgresStore {
+    /// The rows N, the average length the score uses (the pinned one if any), whether it is
+    /// pinned, and the index's write count; in the caller's snapshot. Notes when the pinned
+    /// average has moved too far (`PostgresRankLists.repin`).
+    func rankStatistics() throws -> (rows: Int64, average: Double, pinned: Bool, changes: Int64) {
+        let r = try query("""
+            SELECT coalesce(sum(items), 0), coalesce(sum(tokens), 0), coalesce(sum(changes), 0), (SELECT average FROM rank_statistics LIMIT 1)
+            FROM full_text_totals
+            """)
+        let rows = r.int64(0, 0), tokens = r.int64(0, 1)
+        let live = rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1
+        guard !r.isNull(0, 3) else { return (rows, live, false, r.int64(0, 2)) }
+        let pinned = r.double(0, 3)
+        if abs(live / pinned - 1) > RankLists.drift { rankLists.repin = true }
+        return (rows, pinned, true, r.int64(0, 2))
+    }
+
+    /// The query's scoring: each unit's rarity in each pass it has, by its phrase, and the
+    /// average length.
+    func scoring(_ q: PreparedPostgresQuery) throws -> PostgresQueryCompiler.Scoring {
+        let statistics = try rankStatistics()
+        if statistics.changes != rankLists.frequenciesAt {
+            rankLists.frequencies.removeAll(keepingCapacity: true)
+            rankLists.hiddenText = nil
+            rankLists.frequenciesAt = statistics.changes
+        }
+        var rarities: [String: Double] = [:]
+        for unit in q.units {
+            for prefix in unit.prefixable && !unit.starred ? [false, true] : [false] {
+                let phrase = FullText.phrase(unit, prefix: prefix)
+                guard rarities[phrase] == nil else { continue }
+                let n = try documentFrequency(unit, prefix: prefix, phrase: phrase, q)
+                rarities[phrase] = Ranking.rarity(rows: Double(statistics.rows), matching: Double(n))
+            }
+        }
+        return PostgresQueryCompiler.Scoring(rarities: rarities, average: statistics.average)
+    }
+
+    /// How many items of every generation (expired ones too: the rows of SQLite's full-text
+    /// index) the unit matches, whole or as a prefix; kept while the items are unchanged.
+    ///
+    /// n is of the whole index, whatever bundle the query is restricted to: where any bundle
+    /// declares an attribute searchable but not by default, whose text the documents hold
+    /// (`hiddenText`, read with the first count while the items stand still: a declaration
+    /// changes with a reindexAll's items), the matches are rechecked against the built-in
+    /// attributes, as SQLite's full-text index never holds that text.
+    private func documentFrequency(_ unit: RankingUnit, prefix: Bool, phrase: String, _ q: PreparedPostgresQuery) throws -> Int {
+        var compiler = q.compiler()
+        if rankLists.hiddenText == nil {
+            let r = try query("SELECT attributes FROM bundles WHERE attributes IS NOT NULL")
+            rankLists.hiddenText = (0..<r.rowCount).contains { row in
+                guard let text = r.text(row, 0), let json = try? JSONParser.parse(text: text),
+                      let declared = try? AttributeDeclaration.parseAll(json) else { return false }
+                return declared.values.contains { $0.searchable && !$0.searchableByDefault }
+            }
+        }
+        compiler.recheckAlways = rankLists.hiddenText ?? false
+        // (Plain words rechecked against the built-in attributes count other items.)
+        let key = phrase + (compiler.recheckWords ? "|checked" : "")
+        if let kept = rankLists.frequencies[key] { return kept }
+        let match = compiler.unitMatch(unit, prefix: prefix)
+        let n = try query("SELECT count(*) FROM items i CROSS JOIN LATERAL (SELECT \(PostgresQueryCompiler.attributesJSONB)) x(j) WHERE \(match)",
+                          compiler.parameters).int(0, 0)
+        rankLists.counted += 1
+        if rankLists.frequencies.count > 10_000 { rankLists.frequencies.removeAll() }
+        rankLists.frequencies[key] = n
+        return n
+    }
+
+    /// Drops every list and the pinned average, when the index's own average has moved from
+    /// it by more than `RankLists.drift`: the next list pins it again (in its own transaction,
+    /// after the search).
+    func repinIfWanted() {
+        guard rankLists.repin, !connection.inTransaction else { return }
+        rankLists.repin = false
+        try? transaction { () throws in
+            try query("SET LOCAL lock_timeout = '200ms'")
+            try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
+            try query("DELETE FROM rank_entries")
+            try query("DELETE FROM rank_lists")
+            try query("DELETE FROM rank_statistics")
+        }
+    }
+}
