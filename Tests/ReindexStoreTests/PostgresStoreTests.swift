@@ -93,6 +93,23 @@ final class PostgresStoreTests: XCTestCase {
         }
     }
 
+    /// A word's count (n, for its rarity) is made once for the items as they are: kept in the
+    /// index for every other process's searches, and made again once an item is written.
+    func testAWordsCountIsKeptForOtherProcessesWhileTheItemsStandStill() throws {
+        let (_, stores) = try makeStores(2)
+        try TestSupport.seed(stores[0], bundle: "com.example.plain", [TestSupport.item("t", title: "Quokka"), TestSupport.item("d", description: "a quokka")])
+        let options = QueryOptions(limit: 5)
+        let first = try stores[0].query("quokka", options: options).results
+        XCTAssertGreaterThan(stores[0].rankLists.counted, 0)
+        XCTAssertEqual(try stores[1].query("quokka", options: options).results, first)
+        XCTAssertEqual(stores[1].rankLists.counted, 0, "the counts of the first process were read")
+        try TestSupport.seed(stores[0], bundle: "com.example.plain", [TestSupport.item("x", title: "Quokka quokka")])
+        let after = try stores[1].query("quokka", options: options).results
+        XCTAssertGreaterThan(stores[1].rankLists.counted, 0, "counted again for the items of now")
+        XCTAssertEqual(after.map(\.uniqueIdentifier).first, "x")
+        XCTAssertNotEqual(after.first { $0.uniqueIdentifier == "t" }?.score, first.first { $0.uniqueIdentifier == "t" }?.score, "a rarer word no more")
+    }
+
     /// A camel-case part scores the attribute it is in, as on SQLite: the document's slot of
     /// each attribute holds its parts (`PostgresDocument`), and the item's frequencies count
     /// them with their attribute's weight.

@@ -55,8 +55,11 @@ final class PostgresRankLists {
     /// Whether some bundle declares an attribute searchable but not by default, read while
     /// `frequenciesAt` holds; nil until then.
     var hiddenText: Bool?
-    /// Document frequencies counted (not kept), for tests.
+    /// Document frequencies counted (neither kept in the process nor in `unit_frequencies`), for tests.
     var counted = 0
+    /// Those counted since the last write of them to `unit_frequencies` (`keepFrequencies`), for
+    /// the write count `frequenciesAt`.
+    var unkept: [String: Int] = [:]
 }
 
 /// One word of a query as a rank list (a pass of it, for a one-word query), or a query's words

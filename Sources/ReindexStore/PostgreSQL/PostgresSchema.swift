@@ -247,7 +247,8 @@ enum PostgresSchema {
         // made again with the documents (`PostgresStore.rewriteDocuments`); each bundle's items
         // and tokens, of every generation, are counted by statement triggers in
         // `full_text_totals` (N and the average length; `changes` grows at every write, so a
-        // word's count is kept while it stands still). `rank_statistics` pins the average
+        // word's count is kept while it stands still, in `unit_frequencies` for every process).
+        // `rank_statistics` pins the average
         // length when the first list is made, and a list of several words together keeps the
         // rarities it was ordered by. The lists made before held field scores: they go. (Each
         // statement may run again on an index whose version was set back: a test's, or a
@@ -301,6 +302,8 @@ enum PostgresSchema {
                 SELECT 1 FROM unnest(d) v, unnest(v.positions) y
                 WHERE y = s.p + k - 1 AND (v.lexeme = words[k] OR (prefix AND k = cardinality(words) AND starts_with(v.lexeme, words[k])))))
         $$;
+        CREATE TABLE IF NOT EXISTS unit_frequencies(phrase text PRIMARY KEY, changes bigint NOT NULL, n bigint NOT NULL);
+        DELETE FROM unit_frequencies;
         CREATE TABLE IF NOT EXISTS rank_statistics(average float8 NOT NULL);
         DELETE FROM rank_statistics;
         ALTER TABLE rank_lists ADD COLUMN IF NOT EXISTS rarities float8[];

@@ -39,6 +39,7 @@ extension PostgresStore {
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
         defer {
             repinIfWanted()
+            keepFrequencies()
             makeWantedRankLists()
         }
         var page = try page(text, options: options)

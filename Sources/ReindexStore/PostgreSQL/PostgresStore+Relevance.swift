@@ -37,6 +37,7 @@ extension PostgresStore {
         let statistics = try rankStatistics()
         if statistics.changes != rankLists.frequenciesAt {
             rankLists.frequencies.removeAll(keepingCapacity: true)
+            rankLists.unkept.removeAll()
             rankLists.hiddenText = nil
             rankLists.frequenciesAt = statistics.changes
         }
@@ -74,14 +75,47 @@ extension PostgresStore {
         // (Plain words rechecked against the built-in attributes count other items.)
         let key = phrase + (compiler.recheckWords ? "|checked" : "")
         if let kept = rankLists.frequencies[key] { return kept }
+        // Counted by another process (or an earlier search of this one) for these items.
+        let stored = try query("SELECT n FROM unit_frequencies WHERE phrase = $1 AND changes = $2", [key, String(rankLists.frequenciesAt)])
+        if stored.rowCount == 1 {
+            rankLists.frequencies[key] = stored.int(0, 0)
+            return stored.int(0, 0)
+        }
+        // A count reads every match (the heap pages of the GIN index's matches): no JIT for it.
+        try connection.execute("SET LOCAL jit = off")
         let match = compiler.unitMatch(unit, prefix: prefix)
         let n = try query("SELECT count(*) FROM items i CROSS JOIN LATERAL (SELECT \(PostgresQueryCompiler.attributesJSONB)) x(j) WHERE \(match)",
                           compiler.parameters).int(0, 0)
         rankLists.counted += 1
         if rankLists.frequencies.count > 10_000 { rankLists.frequencies.removeAll() }
         rankLists.frequencies[key] = n
+        if rankLists.unkept.count < 256 { rankLists.unkept[key] = n }
         return n
     }
+
+    /// Writes the counts this process made into `unit_frequencies`, for the searches of every
+    /// process that come while the items stand still, as SQLite keeps them: in a short
+    /// transaction of its own after the search, only while the items are still those they were
+    /// counted for (counts of other items go first, and all of them past `keptFrequencies`).
+    /// Any failure (a role that may only read, a standby, a lock) leaves them uncounted there.
+    func keepFrequencies() {
+        guard !rankLists.unkept.isEmpty, !connection.inTransaction else { return }
+        let unkept = rankLists.unkept, counted = rankLists.frequenciesAt
+        rankLists.unkept.removeAll()
+        try? transaction { () throws in
+            try query("SET LOCAL lock_timeout = '100ms'")
+            guard try query("SELECT coalesce(sum(changes), 0) FROM full_text_totals").int64(0, 0) == counted else { return }
+            try query("DELETE FROM unit_frequencies WHERE changes <> $1 OR (SELECT count(*) FROM unit_frequencies) >= $2", [String(counted), String(Self.keptFrequencies)])
+            let phrases = unkept.keys.sorted()
+            try query("""
+                INSERT INTO unit_frequencies(phrase, changes, n) SELECT p, $3, n FROM unnest($1::text[], $2::bigint[]) AS x(p, n)
+                ON CONFLICT (phrase) DO UPDATE SET changes = EXCLUDED.changes, n = EXCLUDED.n
+                """, [PGArray.literal(phrases), PGArray.literal(phrases.map { String(unkept[$0] ?? 0) }), String(counted)])
+        }
+    }
+
+    /// At most this many counts are kept in the index (past it, they start again).
+    static let keptFrequencies = 4_096
 
     /// Drops every list and the pinned average, when the index's own average has moved from
     /// it by more than `RankLists.drift`: the next list pins it again (in its own transaction,
