@@ -39,9 +39,11 @@ final class PostgresSearchAgreementTests: XCTestCase {
 
         var matched = 0
         for query in Self.queries {
-            let expected = Set(try sqlite.search(query, bundle: nil, domain: nil, limit: 100, now: Clock.now()).map(\.uniqueIdentifier))
-            let found = Set(try postgres.search(query, bundle: nil, domain: nil, limit: 100, now: Clock.now()).map(\.uniqueIdentifier))
-            XCTAssertEqual(found, expected, "'\(query)'")
+            // The same results in the same order, with the same scores (BM25F on both).
+            let expected = try sqlite.search(query, bundle: nil, domain: nil, limit: 100, now: Clock.now())
+            let found = try postgres.search(query, bundle: nil, domain: nil, limit: 100, now: Clock.now())
+            XCTAssertEqual(found.map(\.uniqueIdentifier), expected.map(\.uniqueIdentifier), "'\(query)'")
+            XCTAssertEqual(found.map(\.score), expected.map(\.score), "'\(query)'")
             if !expected.isEmpty { matched += 1 }
         }
         XCTAssertGreaterThan(matched, Self.queries.count / 2, "most queries match something, so the agreement means something")

@@ -37,12 +37,18 @@ extension PostgresStore {
     /// and identifier); `nextCursor` continues after its last result. (`options` has no default
     /// here: `query(_:)` alone is the store's statement runner.)
     public func query(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
+        try query(text, wordsOnly: false, options: options)
+    }
+
+    /// `query(_:options:)`, of `text` as words only when `wordsOnly` (no query language: what
+    /// `search` reads, as SQLite's `search` does).
+    func query(_ text: String, wordsOnly: Bool, options: QueryOptions) throws(ReindexError) -> QueryPage {
         defer {
             repinIfWanted()
             keepFrequencies()
             makeWantedRankLists()
         }
-        var page = try page(text, options: options)
+        var page = try page(text, wordsOnly: wordsOnly, options: options)
         // Its words are common and their lists missing: a full read would score every match,
         // and making the lists after it would read them all again. So the lists are made first,
         // each in its own transaction, and the page is read from them in a new snapshot. When
@@ -60,15 +66,15 @@ extension PostgresStore {
             round += 1
             rankLists.makeFirst = false
             rankLists.makeTogetherFirst = round < 3
-            page = try self.page(text, options: options)
+            page = try self.page(text, wordsOnly: wordsOnly, options: options)
         }
         return page
     }
 
     /// One page of `query(_:options:)`, in one snapshot.
-    private func page(_ text: String, options: QueryOptions) throws(ReindexError) -> QueryPage {
+    private func page(_ text: String, wordsOnly: Bool, options: QueryOptions) throws(ReindexError) -> QueryPage {
         try reading("search failed", query: true) { () throws -> QueryPage in
-            let q = try prepare(text, options: options)
+            let q = try prepare(text, wordsOnly: wordsOnly, options: options)
             var page = try run(q)
             if !q.units.isEmpty {
                 let terms = q.units.flatMap { Folding.tokens($0.text) }
@@ -189,14 +195,16 @@ extension PostgresStore {
 
     // MARK: Running
 
-    func prepare(_ text: String, options: QueryOptions) throws -> PreparedPostgresQuery {
+    func prepare(_ text: String, wordsOnly: Bool = false, options: QueryOptions) throws -> PreparedPostgresQuery {
         let now = options.now ?? Clock.now()
         let declared = try options.bundle.map { try declarations(bundle: $0) } ?? allDeclarations()
         let expression: QueryExpression?
         let checked: CheckedQuery
         do {
-            expression = try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
-                                           firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
+            let words = wordsOnly ? QueryParser.splitWords(text) : []
+            expression = wordsOnly ? (words.isEmpty ? nil : .words(words))
+                : try QueryParser.parse(text, now: now, timeZoneOffset: options.timeZoneOffset ?? IndexStore.localTimeZoneOffset(),
+                                        firstWeekday: options.firstWeekday ?? IndexStore.localFirstWeekday(for: text))
             // Checked as for SQLite: the same errors on both backends.
             checked = try CheckedQuery(expression, declared: declared)
         } catch {

@@ -519,7 +519,9 @@ extension PostgresStore {
             // together, the sum they were ordered by — or, the rarities moved since, a bound
             // on it (`scale`).
             var score = r.double(row, 3)
-            if let rarity = spec.rarity(spec.query.scoring) {
+            if spec.kind != .together {
+                // (A word without its rarity: a query not ranked, which reads no list.)
+                guard let rarity = spec.rarity(spec.query.scoring) else { return nil }
                 score = rarity * score
             } else {
                 let then = PGArray.parse(r.text(row, 9) ?? "{}").compactMap(Double.init)

@@ -5,37 +5,14 @@ import ReindexSystem
 /// `REPEATABLE READ` read-only transaction when it takes several, so an acknowledgement committed
 /// meanwhile is seen whole or not at all.
 extension PostgresStore {
-    /// The query's words as a `tsquery` literal (every word must match, the last also as a
-    /// prefix); nil when there is no word. Words are the full-text index's tokens, as the
-    /// document's are (`PostgresDocument`).
-    static func tsquery(_ text: String) -> String? {
-        let words = PostgresQueryCompiler.tokens(text)
-        guard !words.isEmpty else { return nil }
-        return words.enumerated().map { n, word in
-            PostgresQueryCompiler.lexeme(word) + (n == words.count - 1 ? ":*" : "")
-        }.joined(separator: " & ")
-    }
-
-    /// Full-text search over live, unexpired items, best first (`ts_rank` over the weighted
-    /// document; ties by identifier).
+    /// Full-text search over live, unexpired items, best first: `text` is words only (every word
+    /// must match, the last also as a prefix), ranked as a query's words are (BM25F, the same
+    /// page as SQLite's `search`). The query language is `query(_:options:)`.
     public func search(_ text: String, bundle: String? = nil, domain: String? = nil, limit: Int = 20, now: Double = Clock.now()) throws -> [SearchResult] {
-        guard let tsquery = Self.tsquery(text) else { return [] }
-        var sql = """
-            SELECT b.identifier, i.uid, i.domain, i.expires, i.attributes, ts_rank(i.doc, q) AS score
-            FROM (SELECT $1::tsquery) AS t(q), items i JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-            WHERE i.doc @@ q AND (i.expires IS NULL OR i.expires > $2)
-            """
-        var parameters: [String?] = [tsquery, String(now), String(limit)]
-        if let bundle {
-            parameters.append(bundle.lowercased())
-            sql += " AND i.bundle = $\(parameters.count)"
-        }
-        if let domain {
-            parameters.append(domain)
-            sql += " AND (i.domain = $\(parameters.count) OR starts_with(i.domain, $\(parameters.count) || '.'))"
-        }
-        sql += " ORDER BY score DESC, i.uid LIMIT $3"
-        return collect(try query(sql, parameters), scored: true)
+        var options = QueryOptions(bundle: bundle, domain: domain, limit: limit)
+        options.now = now
+        guard !QueryParser.splitWords(text).isEmpty else { return [] }
+        return try query(text, wordsOnly: true, options: options).results
     }
 
     /// The live, unexpired items of one bundle, by identifier.
@@ -51,14 +28,14 @@ extension PostgresStore {
             sql += " AND (i.domain = $4 OR starts_with(i.domain, $4 || '.'))"
         }
         sql += " ORDER BY i.uid COLLATE \"C\" LIMIT $3"
-        return collect(try query(sql, parameters), scored: false)
+        return collect(try query(sql, parameters))
     }
 
-    private func collect(_ r: PGResult, scored: Bool) -> [SearchResult] {
+    private func collect(_ r: PGResult) -> [SearchResult] {
         (0..<r.rowCount).map { row in
             let attributes = r.text(row, 4).flatMap { try? JSONParser.parse(text: $0) } ?? .object([])
             return SearchResult(bundleIdentifier: r.text(row, 0) ?? "", uniqueIdentifier: r.text(row, 1) ?? "", domainIdentifier: r.text(row, 2),
-                                expiration: r.optionalDouble(row, 3), score: scored ? r.double(row, 5) : nil, attributes: attributes)
+                                expiration: r.optionalDouble(row, 3), score: nil, attributes: attributes)
         }
     }
 
