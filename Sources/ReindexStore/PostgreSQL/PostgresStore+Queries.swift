@@ -111,7 +111,7 @@ extension PostgresStore {
     /// The exact number of live, unexpired items the query matches.
     public func count(_ text: String, options: QueryOptions = QueryOptions()) throws(ReindexError) -> Int {
         try reading("count failed", query: true) { () throws -> Int in
-            let q = try prepare(text, options: options)
+            let q = try prepare(text, scored: false, options: options)
             var compiler = q.compiler()
             let filters = try self.filters(q, &compiler)
             return try query("SELECT count(*) FROM \(PostgresQueryCompiler.from) WHERE \(filters)", compiler.parameters).int(0, 0)
@@ -123,7 +123,7 @@ extension PostgresStore {
     public func facet(_ text: String, attribute: String, top: Int = 10, options: QueryOptions = QueryOptions()) throws(ReindexError) -> [(value: String, count: Int)] {
         let attribute = QueryParser.attributeName(attribute)  // a kMDItem… name is the index's own
         return try reading("facet failed", query: true) { () throws -> [(value: String, count: Int)] in
-            let q = try prepare(text, options: options)
+            let q = try prepare(text, scored: false, options: options)
             var expression: String
             var from = PostgresQueryCompiler.from
             switch attribute {
@@ -195,7 +195,8 @@ extension PostgresStore {
 
     // MARK: Running
 
-    func prepare(_ text: String, wordsOnly: Bool = false, options: QueryOptions) throws -> PreparedPostgresQuery {
+    /// (`scored`: false for a count or a facet, which read no score and so count no word's items.)
+    func prepare(_ text: String, wordsOnly: Bool = false, scored: Bool = true, options: QueryOptions) throws -> PreparedPostgresQuery {
         let now = options.now ?? Clock.now()
         let declared = try options.bundle.map { try declarations(bundle: $0) } ?? allDeclarations()
         let expression: QueryExpression?
@@ -228,7 +229,7 @@ extension PostgresStore {
             q.unaccentSchema = r.text(0, 0)
             q.icu = r.bool(0, 1)
         }
-        if ranked { q.scoring = try scoring(q) }
+        if ranked && scored { q.scoring = try scoring(q) }
         return q
     }
 
