@@ -44,7 +44,7 @@ import ReindexProtocol
 // generation live drops every list (`dropRankLists`), as does a list with more than
 // `changedRows` changed items since its horizon: the next search that wants one makes it again.
 // That search counts its words first; when each is common it makes the lists before it reads its
-// page (`PostgresStore.query`), each word's two passes from one read of its matches, in a short
+// page (`PostgresStore.query`), a word's second pass only once its first is whole, in a short
 // transaction of its own, and then reads the page from them in a new snapshot. When a list
 // cannot be made (a role that may only read, another session making it), it reads every match.
 // Before all that, one word without lists is read from a shorter prefix's lists when they prove
