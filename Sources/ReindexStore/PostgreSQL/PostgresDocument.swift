@@ -131,6 +131,20 @@ final class PostgresDocument {
         var frequencies: [UInt8]
     }
 
+    /// Documents made for one statement, as its array parameters: the `tsvector` literals, the
+    /// lengths and the frequencies, in the items' order.
+    struct Columns {
+        var documents = PGArrayBuilder(capacity: 1 << 18)
+        var lengths = PGArrayBuilder(capacity: 1 << 10)
+        var frequencies = PGArrayBuilder(capacity: 1 << 18)
+
+        mutating func append(_ made: Made) {
+            made.document.withUnsafeBytes { documents.append($0) }
+            lengths.append(String(made.length))
+            made.frequencies.withUnsafeBytes { frequencies.append($0) }
+        }
+    }
+
     /// The document of `item`, as a `tsvector` literal: its searched attributes, and the text of
     /// its declared attributes that are `searchable` (the bundle's declarations of them); with
     /// its length and words' frequencies (`Made`).

@@ -230,12 +230,11 @@ struct PostgresQueryCompiler {
     }
 
     /// For the unit that is also a prefix: its pass (0 where it matches as typed, 1 where only
-    /// as a prefix) and its score in that pass — what a page orders by — or, `impact`, its
-    /// impact there, what a word's rank lists hold.
-    mutating func passAndScore(_ unit: RankingUnit, impact: Bool = false) -> (pass: String, score: String) {
+    /// as a prefix) and its score in that pass — what a page orders by.
+    mutating func passAndScore(_ unit: RankingUnit) -> (pass: String, score: String) {
         let whole = unitMatch(unit, prefix: false)
-        func score(_ prefix: Bool) -> String { impact ? unitImpact(unit, prefix: prefix) : unitScore(unit, prefix: prefix) }
-        return ("CASE WHEN \(whole) THEN 0 ELSE 1 END", "CASE WHEN \(whole) THEN \(score(false)) ELSE \(score(true)) END")
+        return ("CASE WHEN \(whole) THEN 0 ELSE 1 END",
+                "CASE WHEN \(whole) THEN \(unitScore(unit, prefix: false)) ELSE \(unitScore(unit, prefix: true)) END")
     }
 
     /// A unit's score in an item: BM25F's term (SQLite/Ranking.swift, docs/QUERIES.md

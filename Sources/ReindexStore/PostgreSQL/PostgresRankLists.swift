@@ -108,10 +108,8 @@ struct PostgresRankListSpec {
     /// The rarities, in `scoring`, of the words of a list together, in the order of its key's
     /// words (a `*` word marked): what the list keeps of the rarities it was ordered by.
     func keyedRarities(_ scoring: PostgresQueryCompiler.Scoring?) -> [Double] {
-        together.indices.map { n in
-            let unit = together[n]
-            return ((n < tokens.count ? tokens[n] : PostgresQueryCompiler.tokens(unit.text).first ?? "") + (unit.starred ? "*" : ""),
-                    scoring?.rarities[FullText.phrase(unit, prefix: unit.starred)] ?? .nan)
+        zip(together, tokens).map { unit, token in
+            (token + (unit.starred ? "*" : ""), scoring?.rarities[FullText.phrase(unit, prefix: unit.starred)] ?? .nan)
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

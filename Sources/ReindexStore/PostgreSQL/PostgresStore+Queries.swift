@@ -170,13 +170,18 @@ extension PostgresStore {
     /// The declarations in effect for a query over every bundle: the union of the bundles'
     /// (where two declare a name differently, the bundle whose identifier sorts first wins).
     func allDeclarations() throws -> [String: AttributeDeclaration] {
-        let r = try query("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key COLLATE \"C\"")
         var result: [String: AttributeDeclaration] = [:]
-        for row in 0..<r.rowCount {
-            guard let text = r.text(row, 0), let json = try? JSONParser.parse(text: text), let declared = try? AttributeDeclaration.parseAll(json) else { continue }
-            result.merge(declared) { first, _ in first }
-        }
+        for declared in try everyBundlesDeclarations() { result.merge(declared) { first, _ in first } }
         return result
+    }
+
+    /// Each bundle's declarations, bundles in byte order of their keys.
+    func everyBundlesDeclarations() throws -> [[String: AttributeDeclaration]] {
+        let r = try query("SELECT attributes FROM bundles WHERE attributes IS NOT NULL ORDER BY key COLLATE \"C\"")
+        return (0..<r.rowCount).compactMap { row in
+            guard let text = r.text(row, 0), let json = try? JSONParser.parse(text: text) else { return nil }
+            return try? AttributeDeclaration.parseAll(json)
+        }
     }
 
     /// Runs `body` in one read-only snapshot; errors of the database become the host's

@@ -271,37 +271,38 @@ extension PostgresStore {
         let parent = (whole: wholeSpec, prefix: prefixSpec)
         // The word as typed: every item holding it a candidate, when few do.
         let typedWhole = try matchCount(own.unit, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass
-        return try readDeepening(q, lists: [parent.whole, parent.prefix], bounding: parent.prefix, limit: limit, cursor: cursor) { depth, compiler in
+        let read = try readDeepening(q, lists: [parent.whole, parent.prefix], bounding: parent.prefix, limit: limit, cursor: cursor) { depth, compiler in
             var candidates = "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.whole.key, "text"))"
                 + " UNION SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.prefix.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
             if typedWhole {
                 candidates += " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(own.unit, prefix: false)))"
             }
             return candidates
-        } bounds: { bound in
+        } proves: { places, bound in
             var bounds: [Int: RankPlace?] = [:]
             for spec in specs { bounds[spec.pass] = .some(bound.map { $0.at(pass: spec.pass) }) }
             if typedWhole { bounds[0] = .some(nil) }
-            return bounds
+            return Self.proves(places, bounds: bounds, limit: limit)
         }
+        if read != nil { rankLists.fromParentLists += 1 }
+        return read
     }
 
-    /// A page read from a shorter prefix's list (`bounding`; `lists` every list read), its first
-    /// entries and then more until the page is proven: the `candidates` at a depth, with the items
-    /// changed since, and each pass's bound from the entry at that depth (`bounds`). Nil when the
-    /// list cannot prove it.
+    /// A page read from a list that is not walked (`bounding`, a shorter prefix's or one made for
+    /// other rarities; `lists` every list read), its first entries and then more until the page
+    /// is proven: the `candidates` at a depth, with the items changed since, proven against the
+    /// entry at that depth (`proves`). Nil when the list cannot prove it.
     private func readDeepening(_ q: PreparedPostgresQuery, lists: [PostgresRankListSpec], bounding: PostgresRankListSpec, limit: Int, cursor: Cursor?,
                                candidates: @escaping (Int, inout PostgresQueryCompiler) -> String,
-                               bounds: (RankPlace?) -> [Int: RankPlace?]) throws -> RankedRead? {
+                               proves: ([RankPlace], RankPlace?) -> Bool) throws -> RankedRead? {
         for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
             guard let state = try rankListState(lists, depth: depth), state.changed <= rankLists.changedRows,
                   let bound = state.bounds[bounding.key] else { return nil }
             let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
                 candidates(depth, &compiler) + Self.changedItems(since: state.horizon, state.changed, &compiler)
             }
-            if Self.proves(read.places, bounds: bounds(bound), limit: limit) {
+            if proves(read.places, bound) {
                 rankLists.answered += 1
-                rankLists.fromParentLists += 1
                 return read
             }
             if bound == nil { return nil }
@@ -338,13 +339,15 @@ extension PostgresStore {
         guard let parent = specs.first(where: { made.contains($0.key) }) else { return nil }
         let typed = q.units[last]
         guard try matchCount(typed, prefix: false, q, atMost: Self.parentFirstPass + 1) <= Self.parentFirstPass else { return nil }
-        return try readDeepening(q, lists: [parent], bounding: parent, limit: limit, cursor: cursor) { depth, compiler in
+        let read = try readDeepening(q, lists: [parent], bounding: parent, limit: limit, cursor: cursor) { depth, compiler in
             "SELECT item FROM rank_entries WHERE list = \(compiler.bind(parent.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
                 + " UNION (SELECT i.id FROM items i CROSS JOIN LATERAL (SELECT i.j) x(j) WHERE \(compiler.unitMatch(typed, prefix: false)))"
-        } bounds: { bound in
+        } proves: { places, bound in
             // (Every item of the first pass is a candidate: no bound.)
-            [0: nil, 1: bound.map { $0.at(pass: 1) }]
+            Self.proves(places, bounds: [0: nil, 1: bound.map { $0.at(pass: 1) }], limit: limit)
         }
+        if read != nil { rankLists.fromParentLists += 1 }
+        return read
     }
 
     /// The page of several words from their list together made for other rarities than the
@@ -352,20 +355,11 @@ extension PostgresStore {
     /// the entries before it, so the first entries to that depth and the items changed since are
     /// the candidates, deeper until the page is proven (`provesSum`). Nil when it is not.
     private func rankedFromMovedTogether(_ q: PreparedPostgresQuery, _ together: PostgresRankListSpec, limit: Int, cursor: Cursor?) throws -> RankedRead? {
-        for depth in [max(4 * (limit + 1), 64), 512, Self.wholeList] {
-            guard let state = try rankListState([together], depth: depth), state.changed <= rankLists.changedRows,
-                  let bound = state.bounds[together.key] else { return nil }
-            let read = try rankedRows(q, limit: limit, cursor: cursor) { compiler in
-                "SELECT item FROM rank_entries WHERE list = \(compiler.bind(together.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
-                    + Self.changedItems(since: state.horizon, state.changed, &compiler)
-            }
-            if Self.provesSum(read.places, bounds: [bound], secondPass: q.prefixable != nil, limit: limit) {
-                rankLists.answered += 1
-                return read
-            }
-            if bound == nil { return nil }
+        try readDeepening(q, lists: [together], bounding: together, limit: limit, cursor: cursor) { depth, compiler in
+            "SELECT item FROM rank_entries WHERE list = \(compiler.bind(together.key, "text")) AND n <= \(compiler.bind(String(depth), "integer"))"
+        } proves: { places, bound in
+            Self.provesSum(places, bounds: [bound], secondPass: q.prefixable != nil, limit: limit)
         }
-        return nil
     }
 
     /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
@@ -660,8 +654,8 @@ extension PostgresStore {
     /// later search: a search never fails for want of a list.
     func makeWantedRankLists() {
         guard !rankLists.wanted.isEmpty, !connection.inTransaction else { return }
-        // A word's two passes (as typed, only as a prefix) are made together: one read of the
-        // prefix's matches gives both.
+        // A word's two passes (as typed, only as a prefix) are made together: the second only
+        // when the first is whole (`makeRankLists`).
         let wanted = rankLists.wanted.values.sorted { $0.key < $1.key }
         rankLists.wanted = [:]
         // (Their keys differ only in the kind's first character.)
@@ -690,7 +684,7 @@ extension PostgresStore {
     }
 
     /// Makes one list, or a word's two (`specs`: as typed, then only as a prefix, as
-    /// `makeWantedRankLists` groups them) from one read of the prefix's matches, in the caller's
+    /// `makeWantedRankLists` groups them), each from a read of its own items, in the caller's
     /// transaction.
     private func makeRankLists(_ specs: [PostgresRankListSpec]) throws {
         // Before the snapshot (its first query): a generation made live meanwhile has dropped

@@ -15,20 +15,20 @@ import ReindexProtocol
 //   holds impacts, which depend on it), and taken again, every list dropped, when the index's
 //   own average moves from it by more than a fifth — SQLite's rule (`RankLists.drift`).
 extension PostgresStore {
-    /// The rows N, the average length the score uses (the pinned one if any), whether it is
-    /// pinned, and the index's write count; in the caller's snapshot. Notes when the pinned
-    /// average has moved too far (`PostgresRankLists.repin`).
-    func rankStatistics() throws -> (rows: Int64, average: Double, pinned: Bool, changes: Int64) {
+    /// The rows N, the average length the score uses (the pinned one if any) and the index's
+    /// write count; in the caller's snapshot. Notes when the pinned average has moved too far
+    /// (`PostgresRankLists.repin`).
+    func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64) {
         let r = try query("""
             SELECT coalesce(sum(items), 0), coalesce(sum(tokens), 0), coalesce(sum(changes), 0), (SELECT average FROM rank_statistics LIMIT 1)
             FROM full_text_totals
             """)
         let rows = r.int64(0, 0), tokens = r.int64(0, 1)
         let live = rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1
-        guard !r.isNull(0, 3) else { return (rows, live, false, r.int64(0, 2)) }
+        guard !r.isNull(0, 3) else { return (rows, live, r.int64(0, 2)) }
         let pinned = r.double(0, 3)
         if abs(live / pinned - 1) > RankLists.drift { rankLists.repin = true }
-        return (rows, pinned, true, r.int64(0, 2))
+        return (rows, pinned, r.int64(0, 2))
     }
 
     /// The query's scoring: each unit's rarity in each pass it has, by its phrase, and the
@@ -64,12 +64,7 @@ extension PostgresStore {
     private func documentFrequency(_ unit: RankingUnit, prefix: Bool, phrase: String, _ q: PreparedPostgresQuery) throws -> Int {
         var compiler = q.compiler()
         if rankLists.hiddenText == nil {
-            let r = try query("SELECT attributes FROM bundles WHERE attributes IS NOT NULL")
-            rankLists.hiddenText = (0..<r.rowCount).contains { row in
-                guard let text = r.text(row, 0), let json = try? JSONParser.parse(text: text),
-                      let declared = try? AttributeDeclaration.parseAll(json) else { return false }
-                return declared.values.contains { $0.searchable && !$0.searchableByDefault }
-            }
+            rankLists.hiddenText = try everyBundlesDeclarations().contains { $0.values.contains { $0.searchable && !$0.searchableByDefault } }
         }
         compiler.recheckAlways = rankLists.hiddenText ?? false
         // (Plain words rechecked against the built-in attributes count other items.)
@@ -128,9 +123,7 @@ extension PostgresStore {
         rankLists.repin = false
         try? transaction { () throws in
             try query("SET LOCAL lock_timeout = '200ms'")
-            try query("LOCK TABLE rank_lists IN SHARE ROW EXCLUSIVE MODE")
-            try query("DELETE FROM rank_entries")
-            try query("DELETE FROM rank_lists")
+            try dropRankLists()
             try query("DELETE FROM rank_statistics")
         }
     }

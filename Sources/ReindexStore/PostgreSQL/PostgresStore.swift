@@ -138,8 +138,7 @@ public final class PostgresStore {
         while true {
             let rows = try connection.query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1 ORDER BY id LIMIT 2000", [String(last)])
             guard rows.rowCount > 0 else { break }
-            var ids = PGArrayBuilder(), documents = PGArrayBuilder(capacity: 1 << 18), frequencies = PGArrayBuilder(capacity: 1 << 18)
-            var lengths = PGArrayBuilder()
+            var ids = PGArrayBuilder(), made = PostgresDocument.Columns()
             for row in 0..<rows.rowCount {
                 last = rows.int64(row, 0)
                 let bundle = rows.text(row, 1) ?? ""
@@ -152,16 +151,13 @@ public final class PostgresStore {
                 let json = JSONValue.object([("uniqueIdentifier", .string(rows.text(row, 2) ?? "?")), ("attributes", attributes)])
                 guard let item = (try? ItemValidator.validate(json, declarations: bundleDeclarations)) ?? (try? ItemValidator.validate(json)) else { continue }
                 ids.append(String(last))
-                let made = document.make(item, searchable: searchable)
-                made.document.withUnsafeBytes { documents.append($0) }
-                made.frequencies.withUnsafeBytes { frequencies.append($0) }
-                lengths.append(String(made.length))
+                made.append(document.make(item, searchable: searchable))
             }
             func text(_ builder: inout PGArrayBuilder) -> String { String(decoding: builder.finish().dropLast(), as: UTF8.self) }
             try connection.query("""
                 UPDATE items SET doc = x.w::tsvector, length = x.n, tf = x.f::jsonb
                 FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[]) AS x(id, w, n, f) WHERE items.id = x.id
-                """, [text(&ids), text(&documents), text(&lengths), text(&frequencies)])
+                """, [text(&ids), text(&made.documents), text(&made.lengths), text(&made.frequencies)])
         }
         try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)")
     }

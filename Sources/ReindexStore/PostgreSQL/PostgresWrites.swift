@@ -92,8 +92,7 @@ public final class PostgresWrites {
         guard !buffer.isEmpty else { return }
         var uids = PGArrayBuilder(), domains = PGArrayBuilder(), expires = PGArrayBuilder(capacity: 1 << 10), attributes = PGArrayBuilder(capacity: 1 << 18)
         // The documents (`PostgresDocument`): each searched attribute's tokens in its slot.
-        var documents = PGArrayBuilder(capacity: 1 << 18), frequencies = PGArrayBuilder(capacity: 1 << 18)
-        var lengths = PGArrayBuilder(capacity: 1 << 10)
+        var made = PostgresDocument.Columns()
         var maySendTwice = written == nil
         for item in buffer {
             item.withField(.uniqueIdentifier) { uid in
@@ -105,10 +104,7 @@ public final class PostgresWrites {
             item.withField(.attributes) { json in
                 if let json { attributes.append(json) } else { attributes.append("{}") }
             }
-            let made = document.make(item, searchable: searchable)
-            made.document.withUnsafeBytes { documents.append($0) }
-            made.frequencies.withUnsafeBytes { frequencies.append($0) }
-            lengths.append(String(made.length))
+            made.append(document.make(item, searchable: searchable))
         }
         buffer.removeAll(keepingCapacity: true)
         bufferIndex.removeAll(keepingCapacity: true)
@@ -116,7 +112,7 @@ public final class PostgresWrites {
         // Sent without waiting: the server inserts this group while the host reads the next.
         try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
             text(bundleKey), text(String(generation)),
-            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), documents.finish(), lengths.finish(), frequencies.finish(),
+            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), made.documents.finish(), made.lengths.finish(), made.frequencies.finish(),
         ])
     }
 
