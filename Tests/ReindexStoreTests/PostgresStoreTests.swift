@@ -93,6 +93,49 @@ final class PostgresStoreTests: XCTestCase {
         }
     }
 
+    /// A word longer than a `tsvector` lexeme may be (3,000 letters, or 1,500 Greek ones) is
+    /// found as on SQLite, with the same score: the document holds it in its stored form, and so
+    /// does the query. Before, PostgreSQL left it out of the document and found nothing. An
+    /// index written before is mended when it is opened (migration 13).
+    func testAWordLongerThanALexemeIsFoundAsOnSQLite() throws {
+        let (postgres, sqlite) = try makeBothBackends()
+        let long = String(repeating: "x", count: 3_000), longer = String(repeating: "y", count: 2_500) + "z", accented = String(repeating: "α", count: 1_500)
+        let items = [
+            TestSupport.item("long", title: "\(long) tail"),
+            TestSupport.item("longer", description: "a \(longer)"),
+            TestSupport.item("accented", extra: [("textContent", .string(accented))]),
+            TestSupport.item("short", title: "xx"),
+            TestSupport.item("twice", title: long, description: "\(long) \(long)"),
+        ]
+        for store in [postgres as any IndexBackend, sqlite] { try TestSupport.seed(store, bundle: "com.example.plain", items) }
+        let queries = [long, longer, accented, "x", "xxxxx", "yyy", String(repeating: "y", count: 2_000), String(repeating: "x", count: 1_999), "\(long) tail", "\"\(long) tail\"",
+                       #"title == "\#(long)"cdw"#, #"contentDescription == "\#(longer)"cdw"#, "\(long) xx"]
+        for query in queries {
+            XCTAssertEqual(try scores(postgres, query), try scores(sqlite, query), String(query.prefix(40)) + "… (\(query.utf8.count) bytes)")
+        }
+        XCTAssertEqual(Set(try scores(postgres, long).keys), ["long", "twice"])
+        XCTAssertEqual(Set(try scores(postgres, accented).keys), ["accented"])
+        XCTAssertEqual(Set(try scores(postgres, "xxxxx").keys), ["long", "twice"])
+        XCTAssertEqual(Set(try scores(postgres, "yyy").keys), ["longer"])
+
+        // As migration 12 left the documents: without the long words.
+        _ = try postgres.query("""
+            UPDATE items SET doc = ts_delete(doc, ARRAY(SELECT w FROM unnest(tsvector_to_array(doc)) w WHERE strpos(w, chr(1)) > 0)),
+                tf = tf - ARRAY(SELECT k FROM jsonb_object_keys(tf) k WHERE strpos(k, chr(1)) > 0)
+            """)
+        _ = try postgres.query("UPDATE schema_version SET version = 12")
+        XCTAssertEqual(try scores(postgres, long), [:], "the documents of before hold no long word")
+        let shortWritten = try postgres.query("SELECT tx::text FROM items WHERE uid = 'short'").text(0, 0)
+        let reopened = try open(try PostgresServer.shared(), schema: postgres.location.schema)
+        XCTAssertEqual(try reopened.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
+        for query in queries {
+            XCTAssertEqual(try scores(reopened, query), try scores(sqlite, query), "reopened: " + String(query.prefix(40)))
+        }
+        XCTAssertEqual(try reopened.query("SELECT tx::text FROM items WHERE uid = 'short'").text(0, 0), shortWritten,
+                       "an item with no attribute that long is not made again")
+        XCTAssertEqual(try reopened.checkInvariants(quick: false).problems, [])
+    }
+
     /// A word's count (n, for its rarity) is made once for the items as they are: kept in the
     /// index for every other process's searches, and made again once an item is written.
     func testAWordsCountIsKeptForOtherProcessesWhileTheItemsStandStill() throws {

@@ -14,7 +14,9 @@ import ReindexProtocol
 /// (`reindex_slots`, schema migration 11), which the checks of one attribute read instead of
 /// splitting its text again. Each position also carries the attribute's weight class (A to D,
 /// `BuiltInAttribute.FullText.postgresClass`; the declared attributes C), which a comparison on
-/// one attribute reads. A token longer than a `tsvector` lexeme may be (2,046 bytes, less the mark) is left out; past 256
+/// one attribute reads. A token longer than a `tsvector` lexeme may be (2,046 bytes, less the
+/// mark) is kept in its stored form (`storedWord`): its first 2,000 bytes or so, a separator no
+/// token holds and a hash of it all, as a query's word is looked up; past 256
 /// positions of one token, the first 256 are kept, as PostgreSQL keeps them. A `tsvector`'s
 /// words and positions may take 1 MiB at most: an item with more (megabytes of text in many
 /// words) keeps the words met first, attribute by attribute in `searched` order, up to
@@ -88,14 +90,42 @@ final class PostgresDocument {
         count += 1
         let searched = slot < Self.customSlot
         if searched { tokens += 1 }
-        guard length <= Self.longestLexeme - 2 else { return }
-        let word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
+        var word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        }
+        var length = length
+        if length > Self.longestWord {
+            word = Self.storedWord(word)
+            length = word.utf8.count
         }
         if searched { weighted[word, default: 0] += Self.slotWeights[slot] }
         let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
         place(word, length: length, at: position)
         if marking { place(Self.marked(word, slot: slot), length: length + 2, at: position) }
+    }
+
+    /// The longest word a document holds as it is: the longest lexeme, less the mark of the
+    /// title's and authors' words.
+    static let longestWord = longestLexeme - 2
+    /// The bytes of a longer word its stored form begins with (at most; cut at a character).
+    static let storedBytes = 2_000
+
+    /// A word as the document holds it, and as a query looks it up: itself, or, longer than
+    /// `longestWord` (a run of thousands of letters, which a `tsvector` cannot hold), its first
+    /// `storedBytes` bytes, U+0001 (never in a token: the tokenizer splits at it) and the
+    /// 64-bit FNV-1a hash of all its bytes in hex. So such a word finds the items that hold it
+    /// on PostgreSQL as on SQLite, and a prefix of up to `storedBytes` bytes finds it too.
+    static func storedWord(_ word: String) -> String {
+        guard word.utf8.count > longestWord else { return word }
+        let bytes = Array(word.utf8)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        // Cut before a continuation byte's character.
+        var kept = storedBytes
+        while kept > 0, bytes[kept] & 0xC0 == 0x80 { kept -= 1 }
+        let head = String(decoding: bytes[..<kept], as: UTF8.self)
+        let hex = String(hash, radix: 16)
+        return head + "\u{1}" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Adds one position of `word` (`length` bytes), if the document has room for it.

@@ -153,8 +153,9 @@ struct PostgresQueryCompiler {
     // MARK: Full text
 
     /// The words of `text` as the index splits and folds them: the tokens of the full-text
-    /// index's tokenizer, which made the document (`PostgresDocument`).
-    static func tokens(_ text: String) -> [String] { FullTextWords.tokens(text) }
+    /// index's tokenizer, which made the document (`PostgresDocument`), each in the form the
+    /// document holds it (`PostgresDocument.storedWord`).
+    static func tokens(_ text: String) -> [String] { FullTextWords.tokens(text).map(PostgresDocument.storedWord) }
 
     /// A unit as a `tsquery` phrase (`'le' <-> 'guin'`), its last word a prefix when asked,
     /// restricted to the document's `weights` when given, its words as marked with `slot` when

@@ -310,10 +310,18 @@ enum PostgresSchema {
         DELETE FROM rank_entries;
         DELETE FROM rank_lists;
         """#,
+        // 13: a word longer than a lexeme may be is kept in its stored form
+        // (`PostgresDocument.storedWord`), where it was left out. The documents that may hold
+        // one, of items whose attributes take more bytes than such a word, are made again
+        // (`PostgresStore.rewriteDocuments(attributesLongerThan:)`); a document that changes
+        // moves its item's `tx`, so the lists know it.
+        "DELETE FROM unit_frequencies",
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).
     static let hostDocuments = 11
     /// The migration from which each item keeps its length and its words' frequencies.
     static let scoredDocuments = 12
+    /// The migration from which a word longer than a lexeme is in the document.
+    static let longWords = 13
 }

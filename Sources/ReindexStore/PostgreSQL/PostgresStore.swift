@@ -114,7 +114,11 @@ public final class PostgresStore {
             }
             try useSchema()
             for migration in PostgresSchema.migrations.dropFirst(version) { try connection.execute(migration) }
-            if version > 0 && version < PostgresSchema.scoredDocuments { try rewriteDocuments() }
+            if version > 0 && version < PostgresSchema.scoredDocuments {
+                try rewriteDocuments()
+            } else if version > 0 && version < PostgresSchema.longWords {
+                try rewriteDocuments(attributesLongerThan: PostgresDocument.longestWord)
+            }
             if version < PostgresSchema.migrations.count {
                 try connection.execute("DELETE FROM schema_version")
                 try connection.query("INSERT INTO schema_version(version) VALUES($1)", [String(PostgresSchema.migrations.count)])
@@ -129,14 +133,19 @@ public final class PostgresStore {
     /// updating it row by row). An item whose attributes no longer suit its bundle's
     /// declarations is made without them (its custom attributes are then not searched, as a
     /// bundle without declarations has them).
-    private func rewriteDocuments() throws {
+    ///
+    /// With `attributesLongerThan`, only the items whose attributes take more bytes than that
+    /// (the few that may hold a word that long), with the full-text index kept.
+    private func rewriteDocuments(attributesLongerThan longer: Int? = nil) throws {
         let document = try PostgresDocument()
         // Each bundle's declarations, and those of them searchable.
         var declared: [String: (all: [String: AttributeDeclaration], searchable: [String: AttributeDeclaration])] = [:]
-        try connection.execute("DROP INDEX items_doc")
+        if longer == nil { try connection.execute("DROP INDEX items_doc") }
         var last: Int64 = 0
         while true {
-            let rows = try connection.query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1 ORDER BY id LIMIT 2000", [String(last)])
+            let rows = try connection.query("""
+                SELECT id, bundle, uid, attributes FROM items WHERE id > $1 AND octet_length(attributes::text) > $2 ORDER BY id LIMIT 2000
+                """, [String(last), String(longer ?? -1)])
             guard rows.rowCount > 0 else { break }
             var ids = PGArrayBuilder(), made = PostgresDocument.Columns()
             for row in 0..<rows.rowCount {
@@ -159,7 +168,7 @@ public final class PostgresStore {
                 FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[]) AS x(id, w, n, f) WHERE items.id = x.id
                 """, [text(&ids), text(&made.documents), text(&made.lengths), text(&made.frequencies)])
         }
-        try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)")
+        if longer == nil { try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)") }
     }
 
     // MARK: Connection
