@@ -136,6 +136,45 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try reopened.checkInvariants(quick: false).problems, [])
     }
 
+    /// A word that more items hold as typed than a page takes is searched without counting the
+    /// items that hold it only as a prefix, the dearest count there is: its page is of the first
+    /// pass. A page that does reach the prefix pass (another bundle's items, a later page) counts
+    /// it then and is read again, the same page as SQLite's.
+    func testACommonWordsPageOfTheFirstPassDoesNotCountItsPrefix() throws {
+        let (postgres, sqlite) = try makeBothBackends()
+        let many = (0..<30).map { TestSupport.item("w\($0)", title: "Quokka \($0)", description: $0 % 3 == 0 ? "a quokka" : nil) }
+        let few = [TestSupport.item("f1", title: "Quokka"), TestSupport.item("p1", title: "Quokkas"), TestSupport.item("p2", description: "quokkaland quokkas")]
+        for store in [postgres as any IndexBackend, sqlite] {
+            try TestSupport.seed(store, bundle: "com.example.many", many + [TestSupport.item("p0", title: "Quokkas")])
+            try TestSupport.seed(store, bundle: "com.example.few", few)
+        }
+        func page(_ store: any IndexQueries, bundle: String? = nil, limit: Int = 20, cursor: String? = nil) throws -> QueryPage {
+            var options = QueryOptions(limit: limit)
+            (options.bundle, options.after) = (bundle, cursor)
+            return try store.query("quokka", options: options)
+        }
+        func ranked(_ page: QueryPage) -> [String] { page.results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" } }
+        XCTAssertEqual(ranked(try page(postgres)), ranked(try page(sqlite)))
+        XCTAssertEqual(postgres.rankLists.counted, 1, "`quokka` as typed only")
+        XCTAssertEqual(postgres.rankLists.prefixRereads, 0)
+        // Another bundle's page: its first pass is short, so it reaches the prefix's.
+        let few1 = try page(postgres, bundle: "com.example.few")
+        XCTAssertEqual(ranked(few1), ranked(try page(sqlite, bundle: "com.example.few")))
+        XCTAssertEqual(few1.results.map(\.uniqueIdentifier).sorted(), ["f1", "p1", "p2"])
+        XCTAssertEqual(postgres.rankLists.counted, 2, "and now `quokka` as a prefix")
+        XCTAssertEqual(postgres.rankLists.prefixRereads, 1)
+        // Every page, cursor after cursor, as on SQLite: the last ones are of the prefix pass.
+        var (cursors, pages) = ([String?(nil), nil], 0)
+        repeat {
+            let (p, s) = (try page(postgres, limit: 7, cursor: cursors[0]), try page(sqlite, limit: 7, cursor: cursors[1]))
+            XCTAssertEqual(ranked(p), ranked(s), "page \(pages)")
+            cursors = [p.nextCursor, s.nextCursor]
+            pages += 1
+        } while cursors[0] != nil && pages < 10
+        XCTAssertEqual(pages, 5)
+        XCTAssertNil(cursors[1])
+    }
+
     /// A word's count (n, for its rarity) is made once for the items as they are: kept in the
     /// index for every other process's searches, and made again once an item is written.
     func testAWordsCountIsKeptForOtherProcessesWhileTheItemsStandStill() throws {

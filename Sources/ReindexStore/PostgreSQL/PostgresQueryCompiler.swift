@@ -32,6 +32,9 @@ struct PostgresQueryCompiler {
     struct Scoring {
         var rarities: [String: Double]
         var average: Double
+        /// The prefix pass's rarity is not counted yet (`PostgresStore.scoring`): a page of the
+        /// first pass alone does not read it.
+        var prefixDeferred = false
     }
 
     /// Plain words must be rechecked against the built-in attributes' slots of the document when

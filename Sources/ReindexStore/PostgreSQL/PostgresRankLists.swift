@@ -57,6 +57,8 @@ final class PostgresRankLists {
     var hiddenText: Bool?
     /// Document frequencies counted (neither kept in the process nor in `unit_frequencies`), for tests.
     var counted = 0
+    /// Reads made again because they reached the prefix pass of a deferred count, for tests.
+    var prefixRereads = 0
     /// Those counted since the last write of them to `unit_frequencies` (`keepFrequencies`), for
     /// the write count `frequenciesAt`.
     var unkept: [String: Int] = [:]
@@ -100,8 +102,11 @@ struct PostgresRankListSpec {
     }
 
     /// The rarity, in `scoring`, of this list's word in its pass (nil for words together).
-    func rarity(_ scoring: PostgresQueryCompiler.Scoring?) -> Double? {
+    /// Throws `PrefixRarityDeferred` for the prefix pass's while its count waits
+    /// (`PostgresStore.ranked`).
+    func rarity(_ scoring: PostgresQueryCompiler.Scoring?) throws -> Double? {
         guard kind != .together else { return nil }
+        if kind != .whole, scoring?.prefixDeferred == true { throw PrefixRarityDeferred() }
         return scoring?.rarities[FullText.phrase(unit, prefix: kind != .whole)]
     }
 
@@ -113,3 +118,7 @@ struct PostgresRankListSpec {
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }
+
+/// A read needs the prefix pass's rarity, whose count `PostgresStore.scoring` put off: the read
+/// is made again with it.
+struct PrefixRarityDeferred: Error {}

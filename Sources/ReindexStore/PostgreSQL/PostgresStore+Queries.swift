@@ -234,7 +234,7 @@ extension PostgresStore {
             q.unaccentSchema = r.text(0, 0)
             q.icu = r.bool(0, 1)
         }
-        if ranked && scored { q.scoring = try scoring(q) }
+        if ranked && scored { q.scoring = try scoring(q, mayDefer: true) }
         return q
     }
 
@@ -277,8 +277,30 @@ extension PostgresStore {
     /// rankingHint (none counting as 0), then bundle and identifier in byte order. The cursor
     /// is that position, in the same form as SQLite's. A common word's page is read from its
     /// rank lists when they prove it (PostgresStore+RankLists.swift), else from every match.
+    ///
+    /// A read that reaches the prefix pass, or a list of it, while its rarity is deferred
+    /// (`scoring(_:mayDefer:)`) is read again with it: no row's score or bound is ever of a
+    /// rarity not counted.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
-        if let read = try rankedFromLists(q, limit: limit, cursor: cursor) { return page(of: read, limit: limit) }
+        guard q.scoring?.prefixDeferred == true else { return try rankedWithScoring(q, limit: limit, cursor: cursor) }
+        do {
+            var reached = false
+            let page = try rankedWithScoring(q, limit: limit, cursor: cursor) { read in reached = read.places.contains { $0.pass > 0 } }
+            if !reached { return page }
+        } catch is PrefixRarityDeferred {}
+        rankLists.prefixRereads += 1
+        var q = q
+        q.scoring = try scoring(q)
+        return try rankedWithScoring(q, limit: limit, cursor: cursor)
+    }
+
+    /// `ranked`, in `q`'s scoring; `inspect` sees each read before it is a page.
+    private func rankedWithScoring(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?,
+                                   inspect: (RankedRead) -> Void = { _ in }) throws -> QueryPage {
+        if let read = try rankedFromLists(q, limit: limit, cursor: cursor) {
+            inspect(read)
+            return page(of: read, limit: limit)
+        }
         if let together = rankLists.togetherMissing {
             // The words' own lists could not prove the page: it is the items holding them all.
             rankLists.togetherMissing = nil
@@ -293,6 +315,7 @@ extension PostgresStore {
             return QueryPage(results: [], nextCursor: nil)
         }
         let read = try rankedRows(q, limit: limit, cursor: cursor, candidates: nil)
+        inspect(read)
         if read.places.count > limit { try noteWantedRankLists(q) }
         rankLists.missing = false
         return page(of: read, limit: limit)

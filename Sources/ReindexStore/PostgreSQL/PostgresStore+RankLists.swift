@@ -440,7 +440,7 @@ extension PostgresStore {
         var entry = ["e.list = \(compiler.bind(spec.key, "text"))"]
         if case .relevance(_, let cPass, let cScore, let cHint, let cBundle, let cUID)? = cursor, spec.pass == cPass {
             // (An entry's place in the page: its impact times the word's rarity, for one word.)
-            let score = spec.rarity(q.scoring).map { "(\(compiler.bind($0)) * e.score)" } ?? "e.score"
+            let score = try spec.rarity(q.scoring).map { "(\(compiler.bind($0)) * e.score)" } ?? "e.score"
             entry.append(Self.after((score, "e.hint", "e.bundle", "e.uid"),
                                     (compiler.bind(cScore), compiler.bind(cHint), compiler.bind(cBundle, "text"), compiler.bind(cUID, "text"))))
         }
@@ -522,7 +522,7 @@ extension PostgresStore {
             var score = r.double(row, 3)
             if spec.kind != .together {
                 // (A word without its rarity: a query not ranked, which reads no list.)
-                guard let rarity = spec.rarity(spec.query.scoring) else { return nil }
+                guard let rarity = try spec.rarity(spec.query.scoring) else { return nil }
                 score = rarity * score
             } else {
                 let then = PGArray.parse(r.text(row, 9) ?? "{}").compactMap(Double.init)
