@@ -62,6 +62,11 @@ final class PostgresRankLists {
     /// Those counted since the last write of them to `unit_frequencies` (`keepFrequencies`), for
     /// the write count `frequenciesAt`.
     var unkept: [String: Int] = [:]
+    /// The snapshot the counts of `frequenciesAt` are of, and the items' `resets` in it: what a
+    /// kept count records, to be brought up to date after writes (`PostgresStore.documentFrequency`).
+    var countSnapshot: (snapshot: String, resets: Int64)?
+    /// Counts brought up to date from the writes since they were kept, for tests.
+    var deltas = 0
 }
 
 /// One word of a query as a rank list (a pass of it, for a one-word query), or a query's words

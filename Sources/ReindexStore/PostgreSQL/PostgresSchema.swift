@@ -316,6 +316,51 @@ enum PostgresSchema {
         // (`PostgresStore.rewriteDocuments(attributesLongerThan:)`); a document that changes
         // moves its item's `tx`, so the lists know it.
         "DELETE FROM unit_frequencies",
+        // 14: a kept count stays of use after writes (`PostgresStore.documentFrequency`): it
+        // keeps the snapshot it is of, and the items written since are those whose `tx` that
+        // snapshot does not see; the items gone since are logged in `items_gone`, with their
+        // document and the `tx` they had, by statement triggers on `items` (an update only for
+        // the items whose document or attributes changed, which moves their `tx`). A statement
+        // that takes more than 1,000 items away (a reindexAll's old generation, a purge), or
+        // any while no count is kept, is not logged: it moves its bundles' `resets` instead (rows
+        // its statement has locked already), and a count kept under other resets is made again.
+        #"""
+        ALTER TABLE full_text_totals ADD COLUMN IF NOT EXISTS resets bigint NOT NULL DEFAULT 0;
+        CREATE TABLE IF NOT EXISTS items_gone(
+            tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            old_tx xid8 NOT NULL,
+            doc tsvector NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS items_gone_tx ON items_gone(tx);
+        DELETE FROM unit_frequencies;
+        ALTER TABLE unit_frequencies ADD COLUMN IF NOT EXISTS snapshot pg_snapshot, ADD COLUMN IF NOT EXISTS resets bigint;
+        CREATE OR REPLACE FUNCTION reindex_items_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+        DECLARE
+            gone bigint;
+        BEGIN
+            IF TG_OP = 'UPDATE' THEN
+                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx LIMIT \#(PostgresSchema.loggedGone + 1)) s;
+            ELSE
+                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows LIMIT \#(PostgresSchema.loggedGone + 1)) s;
+            END IF;
+            IF gone = 0 THEN
+                RETURN NULL;
+            ELSIF gone > \#(PostgresSchema.loggedGone) OR NOT EXISTS (SELECT 1 FROM unit_frequencies) THEN
+                UPDATE full_text_totals SET resets = resets + 1 WHERE bundle IN (SELECT DISTINCT bundle FROM old_rows);
+            ELSIF TG_OP = 'UPDATE' THEN
+                INSERT INTO items_gone(old_tx, doc) SELECT o.tx, o.doc FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx;
+            ELSE
+                INSERT INTO items_gone(old_tx, doc) SELECT tx, doc FROM old_rows;
+            END IF;
+            RETURN NULL;
+        END $$;
+        DROP TRIGGER IF EXISTS items_gone_update ON items;
+        DROP TRIGGER IF EXISTS items_gone_delete ON items;
+        CREATE TRIGGER items_gone_update AFTER UPDATE ON items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION reindex_items_gone();
+        CREATE TRIGGER items_gone_delete AFTER DELETE ON items REFERENCING OLD TABLE AS old_rows
+            FOR EACH STATEMENT EXECUTE FUNCTION reindex_items_gone();
+        """#,
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).
@@ -324,4 +369,6 @@ enum PostgresSchema {
     static let scoredDocuments = 12
     /// The migration from which a word longer than a lexeme is in the document.
     static let longWords = 13
+    /// The most items one statement takes away that `items_gone` logs (migration 14).
+    static let loggedGone = 1_000
 }

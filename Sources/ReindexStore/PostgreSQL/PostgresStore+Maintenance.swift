@@ -10,7 +10,7 @@ import ReindexSystem
 /// rows are not kept aside (the database's backups are the way back).
 extension PostgresStore {
     /// The tables every deployment's schema has.
-    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "rank_lists", "rank_entries", "full_text_totals", "rank_statistics", "unit_frequencies", "schema_version"]
+    static let tables = ["bundles", "items", "staged_generations", "requests", "runs", "workers", "bundle_hosts", "duties", "app_client_states", "rank_lists", "rank_entries", "full_text_totals", "rank_statistics", "unit_frequencies", "items_gone", "schema_version"]
 
     /// The index's structure and invariants, in one snapshot. `quick` leaves out the check of
     /// every item's document against its title (a read of every item).
@@ -119,12 +119,12 @@ extension PostgresStore {
     public func erase(lockSeconds: Int = 10) throws -> Int {
         try transaction { () throws -> Int in
             try query("SELECT set_config('lock_timeout', $1, true)", ["\(lockSeconds)s"])
-            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, full_text_totals, rank_statistics, unit_frequencies IN ACCESS EXCLUSIVE MODE")
+            try connection.execute("LOCK TABLE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, full_text_totals, rank_statistics, unit_frequencies, items_gone IN ACCESS EXCLUSIVE MODE")
             let count = try query("SELECT count(*) FROM items").int(0, 0)
-            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, rank_statistics, unit_frequencies")
+            try connection.execute("TRUNCATE items, staged_generations, requests, runs, bundles, bundle_hosts, duties, app_client_states, rank_lists, rank_entries, rank_statistics, unit_frequencies, items_gone")
             // (Counted on: `changes` only grows, so a word's count kept before is never taken for
             // one of the empty index.)
-            try connection.execute("UPDATE full_text_totals SET items = 0, tokens = 0, changes = changes + 1")
+            try connection.execute("UPDATE full_text_totals SET items = 0, tokens = 0, changes = changes + 1, resets = resets + 1")
             return count
         }
     }

@@ -18,17 +18,19 @@ extension PostgresStore {
     /// The rows N, the average length the score uses (the pinned one if any) and the index's
     /// write count; in the caller's snapshot. Notes when the pinned average has moved too far
     /// (`PostgresRankLists.repin`).
-    func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64) {
+    func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64, snapshot: String, resets: Int64) {
         let r = try query("""
-            SELECT coalesce(sum(items), 0), coalesce(sum(tokens), 0), coalesce(sum(changes), 0), (SELECT average FROM rank_statistics LIMIT 1)
+            SELECT coalesce(sum(items), 0), coalesce(sum(tokens), 0), coalesce(sum(changes), 0), (SELECT average FROM rank_statistics LIMIT 1),
+                pg_current_snapshot()::text, coalesce(sum(resets), 0)
             FROM full_text_totals
             """)
         let rows = r.int64(0, 0), tokens = r.int64(0, 1)
         let live = rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1
-        guard !r.isNull(0, 3) else { return (rows, live, r.int64(0, 2)) }
+        let (snapshot, resets) = (r.text(0, 4) ?? "", r.int64(0, 5))
+        guard !r.isNull(0, 3) else { return (rows, live, r.int64(0, 2), snapshot, resets) }
         let pinned = r.double(0, 3)
         if abs(live / pinned - 1) > RankLists.drift { rankLists.repin = true }
-        return (rows, pinned, r.int64(0, 2))
+        return (rows, pinned, r.int64(0, 2), snapshot, resets)
     }
 
     /// The query's scoring: each unit's rarity in each pass it has, by its phrase, and the
@@ -46,6 +48,7 @@ extension PostgresStore {
             rankLists.unkept.removeAll()
             rankLists.hiddenText = nil
             rankLists.frequenciesAt = statistics.changes
+            rankLists.countSnapshot = (statistics.snapshot, statistics.resets)
         }
         var rarities: [String: Double] = [:]
         var deferred = false
@@ -82,11 +85,24 @@ extension PostgresStore {
         // (Plain words rechecked against the built-in attributes count other items.)
         let key = phrase + (compiler.recheckWords ? "|checked" : "")
         if let kept = rankLists.frequencies[key] { return kept }
-        // Counted by another process (or an earlier search of this one) for these items.
-        let stored = try query("SELECT n FROM unit_frequencies WHERE phrase = $1 AND changes = $2", [key, String(rankLists.frequenciesAt)])
+        // Counted by another process (or an earlier search of this one): for these items, or
+        // for those of an earlier snapshot, brought up to date from the writes since.
+        let stored = try query("SELECT n, changes, snapshot::text, resets FROM unit_frequencies WHERE phrase = $1", [key])
         if stored.rowCount == 1 {
-            rankLists.frequencies[key] = stored.int(0, 0)
-            return stored.int(0, 0)
+            var n: Int? = nil
+            if stored.int64(0, 1) == rankLists.frequenciesAt {
+                n = stored.int(0, 0)
+            } else if !compiler.recheckWords, unit.columns == QueryPlan.allColumns, let then = stored.text(0, 2),
+                      !stored.isNull(0, 3), stored.int64(0, 3) == rankLists.countSnapshot?.resets,
+                      let since = try frequencyChange(unit, prefix: prefix, since: then, q) {
+                n = stored.int(0, 0) + since
+                rankLists.deltas += 1
+                if rankLists.unkept.count < 256 { rankLists.unkept[key] = n }
+            }
+            if let n {
+                rankLists.frequencies[key] = n
+                return n
+            }
         }
         // A count reads every match (the heap pages of the GIN index's matches): no JIT for it,
         // and room for an exact bitmap of a million items' pages, where the default 4 MB made a
@@ -103,24 +119,55 @@ extension PostgresStore {
         return n
     }
 
+    /// How many more items `unit` matches in this snapshot than in `then`, an earlier one a
+    /// count was kept for: the items written since (their `tx`, which `then` does not see)
+    /// that match, less the items gone since (`items_gone`, schema migration 14: their document
+    /// and their `tx` of before, which `then` saw) that matched. A few lookups of the `tx`
+    /// indexes where a count reads every match's page. Nil when more than `changedRows` items
+    /// came or went since: counting again is then as cheap.
+    private func frequencyChange(_ unit: RankingUnit, prefix: Bool, since then: String, _ q: PreparedPostgresQuery) throws -> Int? {
+        let limit = rankLists.changedRows
+        let moved = try query("""
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= pg_snapshot_xmin($1::pg_snapshot) LIMIT \(limit + 1)) s),
+                (SELECT count(*) FROM (SELECT 1 FROM items_gone WHERE tx >= pg_snapshot_xmin($1::pg_snapshot) LIMIT \(limit + 1)) s)
+            """, [then])
+        guard moved.int(0, 0) <= limit, moved.int(0, 1) <= limit else { return nil }
+        var compiler = q.compiler()
+        let snapshot = compiler.bind(then, "pg_snapshot")
+        // (The unit's match reads the document alone: `i` is an item, or an item gone.)
+        let match = compiler.unitMatch(unit, prefix: prefix)
+        let since = "i.tx >= pg_snapshot_xmin(\(snapshot)) AND NOT pg_visible_in_snapshot(i.tx, \(snapshot))"
+        return try query("""
+            SELECT (SELECT count(*) FROM items i WHERE \(since) AND \(match))
+                - (SELECT count(*) FROM items_gone i WHERE \(since) AND pg_visible_in_snapshot(i.old_tx, \(snapshot)) AND \(match))
+            """, compiler.parameters).int(0, 0)
+    }
+
     /// Writes the counts this process made into `unit_frequencies`, for the searches of every
     /// process that come while the items stand still, as SQLite keeps them: in a short
     /// transaction of its own after the search, only while the items are still those they were
     /// counted for (counts of other items go first, and all of them past `keptFrequencies`).
     /// Any failure (a role that may only read, a standby, a lock) leaves them uncounted there.
     func keepFrequencies() {
-        guard !rankLists.unkept.isEmpty, !connection.inTransaction else { return }
+        guard !rankLists.unkept.isEmpty, !connection.inTransaction, let (snapshot, resets) = rankLists.countSnapshot else { return }
         let unkept = rankLists.unkept, counted = rankLists.frequenciesAt
         rankLists.unkept.removeAll()
         try? transaction { () throws in
             try query("SET LOCAL lock_timeout = '100ms'")
+            // One process at a time keeps counts and lets go of the items gone that no kept
+            // count needs: so none lets go of those a count kept meanwhile needs.
+            try query("LOCK TABLE unit_frequencies IN SHARE ROW EXCLUSIVE MODE")
             guard try query("SELECT coalesce(sum(changes), 0) FROM full_text_totals").int64(0, 0) == counted else { return }
-            try query("DELETE FROM unit_frequencies WHERE changes <> $1 OR (SELECT count(*) FROM unit_frequencies) >= $2", [String(counted), String(Self.keptFrequencies)])
+            try query("DELETE FROM unit_frequencies WHERE resets IS DISTINCT FROM $1 OR (SELECT count(*) FROM unit_frequencies) >= $2", [String(resets), String(Self.keptFrequencies)])
             let phrases = unkept.keys.sorted()
             try query("""
-                INSERT INTO unit_frequencies(phrase, changes, n) SELECT p, $3, n FROM unnest($1::text[], $2::bigint[]) AS x(p, n)
-                ON CONFLICT (phrase) DO UPDATE SET changes = EXCLUDED.changes, n = EXCLUDED.n
-                """, [PGArray.literal(phrases), PGArray.literal(phrases.map { String(unkept[$0] ?? 0) }), String(counted)])
+                INSERT INTO unit_frequencies(phrase, changes, n, snapshot, resets)
+                SELECT p, $3, n, $4::pg_snapshot, $5 FROM unnest($1::text[], $2::bigint[]) AS x(p, n)
+                ON CONFLICT (phrase) DO UPDATE SET changes = EXCLUDED.changes, n = EXCLUDED.n, snapshot = EXCLUDED.snapshot, resets = EXCLUDED.resets
+                """, [PGArray.literal(phrases), PGArray.literal(phrases.map { String(unkept[$0] ?? 0) }), String(counted), snapshot, String(resets)])
+            try query("""
+                DELETE FROM items_gone WHERE tx < (SELECT coalesce(min(pg_snapshot_xmin(snapshot)), pg_snapshot_xmin(pg_current_snapshot())) FROM unit_frequencies)
+                """)
         }
     }
 
