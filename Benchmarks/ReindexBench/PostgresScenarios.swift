@@ -226,6 +226,40 @@ extension Bench {
             ])))
         }
         try postgresTyped(postgres, sqlite, count: count)
+        try postgresAfterWrites(server: server, schema: schema, words: one, count: count)
+    }
+
+    /// A word searched right after a write to another bundle, as on a fleet, which writes all
+    /// the time: its kept count brought up to date from the write, against the same search
+    /// with no count kept, which counts the word's items again, as every search after a write
+    /// did before counts were brought up to date. One item written before each search.
+    func postgresAfterWrites(server: PostgresServer, schema: String, words: [String], count: Int) throws {
+        let store = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
+        for word in words { _ = try store.query(word, options: QueryOptions(limit: 20)) }
+        var updated = Sample(), counted = Sample()
+        for round in 0..<3 {
+            for (n, word) in words.enumerated() {
+                for recount in (round % 2 == 0 ? [false, true] : [true, false]) {
+                    let writes = try store.makeWriter(bundleIdentifier: "com.example.bench.writer", scope: .direct, requestID: nil, declarations: [:])
+                    try writes.put(ItemValidator.validate(JSONParser.parse(text: #"{"uniqueIdentifier": "w\#(round).\#(n).\#(recount)", "attributes": {"title": "written"}}"#)))
+                    _ = try writes.acknowledge(with: { _ in })
+                    if recount { try server.psql("DELETE FROM \(schema).unit_frequencies") }
+                    let start = Clock.monotonic()
+                    _ = try store.query(word, options: QueryOptions(limit: 20))
+                    let ms = (Clock.monotonic() - start) * 1000
+                    if recount { counted.add(ms) } else { updated.add(ms) }
+                }
+            }
+        }
+        rows.append(["one word after a write, \(count / 1000)k items, PostgreSQL, first page of 20 (ms)",
+                     "p50 \(fmt(updated.percentile(0.5), 2)), p99 \(fmt(updated.percentile(0.99), 2))",
+                     "counted again: p50 \(fmt(counted.percentile(0.5), 2)), p99 \(fmt(counted.percentile(0.99), 2))",
+                     "\(updated.values.count) searches, each after one item written to another bundle; its count brought up to date, "
+                        + "against the same search with no count kept"])
+        results.append(("postgres_after_a_write", .object([
+            ("p50Ms", .double(updated.percentile(0.5))), ("p99Ms", .double(updated.percentile(0.99))),
+            ("countedP50Ms", .double(counted.percentile(0.5))), ("countedP99Ms", .double(counted.percentile(0.99))), ("items", .integer(Int64(count))),
+        ])))
     }
 
     /// `typedKeys` and `typedPairKeys` on both backends over the same items: each key its first search.

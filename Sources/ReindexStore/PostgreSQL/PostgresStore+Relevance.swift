@@ -153,7 +153,9 @@ extension PostgresStore {
         let unkept = rankLists.unkept, counted = rankLists.frequenciesAt
         rankLists.unkept.removeAll()
         try? transaction { () throws in
-            try query("SET LOCAL lock_timeout = '100ms'")
+            // (Counts are made again when lost: a crash may lose them, so the commit need not wait
+            // for the disk.)
+            try connection.execute("SET LOCAL lock_timeout = '100ms'; SET LOCAL synchronous_commit = off")
             // One process at a time keeps counts and lets go of the items gone that no kept
             // count needs: so none lets go of those a count kept meanwhile needs.
             try query("LOCK TABLE unit_frequencies IN SHARE ROW EXCLUSIVE MODE")
