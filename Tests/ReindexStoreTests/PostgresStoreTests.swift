@@ -246,6 +246,37 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try other.checkInvariants(quick: false).problems, [])
     }
 
+    /// Items taken away one by one while counts are kept, and no search to let go of the log:
+    /// the fleet's purge duty lets go of it, and of the counts, once it is long; the next search
+    /// counts again and scores as SQLite does.
+    func testThePurgeLetsGoOfALongLogOfItemsGone() throws {
+        let (postgres, sqlite) = try makeBothBackends()
+        postgres.rankLists.longestCountLog = 2
+        let items = (0..<6).map { TestSupport.item("q\($0)", title: "Quokka \($0)") }
+        for store in [postgres as any IndexBackend, sqlite] { try TestSupport.seed(store, bundle: "com.example.plain", items) }
+        _ = try postgres.query("quokka", options: QueryOptions(limit: 20))
+        XCTAssertGreaterThan(try postgres.query("SELECT count(*) FROM unit_frequencies").int(0, 0), 0)
+        for uid in ["q0", "q1"] {
+            for store in [postgres as any IndexBackend, sqlite] {
+                let writes = try store.makeWriter(bundleIdentifier: "com.example.plain", scope: .direct, requestID: nil, declarations: [:])
+                try writes.delete(identifiers: [uid])
+                _ = try writes.acknowledge(with: { _ in })
+            }
+            _ = try postgres.purgeExpired()
+        }
+        XCTAssertEqual(try postgres.query("SELECT count(*) FROM items_gone").int(0, 0), 2, "as long as the log may be: kept")
+        try TestSupport.seed(postgres, bundle: "com.example.other", [TestSupport.item("x", title: "Other")])
+        let writes = try postgres.makeWriter(bundleIdentifier: "com.example.other", scope: .direct, requestID: nil, declarations: [:])
+        try writes.delete(identifiers: ["x"])
+        _ = try writes.acknowledge(with: { _ in })
+        _ = try postgres.purgeExpired()
+        XCTAssertEqual(try postgres.query("SELECT count(*) FROM items_gone").int(0, 0), 0)
+        XCTAssertEqual(try postgres.query("SELECT count(*) FROM unit_frequencies").int(0, 0), 0)
+        let counted = postgres.rankLists.counted
+        XCTAssertEqual(try scores(postgres, "quokka"), try scores(sqlite, "quokka"))
+        XCTAssertGreaterThan(postgres.rankLists.counted, counted, "counted again")
+    }
+
     /// A camel-case part scores the attribute it is in, as on SQLite: the document's slot of
     /// each attribute holds its parts (`PostgresDocument`), and the item's frequencies count
     /// them with their attribute's weight.

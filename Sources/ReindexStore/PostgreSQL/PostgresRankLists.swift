@@ -65,6 +65,9 @@ final class PostgresRankLists {
     /// The snapshot the counts of `frequenciesAt` are of, and the items' `resets` in it: what a
     /// kept count records, to be brought up to date after writes (`PostgresStore.documentFrequency`).
     var countSnapshot: (snapshot: String, resets: Int64)?
+    /// The most items gone the log keeps for the counts before the purge duty lets go of it
+    /// (`PostgresStore.letGoOfALongCountLog`).
+    var longestCountLog = 100_000
     /// Counts brought up to date from the writes since they were kept, for tests.
     var deltas = 0
 }

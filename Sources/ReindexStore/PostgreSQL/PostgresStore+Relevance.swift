@@ -173,6 +173,21 @@ extension PostgresStore {
         }
     }
 
+    /// The log of items gone (`items_gone`) is let go of by the searches that keep counts, as
+    /// the counts move on; a fleet that takes items away one by one and never searches would log
+    /// them for as long as any count is kept. Past `rankLists.longestCountLog` of them, every
+    /// kept count goes and the log with it (the next searches count again). A count made before
+    /// and kept after needs none of the log: it is kept only while nothing was written since.
+    func letGoOfALongCountLog() throws {
+        let longest = rankLists.longestCountLog
+        guard try query("SELECT count(*) FROM (SELECT 1 FROM items_gone LIMIT \(longest + 1)) s").int(0, 0) > longest else { return }
+        try transaction { () throws in
+            try query("LOCK TABLE unit_frequencies IN SHARE ROW EXCLUSIVE MODE")
+            try query("DELETE FROM unit_frequencies")
+            try query("DELETE FROM items_gone")
+        }
+    }
+
     /// At most this many counts are kept in the index (past it, they start again).
     static let keptFrequencies = 4_096
 

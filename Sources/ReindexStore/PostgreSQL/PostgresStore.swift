@@ -403,9 +403,13 @@ public final class PostgresStore {
             """, [key, PGArray.literal(identifiers)])
     }
 
+    /// Takes the expired items away; and, past `rankLists.longestCountLog` items logged gone,
+    /// lets go of that log (`letGoOfALongCountLog`): the fleet's purge duty runs it.
     @discardableResult
     public func purgeExpired(now: Double = Clock.now()) throws -> Int {
-        try query("DELETE FROM items WHERE expires IS NOT NULL AND expires <= $1", [String(now)]).affected
+        let purged = try query("DELETE FROM items WHERE expires IS NOT NULL AND expires <= $1", [String(now)]).affected
+        try letGoOfALongCountLog()
+        return purged
     }
 
     /// Claims a duty of the whole fleet (expiry refreshes, purges) for this worker when nobody
