@@ -10,13 +10,16 @@ import ReindexProtocol
 //   other's count.
 // - n is counted from the document's index, and kept in the process while `changes` (which every
 //   write to the items moves on) stands still, as SQLite keeps its counts while its full-text
-//   index's structure record does.
+//   index's structure record does; kept in `unit_frequencies` with the snapshot it is of, for
+//   every process, and brought up to date from the writes since (`frequencyChange`, schema
+//   migration 14) rather than counted again.
 // - The average length is pinned in `rank_statistics` when the first rank list is made (a list
 //   holds impacts, which depend on it), and taken again, every list dropped, when the index's
 //   own average moves from it by more than a fifth — SQLite's rule (`RankLists.drift`).
 extension PostgresStore {
-    /// The rows N, the average length the score uses (the pinned one if any) and the index's
-    /// write count; in the caller's snapshot. Notes when the pinned average has moved too far
+    /// The rows N, the average length the score uses (the pinned one if any), the index's
+    /// write count, and the snapshot and `resets` a count made in it is kept with; in the
+    /// caller's snapshot. Notes when the pinned average has moved too far
     /// (`PostgresRankLists.repin`).
     func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64, snapshot: String, resets: Int64) {
         let r = try query("""
@@ -143,10 +146,11 @@ extension PostgresStore {
             """, compiler.parameters).int(0, 0)
     }
 
-    /// Writes the counts this process made into `unit_frequencies`, for the searches of every
-    /// process that come while the items stand still, as SQLite keeps them: in a short
-    /// transaction of its own after the search, only while the items are still those they were
-    /// counted for (counts of other items go first, and all of them past `keptFrequencies`).
+    /// Writes the counts this process made (or brought up to date) into `unit_frequencies`, with
+    /// their snapshot, for the searches of every process: in a short transaction of its own
+    /// after the search, only while the items are still those they were counted for (counts
+    /// kept under other `resets` go first, and all of them past `keptFrequencies`); then lets
+    /// go of the items gone that no kept count's snapshot needs.
     /// Any failure (a role that may only read, a standby, a lock) leaves them uncounted there.
     func keepFrequencies() {
         guard !rankLists.unkept.isEmpty, !connection.inTransaction, let (snapshot, resets) = rankLists.countSnapshot else { return }

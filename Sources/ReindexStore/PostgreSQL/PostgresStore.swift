@@ -143,9 +143,8 @@ public final class PostgresStore {
         if longer == nil { try connection.execute("DROP INDEX items_doc") }
         var last: Int64 = 0
         while true {
-            let rows = try connection.query("""
-                SELECT id, bundle, uid, attributes FROM items WHERE id > $1 AND octet_length(attributes::text) > $2 ORDER BY id LIMIT 2000
-                """, [String(last), String(longer ?? -1)])
+            let rows = try connection.query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1"
+                + (longer.map { " AND octet_length(attributes::text) > \($0)" } ?? "") + " ORDER BY id LIMIT 2000", [String(last)])
             guard rows.rowCount > 0 else { break }
             var ids = PGArrayBuilder(), made = PostgresDocument.Columns()
             for row in 0..<rows.rowCount {
