@@ -136,6 +136,61 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try reopened.checkInvariants(quick: false).problems, [])
     }
 
+    /// A phrase, or a word of some attributes, in text the document's positions cannot hold (an
+    /// attribute past its 2,047th token, a word past its 256th occurrence) is found and counted
+    /// as on SQLite: by the item's exact positions. An index of before has them made when this
+    /// reindex opens it, and the counts brought up to date after writes read them too.
+    func testAPhraseBeyondTheDocumentsPositionsIsFoundAsOnSQLite() throws {
+        let (_, stores) = try makeStores(2)
+        let postgres = stores[0]
+        let sqlite = try IndexStore.open(path: "\(try TestSupport.makeScratchDirectory(for: self))/index.sqlite")
+        let filler = (0..<2_100).map { "f\($0)" }.joined(separator: " ")
+        let items = [
+            TestSupport.item("tail", title: "Notes", extra: [("textContent", .string(filler + " purple otter swims"))]),
+            TestSupport.item("zebras", title: "Zebras", extra: [("textContent", .string(String(repeating: "zebra ", count: 300) + "zebra crossing"))]),
+            TestSupport.item("after", description: String(repeating: "quokka ", count: 300), extra: [("textContent", .string("a quokka here"))]),
+            TestSupport.item("short", title: "Purple otter", description: "zebra crossing ahead"),
+            TestSupport.item("plain", title: "Otter", description: "a quokka"),
+        ]
+        for store in [postgres as any IndexBackend, sqlite] { try TestSupport.seed(store, bundle: "com.example.plain", items) }
+        let queries = [#"* == "purple otter"cdw"#, "purple otter", "purple-otter", #"* == "f2099 purple otter"cdw"#, #"* == "zebra crossing"cdw"#, #"* == "otter swim*"cdw"#, "otter swi",
+                       #"textContent == "quokka"cdw"#, #"textContent == "zebra"cdw"#, #"textContent == "purple otter"cdw"#,
+                       #"contentDescription == "quokka quokka"cdw"#, #"title == "purple otter"cdw"#, #"textContent == "zebra crossing"cdw"#]
+        for query in queries {
+            XCTAssertEqual(try scores(postgres, query), try scores(sqlite, query), query)
+        }
+        XCTAssertEqual(Set(try scores(postgres, #"* == "purple otter"cdw"#).keys), ["tail", "short"])
+        XCTAssertEqual(Set(try scores(postgres, #"textContent == "quokka"cdw"#).keys), ["after"])
+        XCTAssertEqual(try postgres.query("SELECT string_agg(uid, ' ' ORDER BY uid) FROM items WHERE places IS NOT NULL").text(0, 0), "after tail zebras",
+                       "only the documents that left positions out keep them all")
+
+        // As an index of before left them: no exact positions. This reindex makes them.
+        _ = try postgres.query("UPDATE items SET places = NULL")
+        XCTAssertEqual(Set(try scores(postgres, #"* == "purple otter"cdw"#).keys), ["short"], "the document's positions miss the tail")
+        _ = try postgres.query("UPDATE schema_version SET version = 14")
+        let reopened = try open(try PostgresServer.shared(), schema: postgres.location.schema)
+        XCTAssertEqual(try reopened.query("SELECT version FROM schema_version").int(0, 0), PostgresSchema.migrations.count)
+        for query in queries {
+            XCTAssertEqual(try scores(reopened, query), try scores(sqlite, query), "reopened: " + query)
+        }
+        XCTAssertEqual(try reopened.checkInvariants(quick: false).problems, [])
+
+        // A phrase's count kept, then the item at its tail taken away: brought up to date from
+        // the item gone's exact positions, not counted again.
+        _ = try scores(reopened, #"* == "otter swims"cdw"#)
+        for store in [reopened as any IndexBackend, sqlite] {
+            let writes = try store.makeWriter(bundleIdentifier: "com.example.plain", scope: .direct, requestID: nil, declarations: [:])
+            try writes.delete(identifiers: ["tail"])
+            _ = try writes.acknowledge(with: { _ in })
+            try TestSupport.seed(store, bundle: "com.example.plain", [TestSupport.item("new", title: "Otter swims")])
+        }
+        let other = stores[1]
+        XCTAssertEqual(try scores(other, #"* == "otter swims"cdw"#), try scores(sqlite, #"* == "otter swims"cdw"#))
+        XCTAssertEqual(Set(try scores(other, #"* == "otter swims"cdw"#).keys), ["new"])
+        XCTAssertEqual(other.rankLists.counted, 0, "brought up to date, not counted")
+        XCTAssertGreaterThan(other.rankLists.deltas, 0)
+    }
+
     /// A word that more items hold as typed than a page takes is searched without counting the
     /// items that hold it only as a prefix, the dearest count there is: its page is of the first
     /// pass. A page that does reach the prefix pass (another bundle's items, a later page) counts

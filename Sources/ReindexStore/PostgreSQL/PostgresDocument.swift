@@ -30,7 +30,11 @@ import ReindexProtocol
 /// slow.
 ///
 /// Beside the document the host makes what BM25F reads (`Made`): the item's length and each
-/// word's weighted frequency, exactly as SQLite's full-text index has them.
+/// word's weighted frequency, exactly as SQLite's full-text index has them. And where the
+/// document had to leave positions out (an attribute past its 2,047th token, a word past its
+/// 256th occurrence, the 1 MiB), every position of every word, exactly (`Made.places`): the
+/// phrases and the words of some attributes of such an item are found and counted there, as
+/// SQLite finds them (schema migration 15).
 final class PostgresDocument {
     static let slotWidth = 2048
     /// The slot of the searchable declared attributes, after the built-in ones.
@@ -40,6 +44,9 @@ final class PostgresDocument {
     static let lexemeBudget = 1_000_000
     /// The positions of one word a `tsvector` keeps.
     static let positionsKept = 256
+    /// The positions of one slot in an item's exact positions (`Made.places`): slot `s`'s `n`-th
+    /// token is at `s × placesSlotWidth + n` (a line of the protocol, 16 MiB, holds fewer tokens).
+    static let placesSlotWidth = 1 << 24
     /// The slots whose words are also in the document marked (`marked(_:slot:)`): title, authors.
     static let markedSlots: Set<Int> = Set(slots(["title", "authors"]))
 
@@ -69,6 +76,12 @@ final class PostgresDocument {
     private var weighted: [String: Int] = [:]
     /// The tokens of the searched attributes so far (`length`).
     private var tokens = 0
+    /// Whether the document left a position out (`Made.places`).
+    private var clipped = false
+    /// Each word's every position (`Made.places`), while `recording`: the second reading of a
+    /// clipped document's text.
+    private var exact: [String: [Int]] = [:]
+    private var recording = false
 
     init() throws(StoreError) { tokenizer = try .standalone() }
 
@@ -88,8 +101,6 @@ final class PostgresDocument {
 
     private func note(_ token: UnsafePointer<CChar>, _ length: Int) {
         count += 1
-        let searched = slot < Self.customSlot
-        if searched { tokens += 1 }
         var word = token.withMemoryRebound(to: UInt8.self, capacity: length) {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
@@ -98,6 +109,13 @@ final class PostgresDocument {
             word = Self.storedWord(word)
             length = word.utf8.count
         }
+        if recording {
+            exact[word, default: []].append(slot * Self.placesSlotWidth + min(count, Self.placesSlotWidth - 1))
+            return
+        }
+        let searched = slot < Self.customSlot
+        if searched { tokens += 1 }
+        if count >= Self.slotWidth { clipped = true }
         if searched { weighted[word, default: 0] += Self.slotWeights[slot] }
         let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
         place(word, length: length, at: position)
@@ -134,12 +152,18 @@ final class PostgresDocument {
         // What the word takes in the `tsvector`: itself, aligned to 2 bytes, its count of
         // positions and 2 bytes per position; PostgreSQL keeps 256 of one word's positions.
         if let places = positions[word] {
-            guard places.count < Self.positionsKept, places[places.count - 1].0 != position, lexemeBytes + 2 <= Self.lexemeBudget else { return }
+            guard places.count < Self.positionsKept, places[places.count - 1].0 != position, lexemeBytes + 2 <= Self.lexemeBudget else {
+                clipped = true
+                return
+            }
             lexemeBytes += 2
             positions[word]?.append(place)
         } else {
             let cost = (length + 1) / 2 * 2 + 4
-            guard lexemeBytes + cost <= Self.lexemeBudget else { return }
+            guard lexemeBytes + cost <= Self.lexemeBudget else {
+                clipped = true
+                return
+            }
             lexemeBytes += cost
             positions[word] = [place]
         }
@@ -159,6 +183,11 @@ final class PostgresDocument {
         /// over its occurrences of their attribute's weight, the score's `f` — exact, past the
         /// positions a document keeps.
         var frequencies: [UInt8]
+        /// Nil when the document holds every position; else a JSON object of each word (as the
+        /// document holds it) to its every position, slot by slot (`placesSlotWidth`) and
+        /// counted from 1 in its slot: `items.places`, which the phrases and the words of some
+        /// attributes read in such an item (`reindex_places`, schema migration 15).
+        var places: [UInt8]?
     }
 
     /// Documents made for one statement, as its array parameters: the `tsvector` literals, the
@@ -167,11 +196,13 @@ final class PostgresDocument {
         var documents = PGArrayBuilder(capacity: 1 << 18)
         var lengths = PGArrayBuilder(capacity: 1 << 10)
         var frequencies = PGArrayBuilder(capacity: 1 << 18)
+        var places = PGArrayBuilder(capacity: 1 << 10)
 
         mutating func append(_ made: Made) {
             made.document.withUnsafeBytes { documents.append($0) }
             lengths.append(String(made.length))
             made.frequencies.withUnsafeBytes { frequencies.append($0) }
+            if let exact = made.places { exact.withUnsafeBytes { places.append($0) } } else { places.append(nil, nil) }
         }
     }
 
@@ -185,6 +216,16 @@ final class PostgresDocument {
         if !searchable.isEmpty, var text = Self.customText(item, searchable: searchable) {
             text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
         }
+        guard clipped else { return finish() }
+        // The text read again, for every position.
+        recording = true
+        for (slot, field) in ValidatedItem.Field.searched.enumerated() {
+            item.withField(field) { add($0, slot: slot) }
+        }
+        if !searchable.isEmpty, var text = Self.customText(item, searchable: searchable) {
+            text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
+        }
+        recording = false
         return finish()
     }
 
@@ -204,9 +245,19 @@ final class PostgresDocument {
 
     /// The document made since the last call (`'word':1A,2A 'other':2049B`), and a new one begun.
     func finish() -> Made {
-        let made = Made(document: literal(), length: tokens, frequencies: frequencyObject())
+        let made = Made(document: literal(), length: tokens, frequencies: frequencyObject(),
+                        places: clipped ? jsonObject(exact) { bytes, places in
+                            bytes.append(UInt8(ascii: "["))
+                            for (n, place) in places.enumerated() {
+                                if n > 0 { bytes.append(UInt8(ascii: ",")) }
+                                bytes.append(contentsOf: String(place).utf8)
+                            }
+                            bytes.append(UInt8(ascii: "]"))
+                        } : nil)
         positions.removeAll(keepingCapacity: true)
         weighted.removeAll(keepingCapacity: true)
+        exact.removeAll()
+        clipped = false
         lexemeBytes = 0
         tokens = 0
         return made
@@ -214,9 +265,14 @@ final class PostgresDocument {
 
     /// `weighted` as a JSON object (`{"word":10,"other":3}`).
     private func frequencyObject() -> [UInt8] {
+        jsonObject(weighted) { bytes, f in bytes.append(contentsOf: String(f).utf8) }
+    }
+
+    /// A JSON object of each word to its value, written by `value`.
+    private func jsonObject<Value>(_ members: [String: Value], _ value: (inout [UInt8], Value) -> Void) -> [UInt8] {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(weighted.count * 12 + 2)
-        for (word, f) in weighted {
+        bytes.reserveCapacity(members.count * 12 + 2)
+        for (word, member) in members {
             if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
             bytes.append(0x22)
             for byte in word.utf8 {
@@ -232,7 +288,7 @@ final class PostgresDocument {
             }
             bytes.append(0x22)
             bytes.append(UInt8(ascii: ":"))
-            bytes.append(contentsOf: String(f).utf8)
+            value(&bytes, member)
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes

@@ -220,17 +220,38 @@ struct PostgresQueryCompiler {
     /// The items where `unit` matches: through the document's GIN index, then in the unit's
     /// own attributes when it names some (or when plain words must not find text only a `w`
     /// comparison may).
+    ///
+    /// A phrase, or a word of some attributes, reads the document's positions, which an item
+    /// whose document left some out (`items.places`) may miss: such an item is also found by its
+    /// exact positions (`exactly`).
     mutating func unitMatch(_ unit: RankingUnit, prefix: Bool) -> String {
         guard let text = Self.phrase(unit, prefix: prefix) else { return "false" }
         let query = tsquery(text)
         var test = "i.doc @@ \(query)"
+        let slots: [Int]
         if unit.columns != QueryPlan.allColumns {
             let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
             test += " AND " + inAttributes(names, unit, prefix: prefix)
+            slots = PostgresDocument.slots(names)
         } else if recheckWords {
             test += " AND " + inAttributes(AttributeSchema.searched, unit, prefix: prefix)
+            slots = Array(AttributeSchema.searched.indices)
+        } else {
+            slots = Array(0...PostgresDocument.customSlot)
         }
-        return "(" + test + ")"
+        guard Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 else { return "(" + test + ")" }
+        return "(" + test + " OR " + exactly(unit, prefix: prefix, slots: slots) + ")"
+    }
+
+    /// The items whose document left positions out (`items.places`, schema migration 15) where
+    /// `unit` is found by their exact positions in these slots: through the index of those
+    /// items' documents (`items_places_doc`), by their words, then by the positions.
+    mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int]) -> String {
+        let words = Self.tokens(unit.text)
+        let asPrefix = unit.starred || (prefix && unit.prefixable)
+        let every = words.enumerated().map { n, word in Self.lexeme(word) + (n == words.count - 1 && asPrefix ? ":*" : "") }
+        return "(i.places IS NOT NULL AND i.doc @@ \(tsquery(every.joined(separator: " & "))) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
+            + "\(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots.map(String.init).joined(separator: ","))}')))"
     }
 
     /// For the unit that is also a prefix: its pass (0 where it matches as typed, 1 where only
@@ -266,8 +287,9 @@ struct PostgresQueryCompiler {
     /// A unit's weighted frequency `f` in the item: Σ over its occurrences of their attribute's
     /// weight, as FTS5 finds them. One word in every attribute reads the item's frequencies
     /// (`items.tf`, exact); a prefix sums those of the words it begins; a phrase, or a unit of some
-    /// attributes only, counts its occurrences in the document's positions (`reindex_frequency`:
-    /// exact but past an attribute's 2,047th token or a word's 256th occurrence).
+    /// attributes only, counts its occurrences in the document's positions (`reindex_frequency`),
+    /// or in the item's exact positions where the document left some out
+    /// (`reindex_places_frequency`).
     mutating func frequency(_ unit: RankingUnit, prefix: Bool) -> String {
         let words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
@@ -279,7 +301,8 @@ struct PostgresQueryCompiler {
             return "coalesce((i.tf->>\(word))::float8, 0)"
         }
         let slots = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map(String.init).joined(separator: ",")
-        return "reindex_frequency(i.doc, \(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots)}')"
+        let arguments = "\(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots)}'"
+        return "CASE WHEN i.places IS NULL THEN reindex_frequency(i.doc, \(arguments)) ELSE reindex_places_frequency(i.places, \(arguments)) END"
     }
 
     /// The document's weight class that also holds the searchable custom attributes (`PostgresWrites`).
@@ -505,7 +528,11 @@ struct PostgresQueryCompiler {
         // the document holds both (`WordParts`).
         let words = Self.tokens(unit.text).joined(separator: " ")
         let text = customText(c.attribute)
-        let test = "(i.doc @@ \(tsquery(phrase)) AND ("
+        var found = "i.doc @@ \(tsquery(phrase))"
+        if Self.tokens(unit.text).count > 1 {
+            found = "(\(found) OR \(exactly(unit, prefix: false, slots: Array(0...PostgresDocument.customSlot))))"
+        }
+        let test = "(\(found) AND ("
             + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive], splittingCamelCase: false) + " OR "
             + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive]) + "))"
         return c.op == .equal ? test : "NOT \(test)"

@@ -334,32 +334,49 @@ enum PostgresSchema {
         CREATE INDEX IF NOT EXISTS items_gone_tx ON items_gone(tx);
         DELETE FROM unit_frequencies;
         ALTER TABLE unit_frequencies ADD COLUMN IF NOT EXISTS snapshot pg_snapshot, ADD COLUMN IF NOT EXISTS resets bigint;
-        CREATE OR REPLACE FUNCTION reindex_items_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-        DECLARE
-            gone bigint;
-        BEGIN
-            IF TG_OP = 'UPDATE' THEN
-                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx LIMIT \#(PostgresSchema.loggedGone + 1)) s;
-            ELSE
-                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows LIMIT \#(PostgresSchema.loggedGone + 1)) s;
-            END IF;
-            IF gone = 0 THEN
-                RETURN NULL;
-            ELSIF gone > \#(PostgresSchema.loggedGone) OR NOT EXISTS (SELECT 1 FROM unit_frequencies) THEN
-                UPDATE full_text_totals SET resets = resets + 1 WHERE bundle IN (SELECT DISTINCT bundle FROM old_rows);
-            ELSIF TG_OP = 'UPDATE' THEN
-                INSERT INTO items_gone(old_tx, doc) SELECT o.tx, o.doc FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx;
-            ELSE
-                INSERT INTO items_gone(old_tx, doc) SELECT tx, doc FROM old_rows;
-            END IF;
-            RETURN NULL;
-        END $$;
+        \#(itemsGoneLog(places: false))
         DROP TRIGGER IF EXISTS items_gone_update ON items;
         DROP TRIGGER IF EXISTS items_gone_delete ON items;
         CREATE TRIGGER items_gone_update AFTER UPDATE ON items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
             FOR EACH STATEMENT EXECUTE FUNCTION reindex_items_gone();
         CREATE TRIGGER items_gone_delete AFTER DELETE ON items REFERENCING OLD TABLE AS old_rows
             FOR EACH STATEMENT EXECUTE FUNCTION reindex_items_gone();
+        """#,
+        // 15: where the document had to leave positions out (an attribute past its 2,047th
+        // token, a word past its 256th occurrence), the item keeps every position of every word
+        // (`items.places`, `PostgresDocument.Made.places`): a phrase, or a word of some
+        // attributes, is found there (`reindex_places`: the positions where it starts, in some
+        // slots) and counted there (`reindex_places_frequency`) in such an item, as SQLite finds
+        // it, where the document's positions missed it. Those few items' documents have an index
+        // of their own (`items_places_doc`), so a query reads them beside its matches through the
+        // whole index. The items gone keep theirs, for the counts brought up to date. The
+        // documents that may have left a position out are made again
+        // (`PostgresStore.clippedDocuments`); the counts of phrases go.
+        #"""
+        ALTER TABLE items ADD COLUMN IF NOT EXISTS places jsonb;
+        ALTER TABLE items_gone ADD COLUMN IF NOT EXISTS places jsonb;
+        CREATE INDEX IF NOT EXISTS items_places_doc ON items USING gin(doc) WHERE places IS NOT NULL;
+        CREATE OR REPLACE FUNCTION reindex_places(places jsonb, words text[], prefix boolean, slots int[]) RETURNS SETOF integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT s.p FROM (
+                SELECT x::integer AS p FROM jsonb_array_elements_text(places -> words[1]) x WHERE NOT (prefix AND cardinality(words) = 1)
+                UNION ALL
+                SELECT x::integer FROM jsonb_each(places) e, jsonb_array_elements_text(e.value) x
+                WHERE prefix AND cardinality(words) = 1 AND starts_with(e.key, words[1])
+            ) s
+            WHERE s.p / \#(PostgresDocument.placesSlotWidth) = ANY(slots)
+                AND NOT EXISTS (SELECT 1 FROM generate_series(2, cardinality(words)) k WHERE NOT CASE
+                    WHEN prefix AND k = cardinality(words)
+                    THEN EXISTS (SELECT 1 FROM jsonb_each(places) v WHERE starts_with(v.key, words[k]) AND v.value @> to_jsonb(s.p + k - 1))
+                    ELSE coalesce(places -> words[k] @> to_jsonb(s.p + k - 1), false) END)
+        $$;
+        CREATE OR REPLACE FUNCTION reindex_places_frequency(places jsonb, words text[], prefix boolean, slots int[]) RETURNS float8
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT coalesce(sum((ARRAY[\#(PostgresDocument.slotWeights.map(String.init).joined(separator: ","))])[p / \#(PostgresDocument.placesSlotWidth) + 1]), 0)::float8
+            FROM reindex_places(places, words, prefix, slots) p
+        $$;
+        \#(itemsGoneLog(places: true))
+        DELETE FROM unit_frequencies;
         """#,
     ]
 
@@ -371,4 +388,34 @@ enum PostgresSchema {
     static let longWords = 13
     /// The most items one statement takes away that `items_gone` logs (migration 14).
     static let loggedGone = 1_000
+    /// The migration from which an item whose document left positions out keeps them all.
+    static let exactPlaces = 15
+
+    /// The function of the triggers that log the items gone (migration 14), with their exact
+    /// positions too from migration 15 (`places`).
+    static func itemsGoneLog(places: Bool) -> String {
+        let extra = places ? ", places" : ""
+        return """
+        CREATE OR REPLACE FUNCTION reindex_items_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+        DECLARE
+            gone bigint;
+        BEGIN
+            IF TG_OP = 'UPDATE' THEN
+                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx LIMIT \(loggedGone + 1)) s;
+            ELSE
+                SELECT count(*) INTO gone FROM (SELECT 1 FROM old_rows LIMIT \(loggedGone + 1)) s;
+            END IF;
+            IF gone = 0 THEN
+                RETURN NULL;
+            ELSIF gone > \(loggedGone) OR NOT EXISTS (SELECT 1 FROM unit_frequencies) THEN
+                UPDATE full_text_totals SET resets = resets + 1 WHERE bundle IN (SELECT DISTINCT bundle FROM old_rows);
+            ELSIF TG_OP = 'UPDATE' THEN
+                INSERT INTO items_gone(old_tx, doc\(extra)) SELECT o.tx, o.doc\(extra.isEmpty ? "" : ", o.places") FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx;
+            ELSE
+                INSERT INTO items_gone(old_tx, doc\(extra)) SELECT tx, doc\(extra) FROM old_rows;
+            END IF;
+            RETURN NULL;
+        END $$;
+        """
+    }
 }

@@ -117,7 +117,9 @@ public final class PostgresStore {
             if version > 0 && version < PostgresSchema.scoredDocuments {
                 try rewriteDocuments()
             } else if version > 0 && version < PostgresSchema.longWords {
-                try rewriteDocuments(attributesLongerThan: PostgresDocument.longestWord)
+                try rewriteDocuments(where: "octet_length(attributes::text) > \(PostgresDocument.longestWord) OR " + Self.clippedDocuments)
+            } else if version > 0 && version < PostgresSchema.exactPlaces {
+                try rewriteDocuments(where: Self.clippedDocuments)
             }
             if version < PostgresSchema.migrations.count {
                 try connection.execute("DELETE FROM schema_version")
@@ -134,17 +136,17 @@ public final class PostgresStore {
     /// declarations is made without them (its custom attributes are then not searched, as a
     /// bundle without declarations has them).
     ///
-    /// With `attributesLongerThan`, only the items whose attributes take more bytes than that
-    /// (the few that may hold a word that long), with the full-text index kept.
-    private func rewriteDocuments(attributesLongerThan longer: Int? = nil) throws {
+    /// With a condition, only the items it holds for (those whose attributes are long enough to
+    /// hold a word longer than a lexeme, `clippedDocuments`), with the full-text index kept.
+    private func rewriteDocuments(where condition: String? = nil) throws {
         let document = try PostgresDocument()
         // Each bundle's declarations, and those of them searchable.
         var declared: [String: (all: [String: AttributeDeclaration], searchable: [String: AttributeDeclaration])] = [:]
-        if longer == nil { try connection.execute("DROP INDEX items_doc") }
+        if condition == nil { try connection.execute("DROP INDEX items_doc") }
         var last: Int64 = 0
         while true {
             let rows = try connection.query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1"
-                + (longer.map { " AND octet_length(attributes::text) > \($0)" } ?? "") + " ORDER BY id LIMIT 2000", [String(last)])
+                + (condition.map { " AND (\($0))" } ?? "") + " ORDER BY id LIMIT 2000", [String(last)])
             guard rows.rowCount > 0 else { break }
             var ids = PGArrayBuilder(), made = PostgresDocument.Columns()
             for row in 0..<rows.rowCount {
@@ -163,12 +165,21 @@ public final class PostgresStore {
             }
             func text(_ builder: inout PGArrayBuilder) -> String { String(decoding: builder.finish().dropLast(), as: UTF8.self) }
             try connection.query("""
-                UPDATE items SET doc = x.w::tsvector, length = x.n, tf = x.f::jsonb
-                FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[]) AS x(id, w, n, f) WHERE items.id = x.id
-                """, [text(&ids), text(&made.documents), text(&made.lengths), text(&made.frequencies)])
+                UPDATE items SET doc = x.w::tsvector, length = x.n, tf = x.f::jsonb, places = x.p::jsonb
+                FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[]) AS x(id, w, n, f, p) WHERE items.id = x.id
+                """, [text(&ids), text(&made.documents), text(&made.lengths), text(&made.frequencies), text(&made.places)])
         }
-        if longer == nil { try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)") }
+        if condition == nil { try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)") }
     }
+
+    /// The items whose document may have left a position out (`PostgresDocument.Made.places`):
+    /// a word with 256 positions, or one at an attribute's last (2,047th) position — or
+    /// attributes of over a megabyte. (Each takes more than 512 bytes of text: 257 tokens.)
+    static let clippedDocuments = """
+        octet_length(attributes::text) > 512 AND (octet_length(attributes::text) > \(PostgresDocument.lexemeBudget)
+            OR EXISTS (SELECT 1 FROM unnest(doc) u WHERE cardinality(u.positions) >= \(PostgresDocument.positionsKept)
+                OR EXISTS (SELECT 1 FROM unnest(u.positions) x WHERE x % \(PostgresDocument.slotWidth) = \(PostgresDocument.slotWidth - 1))))
+        """
 
     // MARK: Connection
 

@@ -112,19 +112,19 @@ public final class PostgresWrites {
         // Sent without waiting: the server inserts this group while the host reads the next.
         try store.connection.send(maySendTwice ? Self.upsert : Self.insert, bytes: [
             text(bundleKey), text(String(generation)),
-            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), made.documents.finish(), made.lengths.finish(), made.frequencies.finish(),
+            uids.finish(), domains.finish(), expires.finish(), attributes.finish(), made.documents.finish(), made.lengths.finish(), made.frequencies.finish(), made.places.finish(),
         ])
     }
 
     private static let insert = """
-            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc, length, tf)
-            SELECT $1, $2, u, d, e::double precision, a, w::tsvector, n, f::jsonb
-            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[], $9::text[]) AS x(u, d, e, a, w, n, f)
+            INSERT INTO items(bundle, gen, uid, domain, expires, attributes, doc, length, tf, places)
+            SELECT $1, $2, u, d, e::double precision, a, w::tsvector, n, f::jsonb, p::jsonb
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[], $9::text[], $10::text[]) AS x(u, d, e, a, w, n, f, p)
             """
     private static let upsert = insert + """
 
             ON CONFLICT(bundle, gen, uid) DO UPDATE SET domain = EXCLUDED.domain, expires = EXCLUDED.expires, attributes = EXCLUDED.attributes,
-                doc = EXCLUDED.doc, length = EXCLUDED.length, tf = EXCLUDED.tf, refresh_asked_for = NULL
+                doc = EXCLUDED.doc, length = EXCLUDED.length, tf = EXCLUDED.tf, places = EXCLUDED.places, refresh_asked_for = NULL
             """
 
     /// Adds or replaces one item. A partial update is merged into the item of its identifier as
