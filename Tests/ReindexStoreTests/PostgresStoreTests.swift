@@ -108,8 +108,12 @@ final class PostgresStoreTests: XCTestCase {
             TestSupport.item("twice", title: long, description: "\(long) \(long)"),
         ]
         for store in [postgres as any IndexBackend, sqlite] { try TestSupport.seed(store, bundle: "com.example.plain", items) }
+        let x2500 = String(repeating: "x", count: 2_500)
         let queries = [long, longer, accented, "x", "xxxxx", "yyy", String(repeating: "y", count: 2_000), String(repeating: "x", count: 1_999), "\(long) tail", "\"\(long) tail\"",
-                       #"title == "\#(long)"cdw"#, #"contentDescription == "\#(longer)"cdw"#, "\(long) xx"]
+                       #"title == "\#(long)"cdw"#, #"contentDescription == "\#(longer)"cdw"#, "\(long) xx",
+                       // Prefixes longer than a stored word's head: of words stored as they are, and of longer ones.
+                       x2500, String(repeating: "x", count: 2_030), String(repeating: "y", count: 2_100), String(repeating: "α", count: 1_100),
+                       "tail \(x2500)", #"* == "\#(x2500)*"cdw"#, #"* == "a \#(String(repeating: "y", count: 2_050))*"cdw"#, #"title == "\#(x2500)*"cdw"#]
         for query in queries {
             XCTAssertEqual(try scores(postgres, query), try scores(sqlite, query), String(query.prefix(40)) + "… (\(query.utf8.count) bytes)")
         }
@@ -117,6 +121,8 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(Set(try scores(postgres, accented).keys), ["accented"])
         XCTAssertEqual(Set(try scores(postgres, "xxxxx").keys), ["long", "twice"])
         XCTAssertEqual(Set(try scores(postgres, "yyy").keys), ["longer"])
+        XCTAssertEqual(Set(try scores(postgres, x2500).keys), ["long", "twice"], "a long prefix finds the longer words it begins")
+        XCTAssertEqual(Set(try scores(postgres, String(repeating: "α", count: 1_100)).keys), ["accented"])
 
         // As migration 12 left the documents: without the long words.
         _ = try postgres.query("""
@@ -165,6 +171,9 @@ final class PostgresStoreTests: XCTestCase {
                        "only the documents that left positions out keep them all")
 
         // As an index of before left them: no exact positions. This reindex makes them.
+        _ = try postgres.query("UPDATE items SET places = CASE WHEN uid = 'plain' THEN '{}'::jsonb END")
+        XCTAssertEqual(try postgres.checkInvariants(quick: false).problems.filter { $0.contains("exact positions") }.map { $0.prefix(11) }, ["4 item(s) w"],
+                       "the three without theirs, and one with positions it has no need of")
         _ = try postgres.query("UPDATE items SET places = NULL")
         XCTAssertEqual(Set(try scores(postgres, #"* == "purple otter"cdw"#).keys), ["short"], "the document's positions miss the tail")
         _ = try postgres.query("UPDATE schema_version SET version = 14")

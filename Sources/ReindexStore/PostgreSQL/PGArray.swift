@@ -54,6 +54,9 @@ struct PGArrayBuilder {
         bytes.append(0)
         return bytes
     }
+
+    /// The literal, as text (a parameter of `PGConnection.query`).
+    mutating func text() -> String { String(decoding: finish().dropLast(), as: UTF8.self) }
 }
 
 enum PGArray {

@@ -32,8 +32,9 @@ import ReindexProtocol
 /// Beside the document the host makes what BM25F reads (`Made`): the item's length and each
 /// word's weighted frequency, exactly as SQLite's full-text index has them. And where the
 /// document had to leave positions out (an attribute past its 2,047th token, a word past its
-/// 256th occurrence, the 1 MiB), every position of every word, exactly (`Made.places`): the
-/// phrases and the words of some attributes of such an item are found and counted there, as
+/// 256th occurrence, the 1 MiB) or holds a word longer than `storedBytes`, every position of
+/// every word, exactly (`Made.places`; such a word also whole, marked): the phrases, the words
+/// of some attributes and the long prefixes of such an item are found and counted there, as
 /// SQLite finds them (schema migration 15).
 final class PostgresDocument {
     static let slotWidth = 2048
@@ -105,17 +106,20 @@ final class PostgresDocument {
             String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
         }
         var length = length
+        let whole = length > Self.storedBytes ? word : nil
         if length > Self.longestWord {
             word = Self.storedWord(word)
             length = word.utf8.count
         }
         if recording {
-            exact[word, default: []].append(slot * Self.placesSlotWidth + min(count, Self.placesSlotWidth - 1))
+            let place = slot * Self.placesSlotWidth + min(count, Self.placesSlotWidth - 1)
+            exact[word, default: []].append(place)
+            if let whole { exact[Self.longWordMark + whole, default: []].append(place) }
             return
         }
         let searched = slot < Self.customSlot
         if searched { tokens += 1 }
-        if count >= Self.slotWidth { clipped = true }
+        if count >= Self.slotWidth || whole != nil { clipped = true }
         if searched { weighted[word, default: 0] += Self.slotWeights[slot] }
         let position = UInt16(slot * Self.slotWidth + min(count, Self.slotWidth - 1))
         place(word, length: length, at: position)
@@ -127,6 +131,20 @@ final class PostgresDocument {
     static let longestWord = longestLexeme - 2
     /// The bytes of a longer word its stored form begins with (at most; cut at a character).
     static let storedBytes = 2_000
+    /// Before a word longer than `storedBytes` whole, in an item's exact positions (`Made.places`,
+    /// which such an item keeps): a prefix longer than that finds the words it begins there
+    /// (U+0002, never in a token).
+    static let longWordMark = "\u{2}"
+
+    /// The first `storedBytes` bytes or so of a word, cut at a character, as its stored form
+    /// begins (`storedWord`): every word a longer prefix begins holds them in the document.
+    static func storedHead(_ word: String) -> String {
+        let bytes = Array(word.utf8)
+        guard bytes.count > storedBytes else { return word }
+        var kept = storedBytes
+        while kept > 0, bytes[kept] & 0xC0 == 0x80 { kept -= 1 }
+        return String(decoding: bytes[..<kept], as: UTF8.self)
+    }
 
     /// A word as the document holds it, and as a query looks it up: itself, or, longer than
     /// `longestWord` (a run of thousands of letters, which a `tsvector` cannot hold), its first
@@ -135,15 +153,10 @@ final class PostgresDocument {
     /// on PostgreSQL as on SQLite, and a prefix of up to `storedBytes` bytes finds it too.
     static func storedWord(_ word: String) -> String {
         guard word.utf8.count > longestWord else { return word }
-        let bytes = Array(word.utf8)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        // Cut before a continuation byte's character.
-        var kept = storedBytes
-        while kept > 0, bytes[kept] & 0xC0 == 0x80 { kept -= 1 }
-        let head = String(decoding: bytes[..<kept], as: UTF8.self)
+        for byte in word.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         let hex = String(hash, radix: 16)
-        return head + "\u{1}" + String(repeating: "0", count: 16 - hex.count) + hex
+        return storedHead(word) + "\u{1}" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Adds one position of `word` (`length` bytes), if the document has room for it.
@@ -183,10 +196,12 @@ final class PostgresDocument {
         /// over its occurrences of their attribute's weight, the score's `f` — exact, past the
         /// positions a document keeps.
         var frequencies: [UInt8]
-        /// Nil when the document holds every position; else a JSON object of each word (as the
-        /// document holds it) to its every position, slot by slot (`placesSlotWidth`) and
-        /// counted from 1 in its slot: `items.places`, which the phrases and the words of some
-        /// attributes read in such an item (`reindex_places`, schema migration 15).
+        /// Nil when the document holds every position and no word longer than `storedBytes`;
+        /// else a JSON object of each word (as the document holds it; one longer than
+        /// `storedBytes` also whole after `longWordMark`) to its every position, slot by slot
+        /// (`placesSlotWidth`) and counted from 1 in its slot: `items.places`, which the
+        /// phrases, the words of some attributes and the long prefixes read in such an item
+        /// (`reindex_places`, schema migration 15).
         var places: [UInt8]?
     }
 

@@ -239,19 +239,41 @@ struct PostgresQueryCompiler {
         } else {
             slots = Array(0...PostgresDocument.customSlot)
         }
-        guard Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 else { return "(" + test + ")" }
+        guard Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 || Self.longPrefix(unit, prefix: prefix) != nil else {
+            return "(" + test + ")"
+        }
         return "(" + test + " OR " + exactly(unit, prefix: prefix, slots: slots) + ")"
+    }
+
+    /// The last word of a unit asked as a prefix, when it is longer than a stored word's head
+    /// (`PostgresDocument.storedBytes`): the words it begins are longer still, and the
+    /// document holds the longest of them in their stored form, which it does not begin. The
+    /// items that hold such a word find it in their exact positions (`placesWords`).
+    static func longPrefix(_ unit: RankingUnit, prefix: Bool) -> String? {
+        guard unit.starred || (prefix && unit.prefixable), let last = FullTextWords.tokens(unit.text).last,
+              last.utf8.count > PostgresDocument.storedBytes else { return nil }
+        return last
+    }
+
+    /// A unit's words as an item's exact positions (`items.places`) hold them: as the document
+    /// does, and a long prefix whole after its mark (`PostgresDocument.longWordMark`).
+    static func placesWords(_ unit: RankingUnit, prefix: Bool) -> [String] {
+        var words = tokens(unit.text)
+        if let long = longPrefix(unit, prefix: prefix) { words[words.count - 1] = PostgresDocument.longWordMark + long }
+        return words
     }
 
     /// The items whose document left positions out (`items.places`, schema migration 15) where
     /// `unit` is found by their exact positions in these slots: through the index of those
-    /// items' documents (`items_places_doc`), by their words, then by the positions.
+    /// items' documents (`items_places_doc`), by their words (a long prefix by its stored
+    /// head), then by the positions.
     mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int]) -> String {
-        let words = Self.tokens(unit.text)
+        var words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
+        if let long = Self.longPrefix(unit, prefix: prefix) { words[words.count - 1] = PostgresDocument.storedHead(long) }
         let every = words.enumerated().map { n, word in Self.lexeme(word) + (n == words.count - 1 && asPrefix ? ":*" : "") }
         return "(i.places IS NOT NULL AND i.doc @@ \(tsquery(every.joined(separator: " & "))) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
-            + "\(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots.map(String.init).joined(separator: ","))}')))"
+            + "\(bind(PGArray.literal(Self.placesWords(unit, prefix: prefix)), "text[]")), \(asPrefix), '{\(slots.map(String.init).joined(separator: ","))}')))"
     }
 
     /// For the unit that is also a prefix: its pass (0 where it matches as typed, 1 where only
@@ -293,16 +315,22 @@ struct PostgresQueryCompiler {
     mutating func frequency(_ unit: RankingUnit, prefix: Bool) -> String {
         let words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
+        let slots = "'{" + AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map(String.init).joined(separator: ",") + "}'"
+        func exact(_ compiler: inout PostgresQueryCompiler) -> String {
+            "reindex_places_frequency(i.places, \(compiler.bind(PGArray.literal(Self.placesWords(unit, prefix: prefix)), "text[]")), \(asPrefix), \(slots))"
+        }
         if words.count == 1, unit.columns == QueryPlan.allColumns {
+            if Self.longPrefix(unit, prefix: prefix) != nil {
+                // (Only an item with exact positions holds a word that long.)
+                return "CASE WHEN i.places IS NULL THEN 0 ELSE \(exact(&self)) END"
+            }
             let word = bind(words[0], "text")
             if asPrefix {
                 return "coalesce((SELECT sum(e.value::float8) FROM jsonb_each_text(i.tf) e WHERE starts_with(e.key, \(word))), 0)"
             }
             return "coalesce((i.tf->>\(word))::float8, 0)"
         }
-        let slots = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map(String.init).joined(separator: ",")
-        let arguments = "\(bind(PGArray.literal(words), "text[]")), \(asPrefix), '{\(slots)}'"
-        return "CASE WHEN i.places IS NULL THEN reindex_frequency(i.doc, \(arguments)) ELSE reindex_places_frequency(i.places, \(arguments)) END"
+        return "CASE WHEN i.places IS NULL THEN reindex_frequency(i.doc, \(bind(PGArray.literal(words), "text[]")), \(asPrefix), \(slots)) ELSE \(exact(&self)) END"
     }
 
     /// The document's weight class that also holds the searchable custom attributes (`PostgresWrites`).

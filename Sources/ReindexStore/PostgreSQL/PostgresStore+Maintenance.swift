@@ -76,7 +76,13 @@ extension PostgresStore {
                 let n = try query(sql).int(0, 0)
                 if n > 0 { result.problems.append("\(n) \(what)") }
             }
-            if !quick { result.problems += try rankListProblems() }
+            if !quick {
+                result.problems += try rankListProblems()
+                let places = try placesProblems()
+                if places > 0 {
+                    result.problems.append("\(places) item(s) whose full-text document leaves positions out lack their exact positions (items.places) or hold others than their text's")
+                }
+            }
             let lives = try query("""
                 SELECT b.identifier, b.live_gen FROM bundles b WHERE b.live_gen <> 0
                 AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.live_gen AND r.bundle = b.key AND r.kind = 'reindexAll')
@@ -140,5 +146,30 @@ extension PostgresStore {
         } catch {
             throw explain(error, doing: "check failed")
         }
+    }
+
+    /// How many items' exact positions (`items.places`) are not what the host makes of their
+    /// text now: missing where the document leaves positions out, there where it does not, or
+    /// others. Only the items that may need them (`clippedDocuments`) and those that have them are
+    /// made again.
+    func placesProblems() throws -> Int {
+        var remaker = try DocumentRemaker(self)
+        var (last, wrong) = (Int64(0), 0)
+        while true {
+            let rows = try query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1 AND (places IS NOT NULL OR \(Self.clippedDocuments)) ORDER BY id LIMIT 500",
+                                 [String(last)])
+            guard rows.rowCount > 0 else { break }
+            var (ids, places) = (PGArrayBuilder(), PGArrayBuilder())
+            for row in 0..<rows.rowCount {
+                last = rows.int64(row, 0)
+                guard let made = try remaker.make(rows, row) else { continue }
+                ids.append(String(last))
+                if let exact = made.places { exact.withUnsafeBytes { places.append($0) } } else { places.append(nil, nil) }
+            }
+            wrong += try query("""
+                SELECT count(*) FROM items i JOIN unnest($1::bigint[], $2::text[]) AS x(id, p) ON i.id = x.id WHERE i.places IS DISTINCT FROM x.p::jsonb
+                """, [ids.text(), places.text()]).int(0, 0)
+        }
+        return wrong
     }
 }

@@ -139,9 +139,7 @@ public final class PostgresStore {
     /// With a condition, only the items it holds for (those whose attributes are long enough to
     /// hold a word longer than a lexeme, `clippedDocuments`), with the full-text index kept.
     private func rewriteDocuments(where condition: String? = nil) throws {
-        let document = try PostgresDocument()
-        // Each bundle's declarations, and those of them searchable.
-        var declared: [String: (all: [String: AttributeDeclaration], searchable: [String: AttributeDeclaration])] = [:]
+        var remaker = try DocumentRemaker(self)
         if condition == nil { try connection.execute("DROP INDEX items_doc") }
         var last: Int64 = 0
         while true {
@@ -151,33 +149,54 @@ public final class PostgresStore {
             var ids = PGArrayBuilder(), made = PostgresDocument.Columns()
             for row in 0..<rows.rowCount {
                 last = rows.int64(row, 0)
-                let bundle = rows.text(row, 1) ?? ""
-                if declared[bundle] == nil {
-                    let all = try declarations(bundle: bundle)
-                    declared[bundle] = (all, all.filter { $0.value.searchable })
-                }
-                let (bundleDeclarations, searchable) = declared[bundle] ?? ([:], [:])
-                let attributes = (try? JSONParser.parse(text: rows.text(row, 3) ?? "{}")) ?? .object([])
-                let json = JSONValue.object([("uniqueIdentifier", .string(rows.text(row, 2) ?? "?")), ("attributes", attributes)])
-                guard let item = (try? ItemValidator.validate(json, declarations: bundleDeclarations)) ?? (try? ItemValidator.validate(json)) else { continue }
+                guard let again = try remaker.make(rows, row) else { continue }
                 ids.append(String(last))
-                made.append(document.make(item, searchable: searchable))
+                made.append(again)
             }
-            func text(_ builder: inout PGArrayBuilder) -> String { String(decoding: builder.finish().dropLast(), as: UTF8.self) }
             try connection.query("""
                 UPDATE items SET doc = x.w::tsvector, length = x.n, tf = x.f::jsonb, places = x.p::jsonb
                 FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[], $5::text[]) AS x(id, w, n, f, p) WHERE items.id = x.id
-                """, [text(&ids), text(&made.documents), text(&made.lengths), text(&made.frequencies), text(&made.places)])
+                """, [ids.text(), made.documents.text(), made.lengths.text(), made.frequencies.text(), made.places.text()])
         }
         if condition == nil { try connection.execute("CREATE INDEX items_doc ON items USING gin(doc)") }
     }
 
-    /// The items whose document may have left a position out (`PostgresDocument.Made.places`):
-    /// a word with 256 positions, or one at an attribute's last (2,047th) position — or
-    /// attributes of over a megabyte. (Each takes more than 512 bytes of text: 257 tokens.)
+    /// Makes items' documents again from rows of their `bundle`, `uid` and `attributes` (columns 1
+    /// to 3), as the host makes them now, under their bundle's declarations. An item whose
+    /// attributes no longer suit them is made without them; one no longer valid is not made.
+    struct DocumentRemaker {
+        let store: PostgresStore
+        let document: PostgresDocument
+        /// Each bundle's declarations, and those of them searchable.
+        var declared: [String: (all: [String: AttributeDeclaration], searchable: [String: AttributeDeclaration])] = [:]
+
+        init(_ store: PostgresStore) throws {
+            self.store = store
+            document = try PostgresDocument()
+        }
+
+        mutating func make(_ rows: PGResult, _ row: Int) throws -> PostgresDocument.Made? {
+            let bundle = rows.text(row, 1) ?? ""
+            if declared[bundle] == nil {
+                let all = try store.declarations(bundle: bundle)
+                declared[bundle] = (all, all.filter { $0.value.searchable })
+            }
+            let (bundleDeclarations, searchable) = declared[bundle] ?? ([:], [:])
+            let attributes = (try? JSONParser.parse(text: rows.text(row, 3) ?? "{}")) ?? .object([])
+            let json = JSONValue.object([("uniqueIdentifier", .string(rows.text(row, 2) ?? "?")), ("attributes", attributes)])
+            guard let item = (try? ItemValidator.validate(json, declarations: bundleDeclarations)) ?? (try? ItemValidator.validate(json)) else { return nil }
+            return document.make(item, searchable: searchable)
+        }
+    }
+
+    /// The items whose document may have left a position out, or holds a word longer than a
+    /// stored word's head (`PostgresDocument.Made.places`): a word with 256 positions, or one at
+    /// an attribute's last (2,047th) position, or one that long — or attributes of over a
+    /// megabyte. (Each takes more than 512 bytes of text: 257 tokens.)
     static let clippedDocuments = """
         octet_length(attributes::text) > 512 AND (octet_length(attributes::text) > \(PostgresDocument.lexemeBudget)
             OR EXISTS (SELECT 1 FROM unnest(doc) u WHERE cardinality(u.positions) >= \(PostgresDocument.positionsKept)
+                OR octet_length(u.lexeme) > \(PostgresDocument.storedBytes)
                 OR EXISTS (SELECT 1 FROM unnest(u.positions) x WHERE x % \(PostgresDocument.slotWidth) = \(PostgresDocument.slotWidth - 1))))
         """
 
