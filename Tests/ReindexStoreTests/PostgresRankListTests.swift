@@ -32,7 +32,10 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
 
     static let words = RankListTests.words
     static let queries = words + ["la", "ri", "sum*", "orchard si", "lantern && rankingHint >= 0", "comet && title == \"comet*\"",
-                                  "lantern river", "comet garden", "glass paper summit", "signal harbour*"]
+                                  "lantern river", "comet garden", "glass paper summit", "signal harbour*",
+                                  // Words of one attribute: lists of their own.
+                                  #"title == "lantern"cdw"#, #"contentDescription == "river"cdw"#, #"title == "sum*"cdw"#,
+                                  #"title == "comet"cdw && title == "garden"cdw"#]
 
     func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
         try RankListTests.pages(store, query, limit: limit)
@@ -64,6 +67,15 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         _ = try other.put((300..<360).map { RankListTests.item($0) })
         XCTAssertGreaterThan(try assertAgree(listed, full, "after the first writes"), 30, "the lists answered first pages")
         XCTAssertGreaterThanOrEqual(try listed.query("SELECT count(*) FROM rank_lists").int(0, 0), 10, "the searches made lists")
+        XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#') - 1), ' ' ORDER BY key) FROM rank_lists WHERE key LIKE '%@%'").text(0, 0),
+                       "&comet garden@title *sum@title =lantern@title =river@contentDescription",
+                       "the words of one attribute have lists of their own (two words without theirs, their list together)")
+        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, [])
+        // `check` reads them as the words of that attribute.
+        func wrong(_ by: Int) -> String { "UPDATE rank_entries SET hint = hint + \(by) WHERE list LIKE '=lantern@title#%' AND n = 1" }
+        _ = try listed.query(wrong(1))
+        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, ["the rank list of 'lantern' gives 1 item(s) a score or hint they do not have"])
+        _ = try listed.query(wrong(-1))
         let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0)
 
         // New items, some better than every entry of their words' lists (one word, short): fewer

@@ -68,24 +68,31 @@ extension PostgresStore {
         func at(pass: Int) -> RankPlace { RankPlace(pass: pass, score: score, hint: hint, bundle: bundle, uid: uid) }
     }
 
-    /// The rank lists of a query's words: each word (or prefix) in every searched attribute, at
-    /// most `maximumWords` of them. One word has a list per pass (as typed; only
-    /// as a prefix); several words have one each, of the pass that has every word as typed, and
-    /// a list `together` of them all. Nil for any other query.
+    /// The rank lists of a query's words: each word (or prefix) in every searched attribute, or
+    /// each in one attribute (`title == "word"cdw`: the attribute's name in every key, after
+    /// `@`, which no token holds), at most `maximumWords` of them. One word has a list per pass
+    /// (as typed; only as a prefix); several words have one each, of the pass that has every
+    /// word as typed, and a list `together` of them all. Nil for any other query.
     func rankListSpecs(_ q: PreparedPostgresQuery) -> (words: [PostgresRankListSpec], together: PostgresRankListSpec?)? {
         guard rankLists.enabled, (1...PostgresRankLists.maximumWords).contains(q.units.count) else { return nil }
+        let columns = q.units[0].columns
         var tokens: [String] = []
         for unit in q.units {
             let words = PostgresQueryCompiler.tokens(unit.text)
-            guard unit.columns == QueryPlan.allColumns, words.count == 1 else { return nil }
+            guard unit.columns == columns, words.count == 1 else { return nil }
             tokens.append(words[0])
+        }
+        var attribute = ""
+        if columns != QueryPlan.allColumns {
+            guard columns.nonzeroBitCount == 1, AttributeSchema.searched.indices.contains(columns.trailingZeroBitCount) else { return nil }
+            attribute = "@" + AttributeSchema.searched[columns.trailingZeroBitCount]
         }
         // The lists of one word differ with what scores and matches it: the declarations in
         // effect (custom attributes searched by default), and the folding the server offers.
         let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
             "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
         }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
-        let suffix = "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
+        let suffix = attribute + "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
         var specs: [PostgresRankListSpec] = []
         for (n, unit) in q.units.enumerated() {
             func spec(_ kind: PostgresRankListSpec.Kind, _ pass: Int) -> PostgresRankListSpec {
@@ -767,8 +774,15 @@ extension PostgresStore {
         for row in 0..<lists.rowCount {
             guard let key = lists.text(row, 0), let kind = key.first.flatMap({ PostgresRankListSpec.Kind(rawValue: String($0)) }),
                   let hash = key.firstIndex(of: "#") else { continue }
-            let word = String(key[key.index(after: key.startIndex)..<hash])
-            guard let q = try? prepare(kind == .starred ? word + "*" : word, options: QueryOptions()) else { continue }
+            var word = String(key[key.index(after: key.startIndex)..<hash])
+            var text = kind == .starred ? word + "*" : word
+            if let at = word.firstIndex(of: "@") {
+                // Words of one attribute: each a `w` comparison on it.
+                let attribute = word[word.index(after: at)...]
+                word = String(word[..<at])
+                text = (kind == .starred ? word + "*" : word).split(separator: " ").map { #"\#(attribute) == "\#($0)"cdw"# }.joined(separator: " && ")
+            }
+            guard let q = try? prepare(text, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
             guard let specs = rankListSpecs(q), let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
             // A list together made for other rarities is not read as it is (`rankListState`).
