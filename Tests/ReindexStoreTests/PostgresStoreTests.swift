@@ -310,6 +310,37 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try other.checkInvariants(quick: false).problems, [])
     }
 
+    /// A word of the title alone is counted once too, and its count brought up to date after
+    /// writes, as the title's words are marked in the document that an item gone keeps; one of
+    /// the description, whose weight class the authors share, is counted again.
+    func testAWordOfTheTitlesCountIsBroughtUpToDateFromTheWritesSince() throws {
+        let (_, stores) = try makeStores(2)
+        let sqlite = try IndexStore.open(path: "\(try TestSupport.makeScratchDirectory(for: self))/index.sqlite")
+        let both: [any IndexBackend] = [stores[0], sqlite]
+        for store in both {
+            try TestSupport.seed(store, bundle: "com.example.plain", [
+                TestSupport.item("t", title: "Quokka"), TestSupport.item("d", description: "a quokka"), TestSupport.item("gone", title: "Quokka gone"),
+                TestSupport.item("both", title: "Quokka", description: "quokka"),
+            ])
+        }
+        let title = #"title == "quokka"cdw"#, description = #"contentDescription == "quokka"cdw"#
+        for query in [title, description] { XCTAssertEqual(try scores(stores[0], query), try scores(sqlite, query), query) }
+        XCTAssertEqual(stores[0].rankLists.counted, 2)
+        for store in both {
+            try TestSupport.seed(store, bundle: "com.example.plain", [TestSupport.item("new", title: "Quokka new", description: "quokka")])
+            let writes = try store.makeWriter(bundleIdentifier: "com.example.plain", scope: .direct, requestID: nil, declarations: [:])
+            try writes.delete(identifiers: ["gone"])
+            _ = try writes.acknowledge(with: { _ in })
+        }
+        let other = stores[1]
+        XCTAssertEqual(try scores(other, title), try scores(sqlite, title))
+        XCTAssertEqual(Set(try scores(other, title).keys), ["t", "both", "new"])
+        XCTAssertEqual(other.rankLists.counted, 0, "brought up to date, not counted")
+        XCTAssertEqual(other.rankLists.deltas, 1)
+        XCTAssertEqual(try scores(other, description), try scores(sqlite, description))
+        XCTAssertEqual(other.rankLists.counted, 1, "the description's word counted again")
+    }
+
     /// Items taken away one by one while counts are kept, and no search to let go of the log:
     /// the fleet's purge duty lets go of it, and of the counts, once it is long; the next search
     /// counts again and scores as SQLite does.

@@ -204,8 +204,7 @@ struct PostgresQueryCompiler {
         }
         let classes = Set(names.compactMap(PostgresDocument.weightClass))
         guard let weighted = Self.phrase(unit, prefix: prefix, weights: String(classes.sorted())) else { return "false" }
-        var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
-        if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
+        let sharing = sharingClasses(names)
         let test = "i.doc @@ \(tsquery(weighted))"
         guard !sharing.isEmpty else { return test }
         guard let plain = Self.phrase(unit, prefix: prefix) else { return "false" }
@@ -215,6 +214,26 @@ struct PostgresQueryCompiler {
         // not the whole text, go through `reindex_slots`.
         let cut = "ts_filter(i.doc, '{\(classes.sorted().map { String($0).lowercased() }.joined(separator: ","))}')"
         return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(\(cut), '{\(slots)}') @@ \(query)))"
+    }
+
+    /// The other attributes whose words share the weight classes of these searched attributes in
+    /// the document (`inAttributes`).
+    func sharingClasses(_ names: [String]) -> [String] {
+        let classes = Set(names.compactMap(PostgresDocument.weightClass))
+        var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
+        if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
+        return sharing
+    }
+
+    /// Whether `unitMatch` of `unit` reads an item's document (and exact positions) alone, not
+    /// its attributes: what an item gone keeps (`items_gone`). Every attribute's words, or those
+    /// of the title or authors alone (marked in the document), or of attributes whose weight
+    /// classes hold no other.
+    func matchReadsDocumentAlone(_ unit: RankingUnit) -> Bool {
+        guard unit.columns != QueryPlan.allColumns else { return !recheckWords }
+        let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
+        if names.count == 1, let slot = PostgresDocument.slots(names).first, PostgresDocument.markedSlots.contains(slot) { return true }
+        return sharingClasses(names).isEmpty
     }
 
     /// The items where `unit` matches: through the document's GIN index, then in the unit's

@@ -95,7 +95,7 @@ extension PostgresStore {
             var n: Int? = nil
             if stored.int64(0, 1) == rankLists.frequenciesAt {
                 n = stored.int(0, 0)
-            } else if !compiler.recheckWords, unit.columns == QueryPlan.allColumns, let then = stored.text(0, 2),
+            } else if compiler.matchReadsDocumentAlone(unit), let then = stored.text(0, 2),
                       !stored.isNull(0, 3), stored.int64(0, 3) == rankLists.countSnapshot?.resets,
                       let since = try frequencyChange(unit, prefix: prefix, since: then, q) {
                 n = stored.int(0, 0) + since
