@@ -179,6 +179,10 @@ extension Bench {
             ("one word", one.map { ($0, QueryOptions(limit: 20)) }, 5),
             ("two words", two.map { ($0, QueryOptions(limit: 20)) }, 5),
             ("prefix", prefix.map { ($0, QueryOptions(limit: 20)) }, 5),
+            // A word of one attribute (its own rank lists), and phrases.
+            ("one word of one attribute", one.prefix(5).map { (#"title == "\#($0)"cdw"#, QueryOptions(limit: 20)) }
+                + one.suffix(5).map { (#"contentDescription == "\#($0)"cdw"#, QueryOptions(limit: 20)) }, 5),
+            ("phrase", two.map { (#"* == "\#($0)"cdw"#, QueryOptions(limit: 20)) }, 5),
         ]
         for (name, query) in [("filter only", #"domainIdentifier == "com.example.bench.engineering" && keywords == "swift""#),
                               ("filter + words", #"park && domainIdentifier == "com.example.bench.design""#),

@@ -35,7 +35,9 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
                                   "lantern river", "comet garden", "glass paper summit", "signal harbour*",
                                   // Words of one attribute: lists of their own.
                                   #"title == "lantern"cdw"#, #"contentDescription == "river"cdw"#, #"title == "sum*"cdw"#,
-                                  #"title == "comet"cdw && title == "garden"cdw"#]
+                                  #"title == "comet"cdw && title == "garden"cdw"#,
+                                  // Phrases: lists of their own, unless the last word is also a prefix.
+                                  #"* == "river lantern"cdw"#, "river-lantern", #"* == "garden comet"cdw && summit"#]
 
     func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
         try RankListTests.pages(store, query, limit: limit)
@@ -70,11 +72,16 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#') - 1), ' ' ORDER BY key) FROM rank_lists WHERE key LIKE '%@%'").text(0, 0),
                        "&comet garden@title *sum@title =lantern@title =river@contentDescription",
                        "the words of one attribute have lists of their own (two words without theirs, their list together)")
+        XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#') - 1), ' ' ORDER BY key) FROM rank_lists WHERE strpos(key, chr(3)) > 0").text(0, 0),
+                       "&garden\u{3}comet summit &garden\u{3}comet summit* =river\u{3}lantern", "phrases have lists of their own")
         XCTAssertEqual(try listed.checkInvariants(quick: false).problems, [])
         // `check` reads them as the words of that attribute.
-        func wrong(_ by: Int) -> String { "UPDATE rank_entries SET hint = hint + \(by) WHERE list LIKE '=lantern@title#%' AND n = 1" }
+        func wrong(_ by: Int) -> String {
+            "UPDATE rank_entries SET hint = hint + \(by) WHERE (list LIKE '=lantern@title#%' OR list LIKE '=river' || chr(3) || 'lantern#%') AND n = 1"
+        }
         _ = try listed.query(wrong(1))
-        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, ["the rank list of 'lantern' gives 1 item(s) a score or hint they do not have"])
+        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, ["the rank list of 'lantern' gives 1 item(s) a score or hint they do not have",
+                                                                            "the rank list of 'river lantern' gives 1 item(s) a score or hint they do not have"])
         _ = try listed.query(wrong(-1))
         let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0)
 

@@ -78,9 +78,8 @@ extension PostgresStore {
         let columns = q.units[0].columns
         var tokens: [String] = []
         for unit in q.units {
-            let words = PostgresQueryCompiler.tokens(unit.text)
-            guard unit.columns == columns, words.count == 1 else { return nil }
-            tokens.append(words[0])
+            guard unit.columns == columns, let token = Self.listToken(unit) else { return nil }
+            tokens.append(token)
         }
         var attribute = ""
         if columns != QueryPlan.allColumns {
@@ -112,6 +111,17 @@ extension PostgresStore {
         return (specs, Self.together(q.units, tokens: tokens, suffix: suffix, pass: 0, q))
     }
 
+    /// A unit's word as its lists' keys hold it: the word, or a phrase's words joined by
+    /// `phraseJoiner`. Nil for a phrase whose last word is also a prefix.
+    static func listToken(_ unit: RankingUnit) -> String? {
+        let words = PostgresQueryCompiler.tokens(unit.text)
+        guard words.count == 1 || (words.count > 1 && !unit.starred && !unit.prefixable) else { return nil }
+        return words.joined(separator: phraseJoiner)
+    }
+
+    /// Between a phrase's words in its lists' keys (U+0003: no token holds it).
+    static let phraseJoiner = "\u{3}"
+
     /// The list of `units` together (its key: their tokens sorted, a `*` word marked).
     private static func together(_ units: [RankingUnit], tokens: [String], suffix: String, pass: Int, _ q: PreparedPostgresQuery) -> PostgresRankListSpec {
         let words = units.indices.map { tokens[$0] + (units[$0].starred ? "*" : "") }.sorted()
@@ -127,7 +137,7 @@ extension PostgresStore {
         guard let last = q.prefixable, q.units.count > 1 else { return nil }
         var units = q.units
         units[last].starred = true
-        let tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
+        let tokens = units.map { Self.listToken($0) ?? "" }
         guard let hash = together.key.firstIndex(of: "#") else { return nil }
         return Self.together(units, tokens: tokens, suffix: String(together.key[hash...]), pass: 1, q)
     }
@@ -258,7 +268,7 @@ extension PostgresStore {
     /// when there are no such lists or they do not prove the page: then the word's own are made.
     private func rankedFromParentLists(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec], limit: Int, cursor: Cursor?) throws -> RankedRead? {
         guard let own = specs.first, own.kind == .whole, let hash = own.key.firstIndex(of: "#"),
-              let token = PostgresQueryCompiler.tokens(own.unit.text).first else { return nil }
+              let token = Self.listToken(own.unit), !token.contains(Self.phraseJoiner) else { return nil }
         let suffix = String(own.key[hash...])
         // The longest shorter prefix with both lists, the first pass's whole: every shorter
         // prefix's lists looked up at once.
@@ -333,7 +343,7 @@ extension PostgresStore {
         let suffix = String(together.key[hash...])
         var units = q.units
         units[last].starred = true
-        let tokens = units.map { PostgresQueryCompiler.tokens($0.text).first ?? "" }
+        let tokens = units.map { Self.listToken($0) ?? "" }
         // The longest shorter prefix of the typed word whose list together with the other is
         // made: every shorter prefix's list looked up at once.
         let specs = Self.shorterPrefixes(of: tokens[last]).map { prefix in
@@ -775,13 +785,16 @@ extension PostgresStore {
             guard let key = lists.text(row, 0), let kind = key.first.flatMap({ PostgresRankListSpec.Kind(rawValue: String($0)) }),
                   let hash = key.firstIndex(of: "#") else { continue }
             var word = String(key[key.index(after: key.startIndex)..<hash])
-            var text = kind == .starred ? word + "*" : word
+            var attribute = "*"
             if let at = word.firstIndex(of: "@") {
-                // Words of one attribute: each a `w` comparison on it.
-                let attribute = word[word.index(after: at)...]
+                attribute = String(word[word.index(after: at)...])
                 word = String(word[..<at])
-                text = (kind == .starred ? word + "*" : word).split(separator: " ").map { #"\#(attribute) == "\#($0)"cdw"# }.joined(separator: " && ")
             }
+            // Words of one attribute, and phrases: each a `w` comparison.
+            let units = (kind == .starred ? word + "*" : word).split(separator: " ").map(String.init)
+            let text = attribute == "*" && !word.contains(Self.phraseJoiner) ? units.joined(separator: " ")
+                : units.map { #"\#(attribute) == "\#($0.replacingAll(Self.phraseJoiner, with: " "))"cdw"# }.joined(separator: " && ")
+            word = word.replacingAll(Self.phraseJoiner, with: " ")
             guard let q = try? prepare(text, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
             guard let specs = rankListSpecs(q), let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
