@@ -157,23 +157,25 @@ final class PostgresStoreTests: XCTestCase {
             TestSupport.item("after", description: String(repeating: "quokka ", count: 300), extra: [("textContent", .string("a quokka here"))]),
             TestSupport.item("short", title: "Purple otter", description: "zebra crossing ahead"),
             TestSupport.item("plain", title: "Otter", description: "a quokka"),
+            TestSupport.item("repeats", extra: [("textContent", .string(String(repeating: "alpha beta ", count: 1_500) + "gamma"))]),
         ]
         for store in [postgres as any IndexBackend, sqlite] { try TestSupport.seed(store, bundle: "com.example.plain", items) }
         let queries = [#"* == "purple otter"cdw"#, "purple otter", "purple-otter", #"* == "f2099 purple otter"cdw"#, #"* == "zebra crossing"cdw"#, #"* == "otter swim*"cdw"#, "otter swi",
                        #"textContent == "quokka"cdw"#, #"textContent == "zebra"cdw"#, #"textContent == "purple otter"cdw"#,
-                       #"contentDescription == "quokka quokka"cdw"#, #"title == "purple otter"cdw"#, #"textContent == "zebra crossing"cdw"#]
+                       #"contentDescription == "quokka quokka"cdw"#, #"title == "purple otter"cdw"#, #"textContent == "zebra crossing"cdw"#,
+                       #"* == "beta alpha"cdw"#, #"* == "alpha beta gamma"cdw"#, #"* == "beta gam*"cdw"#, #"textContent == "alpha alpha"cdw"#]
         for query in queries {
             XCTAssertEqual(try scores(postgres, query), try scores(sqlite, query), query)
         }
         XCTAssertEqual(Set(try scores(postgres, #"* == "purple otter"cdw"#).keys), ["tail", "short"])
         XCTAssertEqual(Set(try scores(postgres, #"textContent == "quokka"cdw"#).keys), ["after"])
-        XCTAssertEqual(try postgres.query("SELECT string_agg(uid, ' ' ORDER BY uid) FROM items WHERE places IS NOT NULL").text(0, 0), "after tail zebras",
+        XCTAssertEqual(try postgres.query("SELECT string_agg(uid, ' ' ORDER BY uid) FROM items WHERE places IS NOT NULL").text(0, 0), "after repeats tail zebras",
                        "only the documents that left positions out keep them all")
 
         // As an index of before left them: no exact positions. This reindex makes them.
         _ = try postgres.query("UPDATE items SET places = CASE WHEN uid = 'plain' THEN '{}'::jsonb END")
-        XCTAssertEqual(try postgres.checkInvariants(quick: false).problems.filter { $0.contains("exact positions") }.map { $0.prefix(11) }, ["4 item(s) w"],
-                       "the three without theirs, and one with positions it has no need of")
+        XCTAssertEqual(try postgres.checkInvariants(quick: false).problems.filter { $0.contains("exact positions") }.map { $0.prefix(11) }, ["5 item(s) w"],
+                       "the four without theirs, and one with positions it has no need of")
         _ = try postgres.query("UPDATE items SET places = NULL")
         XCTAssertEqual(Set(try scores(postgres, #"* == "purple otter"cdw"#).keys), ["short"], "the document's positions miss the tail")
         _ = try postgres.query("UPDATE schema_version SET version = 14")

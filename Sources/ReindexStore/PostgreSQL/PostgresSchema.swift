@@ -343,32 +343,35 @@ enum PostgresSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION reindex_items_gone();
         """#,
         // 15: where the document had to leave positions out (an attribute past its 2,047th
-        // token, a word past its 256th occurrence), the item keeps every position of every word
-        // (`items.places`, `PostgresDocument.Made.places`): a phrase, or a word of some
-        // attributes, is found there (`reindex_places`: the positions where it starts, in some
-        // slots) and counted there (`reindex_places_frequency`) in such an item, as SQLite finds
-        // it, where the document's positions missed it. Those few items' documents have an index
-        // of their own (`items_places_doc`), so a query reads them beside its matches through the
-        // whole index. The items gone keep theirs, for the counts brought up to date. The
-        // documents that may have left a position out are made again
-        // (`PostgresStore.clippedDocuments`); the counts of phrases go.
+        // token, a word past its 256th occurrence) or holds a word longer than 2,000 bytes, the
+        // item keeps every position of every word (`items.places`,
+        // `PostgresDocument.Made.places`): a phrase, a word of some attributes or a long prefix
+        // is found there (`reindex_places`: the positions where it starts, in some slots, each
+        // word's positions shifted back by its place in the phrase and grouped, so linear in the
+        // item's positions however often its words repeat) and counted there
+        // (`reindex_places_frequency`) in such an item, as SQLite finds it, where the document's
+        // positions missed it. Those few items' documents have an index of their own
+        // (`items_places_doc`), so a query reads them beside its matches through the whole
+        // index. The items gone keep theirs, for the counts brought up to date. The documents
+        // that may need them are made again (`PostgresStore.clippedDocuments`); the counts of
+        // phrases go.
         #"""
         ALTER TABLE items ADD COLUMN IF NOT EXISTS places jsonb;
         ALTER TABLE items_gone ADD COLUMN IF NOT EXISTS places jsonb;
         CREATE INDEX IF NOT EXISTS items_places_doc ON items USING gin(doc) WHERE places IS NOT NULL;
         CREATE OR REPLACE FUNCTION reindex_places(places jsonb, words text[], prefix boolean, slots int[]) RETURNS SETOF integer
         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-            SELECT s.p FROM (
-                SELECT x::integer AS p FROM jsonb_array_elements_text(places -> words[1]) x WHERE NOT (prefix AND cardinality(words) = 1)
-                UNION ALL
-                SELECT x::integer FROM jsonb_each(places) e, jsonb_array_elements_text(e.value) x
-                WHERE prefix AND cardinality(words) = 1 AND starts_with(e.key, words[1])
-            ) s
-            WHERE s.p / \#(PostgresDocument.placesSlotWidth) = ANY(slots)
-                AND NOT EXISTS (SELECT 1 FROM generate_series(2, cardinality(words)) k WHERE NOT CASE
-                    WHEN prefix AND k = cardinality(words)
-                    THEN EXISTS (SELECT 1 FROM jsonb_each(places) v WHERE starts_with(v.key, words[k]) AND v.value @> to_jsonb(s.p + k - 1))
-                    ELSE coalesce(places -> words[k] @> to_jsonb(s.p + k - 1), false) END)
+            SELECT t.p FROM (
+                SELECT x.x::integer - w.k::integer + 1 AS p, w.k
+                FROM unnest(words) WITH ORDINALITY w(word, k) CROSS JOIN LATERAL (
+                    SELECT x FROM jsonb_array_elements_text(places -> w.word) x WHERE NOT (prefix AND w.k = cardinality(words))
+                    UNION ALL
+                    SELECT x FROM jsonb_each(places) e, jsonb_array_elements_text(e.value) x
+                    WHERE prefix AND w.k = cardinality(words) AND starts_with(e.key, w.word)
+                ) x
+            ) t
+            WHERE t.p / \#(PostgresDocument.placesSlotWidth) = ANY(slots)
+            GROUP BY t.p HAVING count(DISTINCT t.k) = cardinality(words)
         $$;
         CREATE OR REPLACE FUNCTION reindex_places_frequency(places jsonb, words text[], prefix boolean, slots int[]) RETURNS float8
         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
