@@ -138,8 +138,14 @@ extension PostgresStore {
         var units = q.units
         units[last].starred = true
         let tokens = units.map { Self.listToken($0) ?? "" }
-        guard let hash = together.key.firstIndex(of: "#") else { return nil }
-        return Self.together(units, tokens: tokens, suffix: String(together.key[hash...]), pass: 1, q)
+        guard let suffix = Self.keySuffix(together.key) else { return nil }
+        return Self.together(units, tokens: tokens, suffix: suffix, pass: 1, q)
+    }
+
+    /// What follows a list key's words: the attribute they are of (`@title`), if any, and the
+    /// hash of the context (`#…`). The lists a key is made from share it.
+    static func keySuffix(_ key: String) -> String? {
+        key.firstIndex { $0 == "@" || $0 == "#" }.map { String(key[$0...]) }
     }
 
     /// The page read through the query's rank lists, or nil when that is not the way: words
@@ -267,9 +273,8 @@ extension PostgresStore {
     /// since; rows are proven as one word's are against the entry where the read stopped. Nil
     /// when there are no such lists or they do not prove the page: then the word's own are made.
     private func rankedFromParentLists(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec], limit: Int, cursor: Cursor?) throws -> RankedRead? {
-        guard let own = specs.first, own.kind == .whole, let hash = own.key.firstIndex(of: "#"),
+        guard let own = specs.first, own.kind == .whole, let suffix = Self.keySuffix(own.key),
               let token = Self.listToken(own.unit), !token.contains(Self.phraseJoiner) else { return nil }
-        let suffix = String(own.key[hash...])
         // The longest shorter prefix with both lists, the first pass's whole: every shorter
         // prefix's lists looked up at once.
         let shorter = Self.shorterPrefixes(of: token)
@@ -339,8 +344,7 @@ extension PostgresStore {
     /// no such list or it does not prove the page: then the pair's own lists are made.
     private func rankedFromParentTogether(_ q: PreparedPostgresQuery, _ together: PostgresRankListSpec, limit: Int, cursor: Cursor?) throws -> RankedRead? {
         guard q.units.count == 2, let last = q.prefixable, last == 1, !q.units[last].starred,
-              let hash = together.key.firstIndex(of: "#") else { return nil }
-        let suffix = String(together.key[hash...])
+              let suffix = Self.keySuffix(together.key) else { return nil }
         var units = q.units
         units[last].starred = true
         let tokens = units.map { Self.listToken($0) ?? "" }
