@@ -312,27 +312,40 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try other.checkInvariants(quick: false).problems, [])
     }
 
-    /// A word of the title alone is counted once too, and its count brought up to date after
-    /// writes, as the title's words are marked in the document that an item gone keeps; one of
-    /// the description, whose weight class the authors share, is counted again.
-    func testAWordOfTheTitlesCountIsBroughtUpToDateFromTheWritesSince() throws {
+    /// A word of one attribute is counted once too, and its count brought up to date after
+    /// writes: of the title, whose words the document marks, and of the description, whose
+    /// weight class the authors share, so its match reads the attributes, which an item gone
+    /// keeps too.
+    func testAWordOfOneAttributesCountIsBroughtUpToDateFromTheWritesSince() throws {
         let (_, stores) = try makeStores(2)
         let sqlite = try IndexStore.open(path: "\(try TestSupport.makeScratchDirectory(for: self))/index.sqlite")
         let both: [any IndexBackend] = [stores[0], sqlite]
+        let declared = try AttributeDeclaration.parseAll(JSONParser.parse(text: #"{"shelf": {"type": "string", "searchable": true}}"#))
         for store in both {
             try TestSupport.seed(store, bundle: "com.example.plain", [
                 TestSupport.item("t", title: "Quokka"), TestSupport.item("d", description: "a quokka"), TestSupport.item("gone", title: "Quokka gone"),
-                TestSupport.item("both", title: "Quokka", description: "quokka"),
+                TestSupport.item("both", title: "Quokka", description: "quokka"), TestSupport.item("gone2", description: "quokka gone"),
             ])
+            // A bundle that declares text searchable but not by default: plain words are
+            // rechecked against the built-in attributes, which read the attributes too.
+            let writes = try store.makeWriter(bundleIdentifier: "com.example.shelved", scope: .direct, requestID: nil, declarations: declared)
+            for json in [#"{"uniqueIdentifier": "s", "attributes": {"shelf": "quokka corner", "textContent": "a quokka"}}"#,
+                         #"{"uniqueIdentifier": "h", "attributes": {"shelf": "quokka", "textContent": "shelved away"}}"#] {
+                try writes.put(try ItemValidator.validate(JSONParser.parse(text: json), declarations: declared))
+            }
+            _ = try writes.acknowledge()
         }
         let title = #"title == "quokka"cdw"#, description = #"contentDescription == "quokka"cdw"#
-        for query in [title, description] { XCTAssertEqual(try scores(stores[0], query), try scores(sqlite, query), query) }
-        XCTAssertEqual(stores[0].rankLists.counted, 2)
+        for query in [title, description, "quokka"] { XCTAssertEqual(try scores(stores[0], query), try scores(sqlite, query), query) }
+        XCTAssertEqual(stores[0].rankLists.counted, 4, "the two words, and the plain word in both passes")
         for store in both {
             try TestSupport.seed(store, bundle: "com.example.plain", [TestSupport.item("new", title: "Quokka new", description: "quokka")])
             let writes = try store.makeWriter(bundleIdentifier: "com.example.plain", scope: .direct, requestID: nil, declarations: [:])
-            try writes.delete(identifiers: ["gone"])
+            try writes.delete(identifiers: ["gone", "gone2"])
             _ = try writes.acknowledge(with: { _ in })
+            let shelved = try store.makeWriter(bundleIdentifier: "com.example.shelved", scope: .direct, requestID: nil, declarations: declared)
+            try shelved.delete(identifiers: ["s", "h"])
+            _ = try shelved.acknowledge(with: { _ in })
         }
         let other = stores[1]
         XCTAssertEqual(try scores(other, title), try scores(sqlite, title))
@@ -340,7 +353,12 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(other.rankLists.counted, 0, "brought up to date, not counted")
         XCTAssertEqual(other.rankLists.deltas, 1)
         XCTAssertEqual(try scores(other, description), try scores(sqlite, description))
-        XCTAssertEqual(other.rankLists.counted, 1, "the description's word counted again")
+        XCTAssertEqual(Set(try scores(other, description).keys), ["d", "both", "new"])
+        XCTAssertEqual(other.rankLists.counted, 0, "the description's word brought up to date too")
+        XCTAssertEqual(other.rankLists.deltas, 2)
+        XCTAssertEqual(try scores(other, "quokka"), try scores(sqlite, "quokka"))
+        XCTAssertEqual(Set(try scores(other, "quokka").keys), ["t", "d", "both", "new"])
+        XCTAssertEqual(other.rankLists.counted, 0, "the rechecked plain word brought up to date too")
     }
 
     /// Items taken away one by one while counts are kept, and no search to let go of the log:

@@ -204,7 +204,7 @@ struct PostgresQueryCompiler {
         }
         let classes = Set(names.compactMap(PostgresDocument.weightClass))
         guard let weighted = Self.phrase(unit, prefix: prefix, weights: String(classes.sorted())) else { return "false" }
-        let sharing = sharingClasses(names)
+        let sharing = sharingAttributes(names)
         let test = "i.doc @@ \(tsquery(weighted))"
         guard !sharing.isEmpty else { return test }
         guard let plain = Self.phrase(unit, prefix: prefix) else { return "false" }
@@ -216,24 +216,18 @@ struct PostgresQueryCompiler {
         return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(\(cut), '{\(slots)}') @@ \(query)))"
     }
 
-    /// The other attributes whose words share the weight classes of these searched attributes in
-    /// the document (`inAttributes`).
-    func sharingClasses(_ names: [String]) -> [String] {
+    /// The other attributes whose words share the document's weight classes with these searched
+    /// attributes' (`inAttributes`).
+    func sharingAttributes(_ names: [String]) -> [String] {
         let classes = Set(names.compactMap(PostgresDocument.weightClass))
         var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
         if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
         return sharing
     }
 
-    /// Whether `unitMatch` of `unit` reads an item's document (and exact positions) alone, not
-    /// its attributes: what an item gone keeps (`items_gone`). Every attribute's words, or those
-    /// of the title or authors alone (marked in the document), or of attributes whose weight
-    /// classes hold no other.
-    func matchReadsDocumentAlone(_ unit: RankingUnit) -> Bool {
-        guard unit.columns != QueryPlan.allColumns else { return !recheckWords }
-        let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
-        if names.count == 1, let slot = PostgresDocument.slots(names).first, PostgresDocument.markedSlots.contains(slot) { return true }
-        return sharingClasses(names).isEmpty
+    /// The slots of the searched attributes a unit is of (`unit.columns`).
+    static func slots(_ unit: RankingUnit) -> [Int] {
+        AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }
     }
 
     /// The items where `unit` matches: through the document's GIN index, then in the unit's
@@ -249,9 +243,8 @@ struct PostgresQueryCompiler {
         var test = "i.doc @@ \(query)"
         let slots: [Int]
         if unit.columns != QueryPlan.allColumns {
-            let names = AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map { AttributeSchema.searched[$0] }
-            test += " AND " + inAttributes(names, unit, prefix: prefix)
-            slots = PostgresDocument.slots(names)
+            slots = Self.slots(unit)
+            test += " AND " + inAttributes(slots.map { AttributeSchema.searched[$0] }, unit, prefix: prefix)
         } else if recheckWords {
             test += " AND " + inAttributes(AttributeSchema.searched, unit, prefix: prefix)
             slots = Array(AttributeSchema.searched.indices)
@@ -334,7 +327,7 @@ struct PostgresQueryCompiler {
     mutating func frequency(_ unit: RankingUnit, prefix: Bool) -> String {
         let words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
-        let slots = "'{" + AttributeSchema.searched.indices.filter { unit.columns & (1 << UInt8($0)) != 0 }.map(String.init).joined(separator: ",") + "}'"
+        let slots = "'{" + Self.slots(unit).map(String.init).joined(separator: ",") + "}'"
         func exact(_ compiler: inout PostgresQueryCompiler) -> String {
             "reindex_places_frequency(i.places, \(compiler.bind(PGArray.literal(Self.placesWords(unit, prefix: prefix)), "text[]")), \(asPrefix), \(slots))"
         }

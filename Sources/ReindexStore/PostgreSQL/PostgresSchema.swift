@@ -334,7 +334,7 @@ enum PostgresSchema {
         CREATE INDEX IF NOT EXISTS items_gone_tx ON items_gone(tx);
         DELETE FROM unit_frequencies;
         ALTER TABLE unit_frequencies ADD COLUMN IF NOT EXISTS snapshot pg_snapshot, ADD COLUMN IF NOT EXISTS resets bigint;
-        \#(itemsGoneLog(places: false))
+        \#(itemsGoneLog(exact: false))
         DROP TRIGGER IF EXISTS items_gone_update ON items;
         DROP TRIGGER IF EXISTS items_gone_delete ON items;
         CREATE TRIGGER items_gone_update AFTER UPDATE ON items REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
@@ -352,12 +352,13 @@ enum PostgresSchema {
         // (`reindex_places_frequency`) in such an item, as SQLite finds it, where the document's
         // positions missed it. Those few items' documents have an index of their own
         // (`items_places_doc`), so a query reads them beside its matches through the whole
-        // index. The items gone keep theirs, for the counts brought up to date. The documents
+        // index. The items gone keep theirs, and their attributes (`j`), for the counts brought
+        // up to date, of a word of some attributes too. The documents
         // that may need them are made again (`PostgresStore.clippedDocuments`); the counts of
         // phrases go.
         #"""
         ALTER TABLE items ADD COLUMN IF NOT EXISTS places jsonb;
-        ALTER TABLE items_gone ADD COLUMN IF NOT EXISTS places jsonb;
+        ALTER TABLE items_gone ADD COLUMN IF NOT EXISTS places jsonb, ADD COLUMN IF NOT EXISTS j jsonb;
         CREATE INDEX IF NOT EXISTS items_places_doc ON items USING gin(doc) WHERE places IS NOT NULL;
         CREATE OR REPLACE FUNCTION reindex_places(places jsonb, words text[], prefix boolean, slots int[]) RETURNS SETOF integer
         LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
@@ -378,7 +379,7 @@ enum PostgresSchema {
             SELECT coalesce(sum((ARRAY[\#(PostgresDocument.slotWeights.map(String.init).joined(separator: ","))])[p / \#(PostgresDocument.placesSlotWidth) + 1]), 0)::float8
             FROM reindex_places(places, words, prefix, slots) p
         $$;
-        \#(itemsGoneLog(places: true))
+        \#(itemsGoneLog(exact: true))
         DELETE FROM unit_frequencies;
         """#,
     ]
@@ -395,9 +396,9 @@ enum PostgresSchema {
     static let exactPlaces = 15
 
     /// The function of the triggers that log the items gone (migration 14), with their exact
-    /// positions too from migration 15 (`places`).
-    static func itemsGoneLog(places: Bool) -> String {
-        let extra = places ? ", places" : ""
+    /// positions and attributes too from migration 15 (`places`, `j`).
+    static func itemsGoneLog(exact: Bool) -> String {
+        let extra = exact ? ", places, j" : ""
         return """
         CREATE OR REPLACE FUNCTION reindex_items_gone() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
         DECLARE
@@ -413,7 +414,7 @@ enum PostgresSchema {
             ELSIF gone > \(loggedGone) OR NOT EXISTS (SELECT 1 FROM unit_frequencies) THEN
                 UPDATE full_text_totals SET resets = resets + 1 WHERE bundle IN (SELECT DISTINCT bundle FROM old_rows);
             ELSIF TG_OP = 'UPDATE' THEN
-                INSERT INTO items_gone(old_tx, doc\(extra)) SELECT o.tx, o.doc\(extra.isEmpty ? "" : ", o.places") FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx;
+                INSERT INTO items_gone(old_tx, doc\(extra)) SELECT o.tx, o.doc\(exact ? ", o.places, o.j" : "") FROM old_rows o JOIN new_rows n USING (id) WHERE n.tx <> o.tx;
             ELSE
                 INSERT INTO items_gone(old_tx, doc\(extra)) SELECT tx, doc\(extra) FROM old_rows;
             END IF;

@@ -95,7 +95,7 @@ extension PostgresStore {
             var n: Int? = nil
             if stored.int64(0, 1) == rankLists.frequenciesAt {
                 n = stored.int(0, 0)
-            } else if compiler.matchReadsDocumentAlone(unit), let then = stored.text(0, 2),
+            } else if let then = stored.text(0, 2),
                       !stored.isNull(0, 3), stored.int64(0, 3) == rankLists.countSnapshot?.resets,
                       let since = try frequencyChange(unit, prefix: prefix, since: then, q) {
                 n = stored.int(0, 0) + since
@@ -125,7 +125,8 @@ extension PostgresStore {
     /// How many more items `unit` matches in this snapshot than in `then`, an earlier one a
     /// count was kept for: the items written since (their `tx`, which `then` does not see)
     /// that match, less the items gone since (`items_gone`, schema migration 14: their document
-    /// and their `tx` of before, which `then` saw) that matched. A few lookups of the `tx`
+    /// and their `tx` of before, which `then` saw; from migration 15 their exact positions and
+    /// attributes too, which a word of some attributes reads) that matched. A few lookups of the `tx`
     /// indexes where a count reads every match's page. Nil when more than `changedRows` items
     /// came or went since: counting again is then as cheap.
     private func frequencyChange(_ unit: RankingUnit, prefix: Bool, since then: String, _ q: PreparedPostgresQuery) throws -> Int? {
@@ -136,13 +137,16 @@ extension PostgresStore {
             """, [then])
         guard moved.int(0, 0) <= limit, moved.int(0, 1) <= limit else { return nil }
         var compiler = q.compiler()
+        compiler.recheckAlways = rankLists.hiddenText ?? false
         let snapshot = compiler.bind(then, "pg_snapshot")
-        // (The unit's match reads the document alone: `i` is an item, or an item gone.)
+        // (The unit's match reads the document, the exact positions and the attributes: `i` is
+        // an item, or an item gone, which keeps them.)
         let match = compiler.unitMatch(unit, prefix: prefix)
         let since = "i.tx >= pg_snapshot_xmin(\(snapshot)) AND NOT pg_visible_in_snapshot(i.tx, \(snapshot))"
+        let attributes = "CROSS JOIN LATERAL (SELECT \(PostgresQueryCompiler.attributesJSONB)) x(j)"
         return try query("""
-            SELECT (SELECT count(*) FROM items i WHERE \(since) AND \(match))
-                - (SELECT count(*) FROM items_gone i WHERE \(since) AND pg_visible_in_snapshot(i.old_tx, \(snapshot)) AND \(match))
+            SELECT (SELECT count(*) FROM items i \(attributes) WHERE \(since) AND \(match))
+                - (SELECT count(*) FROM items_gone i \(attributes) WHERE \(since) AND pg_visible_in_snapshot(i.old_tx, \(snapshot)) AND \(match))
             """, compiler.parameters).int(0, 0)
     }
 
