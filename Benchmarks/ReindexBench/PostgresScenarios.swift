@@ -239,7 +239,12 @@ extension Bench {
     /// did before counts were brought up to date. One item written before each search.
     func postgresAfterWrites(server: PostgresServer, schema: String, words: [String], count: Int) throws {
         let store = try PostgresStore.open(try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema]))
-        for word in words { _ = try store.query(word, options: QueryOptions(limit: 20)) }
+        // Twice: a word whose first pass is whole in its list has its second pass's list made by
+        // its next search, which the rounds would otherwise measure (when the earlier rows'
+        // lists pushed it out: a schema keeps `maximumLists` of them).
+        for _ in 0..<2 {
+            for word in words { _ = try store.query(word, options: QueryOptions(limit: 20)) }
+        }
         var updated = Sample(), counted = Sample()
         for round in 0..<3 {
             for (n, word) in words.enumerated() {
