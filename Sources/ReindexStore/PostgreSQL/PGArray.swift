@@ -32,6 +32,12 @@ struct PGArrayBuilder {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Adds one element of these bytes (UTF-8); NULL when nil.
+    mutating func append(_ bytes: [UInt8]?) {
+        guard let bytes else { return append(nil, nil) }
+        bytes.withUnsafeBytes { append($0) }
+    }
+
     mutating func append(_ text: String?) {
         guard var text else { return append(nil, nil) }
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }

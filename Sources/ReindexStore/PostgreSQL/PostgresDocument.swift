@@ -214,10 +214,10 @@ final class PostgresDocument {
         var places = PGArrayBuilder(capacity: 1 << 10)
 
         mutating func append(_ made: Made) {
-            made.document.withUnsafeBytes { documents.append($0) }
+            documents.append(made.document)
             lengths.append(String(made.length))
-            made.frequencies.withUnsafeBytes { frequencies.append($0) }
-            if let exact = made.places { exact.withUnsafeBytes { places.append($0) } } else { places.append(nil, nil) }
+            frequencies.append(made.frequencies)
+            places.append(made.places)
         }
     }
 
@@ -225,23 +225,23 @@ final class PostgresDocument {
     /// its declared attributes that are `searchable` (the bundle's declarations of them); with
     /// its length and words' frequencies (`Made`).
     func make(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) -> Made {
-        for (slot, field) in ValidatedItem.Field.searched.enumerated() {
-            item.withField(field) { add($0, slot: slot) }
-        }
-        if !searchable.isEmpty, var text = Self.customText(item, searchable: searchable) {
-            text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
-        }
+        read(item, searchable: searchable)
         guard clipped else { return finish() }
         // The text read again, for every position.
         recording = true
+        read(item, searchable: searchable)
+        recording = false
+        return finish()
+    }
+
+    /// Adds the item's searched attributes, each in its slot, and its searchable declared ones.
+    private func read(_ item: ValidatedItem, searchable: [String: AttributeDeclaration]) {
         for (slot, field) in ValidatedItem.Field.searched.enumerated() {
             item.withField(field) { add($0, slot: slot) }
         }
         if !searchable.isEmpty, var text = Self.customText(item, searchable: searchable) {
             text.withUTF8 { add(UnsafeRawBufferPointer($0), slot: Self.customSlot) }
         }
-        recording = false
-        return finish()
     }
 
     /// The text of the item's `searchable` declared attributes, with their camel-case parts.

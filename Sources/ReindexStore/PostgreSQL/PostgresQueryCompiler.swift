@@ -204,7 +204,8 @@ struct PostgresQueryCompiler {
         }
         let classes = Set(names.compactMap(PostgresDocument.weightClass))
         guard let weighted = Self.phrase(unit, prefix: prefix, weights: String(classes.sorted())) else { return "false" }
-        let sharing = sharingAttributes(names)
+        var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
+        if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
         let test = "i.doc @@ \(tsquery(weighted))"
         guard !sharing.isEmpty else { return test }
         guard let plain = Self.phrase(unit, prefix: prefix) else { return "false" }
@@ -214,15 +215,6 @@ struct PostgresQueryCompiler {
         // not the whole text, go through `reindex_slots`.
         let cut = "ts_filter(i.doc, '{\(classes.sorted().map { String($0).lowercased() }.joined(separator: ","))}')"
         return "(\(test) AND (NOT x.j ?| ARRAY[\(sharing.map(Self.literal).joined(separator: ", "))] OR reindex_slots(\(cut), '{\(slots)}') @@ \(query)))"
-    }
-
-    /// The other attributes whose words share the document's weight classes with these searched
-    /// attributes' (`inAttributes`).
-    func sharingAttributes(_ names: [String]) -> [String] {
-        let classes = Set(names.compactMap(PostgresDocument.weightClass))
-        var sharing = AttributeSchema.searched.filter { !names.contains($0) && PostgresDocument.weightClass($0).map(classes.contains) == true }
-        if classes.contains(Self.customClass) { sharing += declared.filter { $0.value.searchable }.keys.sorted() }
-        return sharing
     }
 
     /// The slots of the searched attributes a unit is of (`unit.columns`).

@@ -164,7 +164,7 @@ extension PostgresStore {
                 last = rows.int64(row, 0)
                 guard let made = try remaker.make(rows, row) else { continue }
                 ids.append(String(last))
-                if let exact = made.places { exact.withUnsafeBytes { places.append($0) } } else { places.append(nil, nil) }
+                places.append(made.places)
             }
             wrong += try query("""
                 SELECT count(*) FROM items i JOIN unnest($1::bigint[], $2::text[]) AS x(id, p) ON i.id = x.id WHERE i.places IS DISTINCT FROM x.p::jsonb

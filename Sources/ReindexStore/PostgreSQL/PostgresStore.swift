@@ -136,8 +136,8 @@ public final class PostgresStore {
     /// declarations is made without them (its custom attributes are then not searched, as a
     /// bundle without declarations has them).
     ///
-    /// With a condition, only the items it holds for (those whose attributes are long enough to
-    /// hold a word longer than a lexeme, `clippedDocuments`), with the full-text index kept.
+    /// With a condition, only the items it holds for (those that may hold a word longer than a
+    /// lexeme, or need exact positions: `clippedDocuments`), with the full-text index kept.
     private func rewriteDocuments(where condition: String? = nil) throws {
         var remaker = try DocumentRemaker(self)
         if condition == nil { try connection.execute("DROP INDEX items_doc") }
