@@ -20,7 +20,8 @@ import ReindexProtocol
 /// positions of one token, the first 256 are kept, as PostgreSQL keeps them. A `tsvector`'s
 /// words and positions may take 1 MiB at most: an item with more (megabytes of text in many
 /// words) keeps the words met first, attribute by attribute in `searched` order, up to
-/// `lexemeBudget` bytes, where the server's parser made the whole batch fail.
+/// `lexemeBudget` bytes, where the server's parser made the whole batch fail, and is marked
+/// (`overflowMark`): its other words are in its exact positions only, where a query finds them.
 ///
 /// The words of the title and of authors are in the document twice: as they are, and marked with
 /// their slot (`#0word`, `#6word`: `#` is never in a token), at the same positions. Those two
@@ -79,6 +80,8 @@ final class PostgresDocument {
     private var tokens = 0
     /// Whether the document left a position out (`Made.places`).
     private var clipped = false
+    /// Whether it left a word out (`overflowMark`).
+    private var overflowed = false
     /// Each word's every position (`Made.places`), while `recording`: the second reading of a
     /// clipped document's text.
     private var exact: [String: [Int]] = [:]
@@ -135,6 +138,10 @@ final class PostgresDocument {
     /// which such an item keeps): a prefix longer than that finds the words it begins there
     /// (U+0002, never in a token).
     static let longWordMark = "\u{2}"
+    /// A word of the document of an item whose words did not all fit in it (the `tsvector`'s
+    /// 1 MiB): such an item keeps every word in its exact positions (`Made.places`), and a
+    /// query finds the items so marked there too (U+0004, never in a token; schema migration 16).
+    static let overflowMark = "\u{4}"
 
     /// The first `storedBytes` bytes or so of a word, cut at a character, as its stored form
     /// begins (`storedWord`): every word a longer prefix begins holds them in the document.
@@ -175,6 +182,7 @@ final class PostgresDocument {
             let cost = (length + 1) / 2 * 2 + 4
             guard lexemeBytes + cost <= Self.lexemeBudget else {
                 clipped = true
+                overflowed = true
                 return
             }
             lexemeBytes += cost
@@ -203,6 +211,8 @@ final class PostgresDocument {
         /// phrases, the words of some attributes and the long prefixes read in such an item
         /// (`reindex_places`, schema migration 15).
         var places: [UInt8]?
+        /// Whether the document left words out, and is marked (`overflowMark`).
+        var overflowed = false
     }
 
     /// Documents made for one statement, as its array parameters: the `tsvector` literals, the
@@ -260,6 +270,7 @@ final class PostgresDocument {
 
     /// The document made since the last call (`'word':1A,2A 'other':2049B`), and a new one begun.
     func finish() -> Made {
+        if overflowed { positions[Self.overflowMark] = [(1, UInt8(ascii: "D"))] }
         let made = Made(document: literal(), length: tokens, frequencies: frequencyObject(),
                         places: clipped ? jsonObject(exact) { bytes, places in
                             bytes.append(UInt8(ascii: "["))
@@ -268,11 +279,12 @@ final class PostgresDocument {
                                 bytes.append(contentsOf: String(place).utf8)
                             }
                             bytes.append(UInt8(ascii: "]"))
-                        } : nil)
+                        } : nil, overflowed: overflowed)
         positions.removeAll(keepingCapacity: true)
         weighted.removeAll(keepingCapacity: true)
         exact.removeAll()
         clipped = false
+        overflowed = false
         lexemeBytes = 0
         tokens = 0
         return made

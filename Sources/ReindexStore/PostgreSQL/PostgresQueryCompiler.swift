@@ -44,6 +44,9 @@ struct PostgresQueryCompiler {
     /// Recheck plain words whatever the declarations in effect (a word's count over every
     /// bundle, where any may hold such text: `PostgresStore.scoring`).
     var recheckAlways = false
+    /// Some item's document holds not every word of the item (`PostgresDocument.overflowMark`):
+    /// each unit is also looked for in such items' exact positions.
+    var overflowed = false
 
     init(declared: [String: AttributeDeclaration], unaccentSchema: String? = nil, icu: Bool = false) {
         self.declared = declared
@@ -68,6 +71,25 @@ struct PostgresQueryCompiler {
             if case .and = expression { conjunction = true } else { conjunction = false }
             return QueryPlan.chain(expression, conjunction: conjunction).contains { needsFolding($0) }
         case .not(let a)?: return needsFolding(a)
+        default: return false
+        }
+    }
+
+    /// Whether the query looks for words (bare words, or a `w` comparison): what reads the
+    /// documents (`overflowed`).
+    static func looksForWords(_ expression: QueryExpression?) -> Bool {
+        switch expression {
+        case nil: return false
+        case .words?: return true
+        case .comparison(let c)?:
+            if case .string(_, let modifiers) = c.value { return modifiers.contains(.wordBased) }
+            return false
+        case .and?, .or?:
+            guard let expression else { return false }
+            let conjunction: Bool
+            if case .and = expression { conjunction = true } else { conjunction = false }
+            return QueryPlan.chain(expression, conjunction: conjunction).contains { looksForWords($0) }
+        case .not(let a)?: return looksForWords(a)
         default: return false
         }
     }
@@ -243,10 +265,11 @@ struct PostgresQueryCompiler {
         } else {
             slots = Array(0...PostgresDocument.customSlot)
         }
-        guard Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 || Self.longPrefix(unit, prefix: prefix) != nil else {
-            return "(" + test + ")"
+        if Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 || Self.longPrefix(unit, prefix: prefix) != nil {
+            test += " OR " + exactly(unit, prefix: prefix, slots: slots)
         }
-        return "(" + test + " OR " + exactly(unit, prefix: prefix, slots: slots) + ")"
+        if overflowed { test += " OR " + exactly(unit, prefix: prefix, slots: slots, byMark: true) }
+        return "(" + test + ")"
     }
 
     /// The last word of a unit asked as a prefix, when it is longer than a stored word's head
@@ -270,13 +293,15 @@ struct PostgresQueryCompiler {
     /// The items whose document left positions out (`items.places`, schema migration 15) where
     /// `unit` is found by their exact positions in these slots: through the index of those
     /// items' documents (`items_places_doc`), by their words (a long prefix by its stored
-    /// head), then by the positions.
-    mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int]) -> String {
+    /// head), then by the positions. With `byMark`, the items whose document left words out
+    /// (`PostgresDocument.overflowMark`, schema migration 16), found by that mark instead.
+    mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int], byMark: Bool = false) -> String {
         var words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
         if let long = Self.longPrefix(unit, prefix: prefix) { words[words.count - 1] = PostgresDocument.storedHead(long) }
         let every = words.enumerated().map { n, word in Self.lexeme(word) + (n == words.count - 1 && asPrefix ? ":*" : "") }
-        return "(i.places IS NOT NULL AND i.doc @@ \(tsquery(every.joined(separator: " & "))) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
+        let narrowed = byMark ? Self.lexeme(PostgresDocument.overflowMark) : every.joined(separator: " & ")
+        return "(i.places IS NOT NULL AND i.doc @@ \(tsquery(narrowed)) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
             + "\(bind(PGArray.literal(Self.placesWords(unit, prefix: prefix)), "text[]")), \(asPrefix), '{\(slots.map(String.init).joined(separator: ","))}')))"
     }
 
@@ -563,6 +588,10 @@ struct PostgresQueryCompiler {
         var found = "i.doc @@ \(tsquery(phrase))"
         if Self.tokens(unit.text).count > 1 {
             found = "(\(found) OR \(exactly(unit, prefix: false, slots: Array(0...PostgresDocument.customSlot))))"
+        }
+        if overflowed {
+            let mark = tsquery(Self.lexeme(PostgresDocument.overflowMark))
+            found = "(\(found) OR i.doc @@ \(mark))"
         }
         let test = "(\(found) AND ("
             + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive], splittingCamelCase: false) + " OR "

@@ -382,6 +382,12 @@ enum PostgresSchema {
         \#(itemsGoneLog(exact: true))
         DELETE FROM unit_frequencies;
         """#,
+        // 16: an item whose words do not all fit in its document (a `tsvector` holds 1 MiB) has
+        // its document marked (`PostgresDocument.overflowMark`), and a query looks for its words
+        // in its exact positions too (`PostgresQueryCompiler.overflowed`). The documents that may
+        // be such are made again (`PostgresStore.overflowedDocuments`); where one is, the counts
+        // and lists made without its words go (`PostgresStore.migrate`).
+        "SELECT 1",
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).
@@ -394,6 +400,8 @@ enum PostgresSchema {
     static let loggedGone = 1_000
     /// The migration from which an item whose document left positions out keeps them all.
     static let exactPlaces = 15
+    /// The migration from which an item whose document left words out is marked.
+    static let overflowMarks = 16
 
     /// The function of the triggers that log the items gone (migration 14), with their exact
     /// positions and attributes too from migration 15 (`places`, `j`).

@@ -80,7 +80,7 @@ extension PostgresStore {
                 result.problems += try rankListProblems()
                 let places = try placesProblems()
                 if places > 0 {
-                    result.problems.append("\(places) item(s) whose full-text document leaves positions out lack their exact positions (items.places) or hold others than their text's")
+                    result.problems.append("\(places) item(s) whose full-text document leaves positions or words out lack their exact positions (items.places) or the mark of words left out, or hold others than their text's")
                 }
             }
             let lives = try query("""
@@ -150,7 +150,8 @@ extension PostgresStore {
 
     /// How many items' exact positions (`items.places`) are not what the host makes of their
     /// text now: missing where the document leaves positions out, there where it does not, or
-    /// others. Only the items that may need them (`clippedDocuments`) and those that have them are
+    /// others; or whose document's mark of words left out (`PostgresDocument.overflowMark`) is
+    /// not. Only the items that may need them (`clippedDocuments`) and those that have them are
     /// made again.
     func placesProblems() throws -> Int {
         var remaker = try DocumentRemaker(self)
@@ -159,16 +160,18 @@ extension PostgresStore {
             let rows = try query("SELECT id, bundle, uid, attributes FROM items WHERE id > $1 AND (places IS NOT NULL OR \(Self.clippedDocuments)) ORDER BY id LIMIT 500",
                                  [String(last)])
             guard rows.rowCount > 0 else { break }
-            var (ids, places) = (PGArrayBuilder(), PGArrayBuilder())
+            var (ids, places, marked) = (PGArrayBuilder(), PGArrayBuilder(), PGArrayBuilder())
             for row in 0..<rows.rowCount {
                 last = rows.int64(row, 0)
                 guard let made = try remaker.make(rows, row) else { continue }
                 ids.append(String(last))
                 places.append(made.places)
+                marked.append(made.overflowed ? "t" : "f")
             }
             wrong += try query("""
-                SELECT count(*) FROM items i JOIN unnest($1::bigint[], $2::text[]) AS x(id, p) ON i.id = x.id WHERE i.places IS DISTINCT FROM x.p::jsonb
-                """, [ids.text(), places.text()]).int(0, 0)
+                SELECT count(*) FROM items i JOIN unnest($1::bigint[], $2::text[], $3::boolean[]) AS x(id, p, o) ON i.id = x.id
+                WHERE i.places IS DISTINCT FROM x.p::jsonb OR (i.doc @@ $4::tsquery) <> x.o
+                """, [ids.text(), places.text(), marked.text(), PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)]).int(0, 0)
         }
         return wrong
     }

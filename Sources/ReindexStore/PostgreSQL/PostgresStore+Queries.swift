@@ -21,6 +21,8 @@ extension PostgresStore {
         var prefixable: Int? { units.firstIndex { $0.prefixable && !$0.starred } }
         var unaccentSchema: String?
         var icu: Bool
+        /// Some item's document holds not every word (`PostgresQueryCompiler.overflowed`).
+        var overflowed = false
         /// `options.after`, checked against the query's order.
         var cursor: Cursor?
         /// The statistics of its score, when it is ranked (`PostgresStore.scoring`).
@@ -29,6 +31,7 @@ extension PostgresStore {
         func compiler() -> PostgresQueryCompiler {
             var compiler = PostgresQueryCompiler(declared: declared, unaccentSchema: unaccentSchema, icu: icu)
             compiler.scoring = scoring
+            compiler.overflowed = overflowed
             return compiler
         }
     }
@@ -234,7 +237,13 @@ extension PostgresStore {
             q.unaccentSchema = r.text(0, 0)
             q.icu = r.bool(0, 1)
         }
-        if ranked && scored { q.scoring = try scoring(q, mayDefer: true) }
+        // Whether an item's words did not all fit in its document (`overflowed`), read with the
+        // statistics of the score when the query is ranked.
+        if ranked && scored {
+            q.scoring = try scoring(&q, mayDefer: true)
+        } else if PostgresQueryCompiler.looksForWords(expression) {
+            q.overflowed = try query("SELECT \(Self.overflowed)").bool(0, 0)
+        }
         return q
     }
 
@@ -290,7 +299,7 @@ extension PostgresStore {
         } catch is PrefixRarityDeferred {}
         rankLists.prefixRereads += 1
         var q = q
-        q.scoring = try scoring(q)
+        q.scoring = try scoring(&q)
         return try rankedWithScoring(q, limit: limit, cursor: cursor)
     }
 

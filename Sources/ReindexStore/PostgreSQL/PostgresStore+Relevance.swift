@@ -18,23 +18,31 @@ import ReindexProtocol
 //   own average moves from it by more than a fifth — SQLite's rule (`RankLists.drift`).
 extension PostgresStore {
     /// The rows N, the average length the score uses (the pinned one if any), the index's
-    /// write count, and the snapshot and `resets` a count made in it is kept with; in the
-    /// caller's snapshot. Notes when the pinned average has moved too far
-    /// (`PostgresRankLists.repin`).
-    func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64, snapshot: String, resets: Int64) {
+    /// write count, the snapshot and `resets` a count made in it is kept with, and whether an
+    /// item's document leaves words out (`overflowed`); in the caller's snapshot. Notes when the
+    /// pinned average has moved too far (`PostgresRankLists.repin`).
+    func rankStatistics() throws -> (rows: Int64, average: Double, changes: Int64, snapshot: String, resets: Int64, overflowed: Bool) {
         let r = try query("""
             SELECT coalesce(sum(items), 0), coalesce(sum(tokens), 0), coalesce(sum(changes), 0), (SELECT average FROM rank_statistics LIMIT 1),
-                pg_current_snapshot()::text, coalesce(sum(resets), 0)
+                pg_current_snapshot()::text, coalesce(sum(resets), 0), \(Self.overflowed)
             FROM full_text_totals
             """)
         let rows = r.int64(0, 0), tokens = r.int64(0, 1)
         let live = rows > 0 && tokens > 0 ? Double(tokens) / Double(rows) : 1
-        let (snapshot, resets) = (r.text(0, 4) ?? "", r.int64(0, 5))
-        guard !r.isNull(0, 3) else { return (rows, live, r.int64(0, 2), snapshot, resets) }
+        let (snapshot, resets, overflowed) = (r.text(0, 4) ?? "", r.int64(0, 5), r.bool(0, 6))
+        guard !r.isNull(0, 3) else { return (rows, live, r.int64(0, 2), snapshot, resets, overflowed) }
         let pinned = r.double(0, 3)
         if abs(live / pinned - 1) > RankLists.drift { rankLists.repin = true }
-        return (rows, pinned, r.int64(0, 2), snapshot, resets)
+        return (rows, pinned, r.int64(0, 2), snapshot, resets, overflowed)
     }
+
+    /// Whether some item's words did not all fit in its document (`PostgresDocument.overflowMark`),
+    /// or one gone since is logged for the counts brought up to date: a lookup in the document's
+    /// index, and in the few items gone with exact positions.
+    static let overflowed = """
+        (EXISTS (SELECT 1 FROM items WHERE doc @@ \(PostgresQueryCompiler.literal(PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)))::tsquery)
+            OR EXISTS (SELECT 1 FROM items_gone WHERE places IS NOT NULL AND doc @@ \(PostgresQueryCompiler.literal(PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)))::tsquery))
+        """
 
     /// The query's scoring: each unit's rarity in each pass it has, by its phrase, and the
     /// average length.
@@ -44,8 +52,9 @@ extension PostgresStore {
     /// the prefix's count is the dearest there is (it reads the table's page of every item
     /// holding any word the prefix begins: 0.7 s for `engineer` at 1M items, more than its
     /// whole list). A read that does reach the prefix pass counts it then (`ranked`).
-    func scoring(_ q: PreparedPostgresQuery, mayDefer: Bool = false) throws -> PostgresQueryCompiler.Scoring {
+    func scoring(_ q: inout PreparedPostgresQuery, mayDefer: Bool = false) throws -> PostgresQueryCompiler.Scoring {
         let statistics = try rankStatistics()
+        q.overflowed = statistics.overflowed
         if statistics.changes != rankLists.frequenciesAt {
             rankLists.frequencies.removeAll(keepingCapacity: true)
             rankLists.unkept.removeAll()

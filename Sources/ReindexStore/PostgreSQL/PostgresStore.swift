@@ -120,6 +120,13 @@ public final class PostgresStore {
                 try rewriteDocuments(where: "octet_length(attributes::text) > \(PostgresDocument.longestWord) OR " + Self.clippedDocuments)
             } else if version > 0 && version < PostgresSchema.exactPlaces {
                 try rewriteDocuments(where: Self.clippedDocuments)
+            } else if version > 0 && version < PostgresSchema.overflowMarks {
+                try rewriteDocuments(where: Self.overflowedDocuments)
+            }
+            if version > 0 && version < PostgresSchema.overflowMarks,
+               try connection.query("SELECT EXISTS (SELECT 1 FROM items WHERE doc @@ $1::tsquery)",
+                                    [PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)]).bool(0, 0) {
+                try connection.execute("DELETE FROM unit_frequencies; DELETE FROM rank_entries; DELETE FROM rank_lists")
             }
             if version < PostgresSchema.migrations.count {
                 try connection.execute("DELETE FROM schema_version")
@@ -199,6 +206,11 @@ public final class PostgresStore {
                 OR octet_length(u.lexeme) > \(PostgresDocument.storedBytes)
                 OR EXISTS (SELECT 1 FROM unnest(u.positions) x WHERE x % \(PostgresDocument.slotWidth) = \(PostgresDocument.slotWidth - 1))))
         """
+
+    /// The items whose words may not all fit in their document (`PostgresDocument.overflowMark`):
+    /// those with exact positions whose attributes are long enough. (A token takes at most 16
+    /// times its bytes of text in the document, marked and with its camel-case parts.)
+    static let overflowedDocuments = "places IS NOT NULL AND octet_length(attributes::text) > \(PostgresDocument.lexemeBudget / 16)"
 
     // MARK: Connection
 
