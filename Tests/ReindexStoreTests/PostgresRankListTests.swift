@@ -556,6 +556,40 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
         }
     }
 
+    /// Past the limit, the list a search used least lately goes, not the oldest made: a word
+    /// searched again keeps its list while words searched once make room. Another process's
+    /// search counts as a use too, and the use is recorded without a write at every search.
+    func testListsPastTheirLimitGoTheLeastUsedFirst() throws {
+        let (listed, full) = try listedAndFull()
+        listed.rankLists.maximumLists = 5
+        listed.rankLists.useResolution = 0
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { RankListTests.item($0) })
+        func kept() throws -> String { try listed.query("SELECT string_agg(left(key, strpos(key, '#')), ' ' ORDER BY key) FROM rank_lists").text(0, 0) ?? "" }
+        for word in ["lantern", "river", "orchard", "summit"] { _ = try listed.query(word, options: QueryOptions(limit: 3)) }
+        XCTAssertEqual(try kept(), "=lantern# =orchard# =river# =summit#")
+        // `lantern` searched again (by another process); `garden` and `comet` each make a list
+        // in place of one (a word's two lists are made together: four are kept besides).
+        let other = try PostgresStore.open(listed.location)
+        (other.rankLists.commonWords, other.rankLists.size, other.rankLists.changedRows) = (5, 12, 100)
+        other.rankLists.useResolution = 0
+        let answered = other.rankLists.answered
+        XCTAssertEqual(try pages(other, "lantern", limit: 3), try pages(full, "lantern", limit: 3))
+        XCTAssertGreaterThan(other.rankLists.answered, answered, "read from its list")
+        for word in ["garden", "comet"] { _ = try listed.query(word, options: QueryOptions(limit: 3)) }
+        XCTAssertEqual(try kept(), "=comet# =garden# =lantern# =summit#", "the lists used least lately went (`river`, then `orchard`), not the oldest made")
+        _ = try listed.query("summit", options: QueryOptions(limit: 3))
+        _ = try listed.query("orchard", options: QueryOptions(limit: 3))
+        XCTAssertEqual(try kept(), "=comet# =garden# =orchard# =summit#", "`lantern`, now the list used least lately, went")
+        // Within `useResolution`, a process records a list's use once.
+        listed.rankLists.useResolution = 60
+        let used = try listed.query("SELECT used::text FROM rank_lists WHERE key LIKE '=comet#%'").text(0, 0)
+        for _ in 0..<3 { _ = try listed.query("comet", options: QueryOptions(limit: 3)) }
+        XCTAssertEqual(try listed.query("SELECT used::text FROM rank_lists WHERE key LIKE '=comet#%'").text(0, 0), used, "recorded once a minute at most")
+        for word in ["comet", "orchard"] {
+            XCTAssertEqual(try pages(listed, word, limit: 3), try pages(full, word, limit: 3), word)
+        }
+    }
+
     /// A search field sends a new prefix at every key. A word typed one letter more than a prefix
     /// with lists (`gar` after `ga`) is read from them, without reading every match and without
     /// lists of its own; its pages are a full read's, through writes.

@@ -8,8 +8,15 @@ final class PostgresRankLists {
     var size = RankLists.size
     /// A word that more items than this hold is read through a list.
     var commonWords = RankLists.commonWords
-    /// Lists kept at most (two per word that can be a prefix): making one more drops the oldest.
+    /// Lists kept at most (two per word that can be a prefix): making one more drops the one
+    /// used least lately (`recordListUse`).
     var maximumLists = 64
+    /// Seconds between two records of one list's use by this process (`recordListUse`).
+    var useResolution = 60.0
+    /// Lists read since their use was last recorded.
+    var used = Set<String>()
+    /// When this process last recorded each list's use (`Clock.monotonic`).
+    var useRecorded: [String: Double] = [:]
     /// More items changed since a list was made than this, and the list is made again.
     var changedRows = 2_000
     /// Off: every page is a full read (the tests' reference).

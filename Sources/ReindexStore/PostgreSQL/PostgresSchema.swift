@@ -388,6 +388,11 @@ enum PostgresSchema {
         // be such are made again (`PostgresStore.overflowedDocuments`); where one is, the counts
         // and lists made without its words go (`PostgresStore.migrate`).
         "SELECT 1",
+        // 17: past the lists' limit, the list used least lately goes first, not the oldest made:
+        // each list records when a search last read it (`used`, at most once a minute per
+        // process: `PostgresStore.recordListUse`), so a fleet's common words keep their lists
+        // while the words searched once make room.
+        "ALTER TABLE rank_lists ADD COLUMN IF NOT EXISTS used timestamptz NOT NULL DEFAULT now()",
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).

@@ -49,6 +49,7 @@ extension PostgresStore {
         defer {
             repinIfWanted()
             keepFrequencies()
+            recordListUse()
             makeWantedRankLists()
         }
         var page = try page(text, wordsOnly: wordsOnly, options: options)

@@ -530,6 +530,8 @@ extension PostgresStore {
             WHERE l.key IN (\(keys))
             """, parameters)
         guard r.rowCount == Set(specs.map(\.key)).count, let horizon = r.text(0, 7) else { return nil }
+        let now = Clock.monotonic()
+        for spec in specs where now - (rankLists.useRecorded[spec.key] ?? -.infinity) >= rankLists.useResolution { rankLists.used.insert(spec.key) }
         var bounds: [String: RankPlace?] = [:]
         var moved = Set<String>()
         var longest = 0
@@ -695,6 +697,26 @@ extension PostgresStore {
         }
     }
 
+    /// Records when the lists the search read were used (`rank_lists.used`, schema migration 17),
+    /// which decides the list that goes past `maximumLists`: in a short transaction of its own
+    /// after the search, that waits for no lock and not for the disk (a use lost in a crash only
+    /// makes a list look older), at most once per `useResolution` for one list in this process,
+    /// and writing a row only when its record is older than that. Any failure (a role that may
+    /// only read, a standby, a list being made) leaves the record as it was.
+    func recordListUse() {
+        guard !rankLists.used.isEmpty, !connection.inTransaction else { return }
+        let keys = rankLists.used.sorted()
+        rankLists.used.removeAll()
+        let now = Clock.monotonic()
+        for key in keys { rankLists.useRecorded[key] = now }
+        if rankLists.useRecorded.count > 4 * rankLists.maximumLists { rankLists.useRecorded = rankLists.useRecorded.filter { now - $0.value < rankLists.useResolution } }
+        try? transaction { () throws in
+            try connection.execute("SET LOCAL lock_timeout = '100ms'; SET LOCAL synchronous_commit = off")
+            try query("UPDATE rank_lists SET used = now() WHERE key = ANY($1::text[]) AND used < now() - $2::float8 * interval '1 second'",
+                      [PGArray.literal(keys), String(rankLists.useResolution)])
+        }
+    }
+
     /// Drops every list, inside the transaction that makes a generation live (whose items no
     /// list holds). The lock keeps a list from being made meanwhile from the generations before.
     func dropRankLists() throws {
@@ -722,13 +744,14 @@ extension PostgresStore {
         } else if pinned.double(0, 0) != average {
             return
         }
-        // Making a list replaces one of that key, and past `maximumLists` the oldest made — of
-        // words together first, which serve one query where a word's serve every query of it.
+        // Making a list replaces one of that key, and past `maximumLists` the one used least
+        // lately (`recordListUse`) — of words together first, which serve one query where a
+        // word's serve every query of it.
         for spec in specs {
             try query("""
                 WITH gone AS (
                     DELETE FROM rank_lists WHERE key = $1 OR key IN (
-                        SELECT key FROM rank_lists WHERE key <> $1 ORDER BY key LIKE '&%' DESC, horizon, key
+                        SELECT key FROM rank_lists WHERE key <> $1 ORDER BY key LIKE '&%' DESC, used, horizon, key
                         LIMIT greatest(0, (SELECT count(*) FROM rank_lists WHERE key <> $1) - $2::integer + 1))
                     RETURNING key)
                 DELETE FROM rank_entries WHERE list IN (SELECT key FROM gone)
