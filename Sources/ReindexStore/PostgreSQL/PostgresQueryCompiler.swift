@@ -329,10 +329,12 @@ struct PostgresQueryCompiler {
     }
 
     /// `Ranking.impact` of the weighted frequency `f` (an SQL expression, read once) in the item.
+    /// (`OFFSET 0` keeps the planner from writing `f` into the formula twice: a prefix's `f`,
+    /// a sum over the item's words, was most of the time its list took to make.)
     mutating func impact(_ f: String, average: Double) -> String {
         let k1 = bind(Ranking.k1), k1Plus1 = bind(Ranking.k1 + 1), oneLessB = bind(1 - Ranking.b), b = bind(Ranking.b)
         return "(SELECT s.f * \(k1Plus1) / (s.f + \(k1) * (\(oneLessB) + \(b) * i.length::float8 / \(bind(average))))" +
-            " FROM (VALUES (\(f))) s(f))"
+            " FROM (SELECT \(f) AS f OFFSET 0) s)"
     }
 
     /// A unit's weighted frequency `f` in the item: Σ over its occurrences of their attribute's
