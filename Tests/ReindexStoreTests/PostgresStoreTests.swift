@@ -229,6 +229,10 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(Set(try scores(postgres, "v2kla").keys), ["huge"], "a word past the document's megabyte")
         let mark = PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)
         XCTAssertEqual(try postgres.query("SELECT string_agg(uid, ' ') FROM items WHERE doc @@ $1::tsquery", [mark]).text(0, 0), "huge")
+        // Every search asks whether any item is so marked: an index of those items alone answers.
+        let plan = try postgres.query("EXPLAIN SELECT \(PostgresStore.overflowed)")
+        XCTAssertTrue((0..<plan.rowCount).contains { plan.text($0, 0)?.contains("items_overflowed") == true },
+                      (0..<plan.rowCount).compactMap { plan.text($0, 0) }.joined(separator: "\n"))
         XCTAssertEqual(try postgres.checkInvariants(quick: false).problems, [])
 
         // As an index of before left it: no mark. The words past the megabyte are not found.

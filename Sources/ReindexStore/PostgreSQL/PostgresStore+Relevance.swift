@@ -37,12 +37,16 @@ extension PostgresStore {
     }
 
     /// Whether some item's words did not all fit in its document (`PostgresDocument.overflowMark`),
-    /// or one gone since is logged for the counts brought up to date: a lookup in the document's
-    /// index, and in the few items gone with exact positions.
+    /// or one gone since is logged for the counts brought up to date: a lookup in an index of
+    /// such items alone (`items_overflowed`, schema migration 16), and in the few items gone with
+    /// exact positions (`items_gone_places`).
     static let overflowed = """
-        (EXISTS (SELECT 1 FROM items WHERE doc @@ \(PostgresQueryCompiler.literal(PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)))::tsquery)
-            OR EXISTS (SELECT 1 FROM items_gone WHERE places IS NOT NULL AND doc @@ \(PostgresQueryCompiler.literal(PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)))::tsquery))
+        (EXISTS (SELECT 1 FROM items WHERE doc @@ \(overflowMarkQuery)) OR EXISTS (SELECT 1 FROM items_gone WHERE places IS NOT NULL AND doc @@ \(overflowMarkQuery)))
         """
+
+    /// The mark of a document that left words out, as a `tsquery` constant (the predicate of
+    /// `items_overflowed`, which a query must spell the same way to read that index).
+    static let overflowMarkQuery = PostgresQueryCompiler.literal(PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)) + "::tsquery"
 
     /// The query's scoring: each unit's rarity in each pass it has, by its phrase, and the
     /// average length.

@@ -124,8 +124,7 @@ public final class PostgresStore {
                 try rewriteDocuments(where: Self.overflowedDocuments)
             }
             if version > 0 && version < PostgresSchema.overflowMarks,
-               try connection.query("SELECT EXISTS (SELECT 1 FROM items WHERE doc @@ $1::tsquery)",
-                                    [PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)]).bool(0, 0) {
+               try connection.query("SELECT EXISTS (SELECT 1 FROM items WHERE doc @@ \(Self.overflowMarkQuery))").bool(0, 0) {
                 try connection.execute("DELETE FROM unit_frequencies; DELETE FROM rank_entries; DELETE FROM rank_lists")
             }
             if version < PostgresSchema.migrations.count {
