@@ -36,8 +36,9 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
                                   // Words of one attribute: lists of their own.
                                   #"title == "lantern"cdw"#, #"contentDescription == "river"cdw"#, #"title == "sum*"cdw"#,
                                   #"title == "comet"cdw && title == "garden"cdw"#,
-                                  // Phrases: lists of their own, unless the last word is also a prefix.
-                                  #"* == "river lantern"cdw"#, "river-lantern", #"* == "garden comet"cdw && summit"#]
+                                  // Phrases: lists of their own; one whose last word is also a prefix, two.
+                                  #"* == "river lantern"cdw"#, "river-lantern", #"* == "garden comet"cdw && summit"#,
+                                  "river-lan", "garden-c", #"* == "river lan*"cdw"#, "summit river-lan"]
 
     func pages(_ store: PostgresStore, _ query: String, limit: Int = 7) throws -> [String] {
         try RankListTests.pages(store, query, limit: limit)
@@ -73,14 +74,20 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
                        "&comet garden@title *sum@title =lantern@title =river@contentDescription",
                        "the words of one attribute have lists of their own (two words without theirs, their list together)")
         XCTAssertEqual(try listed.query("SELECT string_agg(left(key, strpos(key, '#') - 1), ' ' ORDER BY key) FROM rank_lists WHERE strpos(key, chr(3)) > 0").text(0, 0),
-                       "&garden\u{3}comet summit &garden\u{3}comet summit* =river\u{3}lantern", "phrases have lists of their own")
+                       "&garden\u{3}comet summit &garden\u{3}comet summit* &river\u{3}lan summit &river\u{3}lan* summit *river\u{3}lan +garden\u{3}c +river\u{3}lan "
+                       + "=garden\u{3}c =river\u{3}lan =river\u{3}lantern =river\u{3}lantern",
+                       "phrases have lists of their own, one whose last word is also a prefix two (bare words and `cdw` read theirs apart: the one folds)")
         XCTAssertEqual(try listed.checkInvariants(quick: false).problems, [])
-        // `check` reads them as the words of that attribute.
+        // `check` reads them as the words of that attribute, or as the phrases they are of.
         func wrong(_ by: Int) -> String {
-            "UPDATE rank_entries SET hint = hint + \(by) WHERE (list LIKE '=lantern@title#%' OR list LIKE '=river' || chr(3) || 'lantern#%') AND n = 1"
+            "UPDATE rank_entries SET hint = hint + \(by) WHERE (list LIKE '=lantern@title#%' OR list LIKE '=river' || chr(3) || 'lantern#%' OR list LIKE '+river' || chr(3) || 'lan#%'"
+                + " OR list LIKE '&river' || chr(3) || 'lan* summit#%') AND n = 1"
         }
         _ = try listed.query(wrong(1))
-        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, ["the rank list of 'lantern' gives 1 item(s) a score or hint they do not have",
+        XCTAssertEqual(try listed.checkInvariants(quick: false).problems, ["the rank list of 'river lan* summit' gives 1 item(s) a score or hint they do not have",
+                                                                            "the rank list of 'river lan*' gives 1 item(s) a score or hint they do not have",
+                                                                            "the rank list of 'lantern' gives 1 item(s) a score or hint they do not have",
+                                                                            "the rank list of 'river lantern' gives 1 item(s) a score or hint they do not have",
                                                                             "the rank list of 'river lantern' gives 1 item(s) a score or hint they do not have"])
         _ = try listed.query(wrong(-1))
         let horizons = try listed.query("SELECT string_agg(horizon::text, ',' ORDER BY key) FROM rank_lists WHERE key NOT LIKE '&%'").text(0, 0)

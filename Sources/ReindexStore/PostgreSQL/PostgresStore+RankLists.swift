@@ -112,10 +112,11 @@ extension PostgresStore {
     }
 
     /// A unit's word as its lists' keys hold it: the word, or a phrase's words joined by
-    /// `phraseJoiner`. Nil for a phrase whose last word is also a prefix.
+    /// `phraseJoiner` (a phrase whose last word is also a prefix, `purple-ott`, has the lists of
+    /// one word that is: the phrase as typed, and only as a prefix).
     static func listToken(_ unit: RankingUnit) -> String? {
         let words = PostgresQueryCompiler.tokens(unit.text)
-        guard words.count == 1 || (words.count > 1 && !unit.starred && !unit.prefixable) else { return nil }
+        guard !words.isEmpty else { return nil }
         return words.joined(separator: phraseJoiner)
     }
 
@@ -817,14 +818,22 @@ extension PostgresStore {
                 attribute = String(word[word.index(after: at)...])
                 word = String(word[..<at])
             }
-            // Words of one attribute, and phrases: each a `w` comparison.
+            // The query that made it: bare words (a phrase's joined by a hyphen, `purple-ott`), or
+            // words of one attribute and phrases as `w` comparisons (whose lists are apart from
+            // the bare words': their query folds, which the key holds).
             let units = (kind == .starred ? word + "*" : word).split(separator: " ").map(String.init)
-            let text = attribute == "*" && !word.contains(Self.phraseJoiner) ? units.joined(separator: " ")
-                : units.map { #"\#(attribute) == "\#($0.replacingAll(Self.phraseJoiner, with: " "))"cdw"# }.joined(separator: " && ")
+            var texts: [String] = []
+            if attribute == "*" { texts.append(units.map { $0.replacingAll(Self.phraseJoiner, with: "-") }.joined(separator: " ")) }
+            if kind != .prefixOnly && (attribute != "*" || word.contains(Self.phraseJoiner)) {
+                texts.append(units.map { #"\#(attribute) == "\#($0.replacingAll(Self.phraseJoiner, with: " "))"cdw"# }.joined(separator: " && "))
+            }
             word = word.replacingAll(Self.phraseJoiner, with: " ")
-            guard let q = try? prepare(text, options: QueryOptions()) else { continue }
             // A list of other declarations (one bundle's) is not this context's to check.
-            guard let specs = rankListSpecs(q), let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { continue }
+            guard let (q, spec) = texts.lazy.compactMap({ text -> (PreparedPostgresQuery, PostgresRankListSpec)? in
+                guard let q = try? self.prepare(text, options: QueryOptions()), let specs = self.rankListSpecs(q),
+                      let spec = (specs.words + [specs.together].compactMap { $0 }).first(where: { $0.key == key }) else { return nil }
+                return (q, spec)
+            }).first else { continue }
             // A list together made for other rarities is not read as it is (`rankListState`).
             if spec.kind == .together, PGArray.parse(lists.text(row, 4) ?? "{}").compactMap(Double.init) != spec.keyedRarities(q.scoring) { continue }
             var compiler = q.compiler()
