@@ -521,18 +521,25 @@ extension PostgresStore {
             parameters.append(spec.key)
             return "$\(parameters.count)::text"
         }.joined(separator: ", ")
+        parameters.append(String(rankLists.useResolution))
+        let resolution = "$\(parameters.count)::float8"
         // The changed items are read in `tx` order, so from its index whatever the statistics say
-        // (a column they do not know yet reads as a third of the table).
+        // (a column they do not know yet reads as a third of the table). Whether the list's use
+        // is to be recorded (`recordListUse`) comes with it.
         let r = try query("""
             SELECT l.key, l.length, l.complete, e.score, e.hint, e.bundle, e.uid, h.horizon::text,
-                (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= h.horizon ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s), l.rarities::text
+                (SELECT count(*) FROM (SELECT 1 FROM items WHERE tx >= h.horizon ORDER BY tx LIMIT \(rankLists.changedRows + 1)) s), l.rarities::text,
+                l.used < now() - \(resolution) * interval '1 second'
             FROM rank_lists l LEFT JOIN rank_entries e ON e.list = l.key AND e.n = least($1::integer, l.length)
             CROSS JOIN (SELECT min(horizon) AS horizon FROM rank_lists WHERE key IN (\(keys))) h
             WHERE l.key IN (\(keys))
             """, parameters)
         guard r.rowCount == Set(specs.map(\.key)).count, let horizon = r.text(0, 7) else { return nil }
         let now = Clock.monotonic()
-        for spec in specs where now - (rankLists.useRecorded[spec.key] ?? -.infinity) >= rankLists.useResolution { rankLists.used.insert(spec.key) }
+        for row in 0..<r.rowCount where r.bool(row, 10) {
+            guard let key = r.text(row, 0), now - (rankLists.useRecorded[key] ?? -.infinity) >= rankLists.useResolution else { continue }
+            rankLists.used.insert(key)
+        }
         var bounds: [String: RankPlace?] = [:]
         var moved = Set<String>()
         var longest = 0
@@ -699,11 +706,13 @@ extension PostgresStore {
     }
 
     /// Records when the lists the search read were used (`rank_lists.used`, schema migration 17),
-    /// which decides the list that goes past `maximumLists`: in a short transaction of its own
-    /// after the search, that waits for no lock and not for the disk (a use lost in a crash only
-    /// makes a list look older), at most once per `useResolution` for one list in this process,
-    /// and writing a row only when its record is older than that. Any failure (a role that may
-    /// only read, a standby, a list being made) leaves the record as it was.
+    /// which decides the list that goes past `maximumLists`: only a list whose record is older
+    /// than `useResolution` (as the search read it), at most once per `useResolution` for one
+    /// list in this process, in a short transaction of its own after the search that waits for
+    /// no lock and not for the disk (a use lost in a crash only makes a list look older). So a
+    /// list searched all day is written once a minute, by one of the processes that read it.
+    /// Any failure (a role that may only read, a standby, a list being made) leaves the record
+    /// as it was.
     func recordListUse() {
         guard !rankLists.used.isEmpty, !connection.inTransaction else { return }
         let keys = rankLists.used.sorted()
