@@ -57,40 +57,34 @@ struct PostgresQueryCompiler {
     /// Whether the query compares strings with modifiers or wildcards (so needs `unaccent`,
     /// `lower` or the ICU collation).
     static func needsFolding(_ expression: QueryExpression?) -> Bool {
-        switch expression {
-        case nil: return false
-        case .comparison(let c)?:
-            if case .string(let text, let modifiers) = c.value {
-                // `w` outside the full-text index needs the ICU collation's character classes.
-                return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive, .wordBased]).isEmpty || QueryPlan.hasWildcard(text)
-            }
-            return false
-        case .and?, .or?:
-            guard let expression else { return false }
-            let conjunction: Bool
-            if case .and = expression { conjunction = true } else { conjunction = false }
-            return QueryPlan.chain(expression, conjunction: conjunction).contains { needsFolding($0) }
-        case .not(let a)?: return needsFolding(a)
-        default: return false
+        anyTerm(expression) {
+            guard case .comparison(let c) = $0, case .string(let text, let modifiers) = c.value else { return false }
+            // `w` outside the full-text index needs the ICU collation's character classes.
+            return !modifiers.intersection([.caseInsensitive, .diacriticInsensitive, .wordBased]).isEmpty || QueryPlan.hasWildcard(text)
         }
     }
 
     /// Whether the query looks for words (bare words, or a `w` comparison): what reads the
     /// documents (`overflowed`).
     static func looksForWords(_ expression: QueryExpression?) -> Bool {
+        anyTerm(expression) {
+            if case .words = $0 { return true }
+            guard case .comparison(let c) = $0, case .string(_, let modifiers) = c.value else { return false }
+            return modifiers.contains(.wordBased)
+        }
+    }
+
+    /// Whether `test` holds for any term of the query (what `&&`, `||` and `!` join).
+    private static func anyTerm(_ expression: QueryExpression?, _ test: (QueryExpression) -> Bool) -> Bool {
         switch expression {
         case nil: return false
-        case .words?: return true
-        case .comparison(let c)?:
-            if case .string(_, let modifiers) = c.value { return modifiers.contains(.wordBased) }
-            return false
         case .and?, .or?:
             guard let expression else { return false }
             let conjunction: Bool
             if case .and = expression { conjunction = true } else { conjunction = false }
-            return QueryPlan.chain(expression, conjunction: conjunction).contains { looksForWords($0) }
-        case .not(let a)?: return looksForWords(a)
-        default: return false
+            return QueryPlan.chain(expression, conjunction: conjunction).contains { anyTerm($0, test) }
+        case .not(let a)?: return anyTerm(a, test)
+        case let term?: return test(term)
         }
     }
 
