@@ -395,8 +395,8 @@ enum PostgresSchema {
         CREATE INDEX IF NOT EXISTS items_gone_places ON items_gone(tx) WHERE places IS NOT NULL;
         """,
         // 17: past the lists' limit, the list used least lately goes first, not the oldest made:
-        // each list records when a search last read it (`used`, at most once a minute per
-        // process: `PostgresStore.recordListUse`), so a fleet's common words keep their lists
+        // each list records when a search last read it (`used`, written when the record is a
+        // minute old: `PostgresStore.recordListUse`), so a fleet's common words keep their lists
         // while the words searched once make room.
         "ALTER TABLE rank_lists ADD COLUMN IF NOT EXISTS used timestamptz NOT NULL DEFAULT now()",
     ]
