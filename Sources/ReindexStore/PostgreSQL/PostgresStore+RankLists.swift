@@ -87,10 +87,13 @@ extension PostgresStore {
             attribute = "@" + AttributeSchema.searched[columns.trailingZeroBitCount]
         }
         // The lists of one word differ with what scores and matches it: the declarations in
-        // effect (custom attributes searched by default), and the folding the server offers.
+        // effect (custom attributes searched by default). Not the folding the server offers
+        // (`unaccent`, ICU), which a unit's match never reads since the documents are the host's
+        // (schema migration 11): a phrase typed bare (`purple-otter`) and asked as a `cdw`
+        // comparison, which folds, share their lists.
         let context = q.declared.sorted { $0.key < $1.key }.map { key, d in
             "\(key)=\(d.kind.rawValue),\(d.searchable),\(d.searchableByDefault),\(d.multiValued)"
-        }.joined(separator: ";") + "|\(q.unaccentSchema ?? "")|\(q.icu)"
+        }.joined(separator: ";")
         let suffix = attribute + "#" + String(RankKeyTable.hash(Array(context.utf8)), radix: 36)
         var specs: [PostgresRankListSpec] = []
         for (n, unit) in q.units.enumerated() {
@@ -828,8 +831,8 @@ extension PostgresStore {
                 word = String(word[..<at])
             }
             // The query that made it: bare words (a phrase's joined by a hyphen, `purple-ott`), or
-            // words of one attribute and phrases as `w` comparisons (whose lists are apart from
-            // the bare words': their query folds, which the key holds).
+            // words of one attribute as `w` comparisons (a phrase's lists are the same either
+            // way; a list of an earlier key, which held the server's folding, is no query's).
             let units = (kind == .starred ? word + "*" : word).split(separator: " ").map(String.init)
             var texts: [String] = []
             if attribute == "*" { texts.append(units.map { $0.replacingAll(Self.phraseJoiner, with: "-") }.joined(separator: " ")) }
