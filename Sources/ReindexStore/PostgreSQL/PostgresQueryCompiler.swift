@@ -259,10 +259,9 @@ struct PostgresQueryCompiler {
         } else {
             slots = Array(0...PostgresDocument.customSlot)
         }
-        if Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 || Self.longPrefix(unit, prefix: prefix) != nil {
+        if overflowed || Self.tokens(unit.text).count > 1 || slots.count != AttributeSchema.searched.count + 1 || Self.longPrefix(unit, prefix: prefix) != nil {
             test += " OR " + exactly(unit, prefix: prefix, slots: slots)
         }
-        if overflowed { test += " OR " + exactly(unit, prefix: prefix, slots: slots, byMark: true) }
         return "(" + test + ")"
     }
 
@@ -287,15 +286,15 @@ struct PostgresQueryCompiler {
     /// The items whose document left positions out (`items.places`, schema migration 15) where
     /// `unit` is found by their exact positions in these slots: through the index of those
     /// items' documents (`items_places_doc`), by their words (a long prefix by its stored
-    /// head), then by the positions. With `byMark`, the items whose document left words out
-    /// (`PostgresDocument.overflowMark`, schema migration 16), found by that mark instead.
-    mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int], byMark: Bool = false) -> String {
+    /// head), then by the positions. While some document left words out (`overflowed`), the
+    /// items so marked too (`PostgresDocument.overflowMark`, schema migration 16).
+    mutating func exactly(_ unit: RankingUnit, prefix: Bool, slots: [Int]) -> String {
         var words = Self.tokens(unit.text)
         let asPrefix = unit.starred || (prefix && unit.prefixable)
         if let long = Self.longPrefix(unit, prefix: prefix) { words[words.count - 1] = PostgresDocument.storedHead(long) }
         let every = words.enumerated().map { n, word in Self.lexeme(word) + (n == words.count - 1 && asPrefix ? ":*" : "") }
-        let narrowed = byMark ? Self.lexeme(PostgresDocument.overflowMark) : every.joined(separator: " & ")
-        return "(i.places IS NOT NULL AND i.doc @@ \(tsquery(narrowed)) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
+        let narrowed = "i.doc @@ \(tsquery(every.joined(separator: " & ")))"
+        return "(i.places IS NOT NULL AND \(overflowed ? "(\(narrowed) OR i.doc @@ \(PostgresStore.overflowMarkQuery))" : narrowed) AND EXISTS (SELECT 1 FROM reindex_places(i.places, "
             + "\(bind(PGArray.literal(Self.placesWords(unit, prefix: prefix)), "text[]")), \(asPrefix), '{\(slots.map(String.init).joined(separator: ","))}')))"
     }
 
@@ -585,10 +584,7 @@ struct PostgresQueryCompiler {
         if Self.tokens(unit.text).count > 1 {
             found = "(\(found) OR \(exactly(unit, prefix: false, slots: Array(0...PostgresDocument.customSlot))))"
         }
-        if overflowed {
-            let mark = tsquery(Self.lexeme(PostgresDocument.overflowMark))
-            found = "(\(found) OR i.doc @@ \(mark))"
-        }
+        if overflowed { found = "(\(found) OR i.doc @@ \(PostgresStore.overflowMarkQuery))" }
         let test = "(\(found) AND ("
             + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive], splittingCamelCase: false) + " OR "
             + wordMatch(text, words, [.caseInsensitive, .diacriticInsensitive]) + "))"

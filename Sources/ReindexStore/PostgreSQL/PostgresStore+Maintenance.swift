@@ -170,8 +170,8 @@ extension PostgresStore {
             }
             wrong += try query("""
                 SELECT count(*) FROM items i JOIN unnest($1::bigint[], $2::text[], $3::boolean[]) AS x(id, p, o) ON i.id = x.id
-                WHERE i.places IS DISTINCT FROM x.p::jsonb OR (i.doc @@ $4::tsquery) <> x.o
-                """, [ids.text(), places.text(), marked.text(), PostgresQueryCompiler.lexeme(PostgresDocument.overflowMark)]).int(0, 0)
+                WHERE i.places IS DISTINCT FROM x.p::jsonb OR (i.doc @@ \(Self.overflowMarkQuery)) <> x.o
+                """, [ids.text(), places.text(), marked.text()]).int(0, 0)
         }
         return wrong
     }
