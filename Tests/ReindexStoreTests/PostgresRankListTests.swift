@@ -606,6 +606,57 @@ final class PostgresRankListTests: XCTestCase, @unchecked Sendable {
                                                           lists: { try listed.query("SELECT count(*) FROM rank_lists").int(0, 0) })
         XCTAssertEqual(try listed.health(quick: false).problems, [])
     }
+
+    /// The first search of a common word whose count is not known counts its items in the read
+    /// that makes its lists, not in a read of every match of its own before them. The count is
+    /// the full read's: every generation (one staged and not live) and expired items too, so
+    /// the page and its scores are a full read's; a word's second pass (items holding it only
+    /// as a prefix) is counted with its list too. The counts are kept for other processes.
+    func testAFirstSearchCountsACommonWordInTheReadThatMakesItsLists() throws {
+        let (listed, full) = try listedAndFull()
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.ranked").put((0..<300).map { RankListTests.item($0) })
+        _ = try LocalIndex(store: listed, bundleIdentifier: "com.example.another").put((0..<40).map { n in
+            SearchableItem(uniqueIdentifier: "gone\(n)", expirationDate: Date(timeIntervalSinceNow: -60), attributes: .init(title: "lantern comet la", rankingHint: 9))
+        })
+        let staged = try PostgresWrites(store: listed, bundleIdentifier: "com.example.ranked", scope: .replacement(generation: 7))
+        for n in 0..<60 { try staged.put(try SearchableItem(uniqueIdentifier: "s\(n)", attributes: .init(title: "lantern garden lamp")).validated()) }
+        try staged.commitBatch()
+        func scores(_ store: PostgresStore, _ query: String) throws -> [String] {
+            try store.query(query, options: QueryOptions(limit: 7)).results.map { "\($0.uniqueIdentifier) \($0.score ?? 0)" }
+        }
+        // The full read's pages first, with counts of its own (kept in the index, they are let
+        // go of: the lists' read is to count them again).
+        let queries = ["lantern", "la", #"title == "comet"cdw"#, "river-lantern"]
+        let expected = try Dictionary(uniqueKeysWithValues: queries.map { ($0, try scores(full, $0)) })
+        _ = try listed.query("DELETE FROM unit_frequencies")
+        for query in queries {
+            let (counted, withLists, answered) = (listed.rankLists.counted, listed.rankLists.countedWithLists, listed.rankLists.answered)
+            XCTAssertEqual(try scores(listed, query), expected[query], query)
+            XCTAssertEqual(listed.rankLists.counted, counted, "\(query): not counted in a read of its own")
+            XCTAssertGreaterThan(listed.rankLists.countedWithLists, withLists, "\(query): counted with its lists")
+            XCTAssertEqual(listed.rankLists.answered, answered + 1, "\(query): the page read from the lists")
+        }
+        // `la`: few items hold it as typed, so its second pass has a list, and a count, too.
+        XCTAssertEqual(try listed.query("SELECT count(*) FROM rank_lists WHERE key LIKE '+la#%'").int(0, 0), 1)
+        XCTAssertEqual(try scores(listed, "la"), expected["la"])
+        // (The staged generation was written without a request, which `check` notes.)
+        XCTAssertEqual(try listed.checkInvariants(quick: false).problems.filter { !$0.contains("belong to no request") }, [])
+
+        // Another process reads the counts kept.
+        let location = try PostgresLocation(server.connectionString, environment: ["REINDEX_PG_SCHEMA": schema])
+        let next = try PostgresStore.open(location)
+        for query in queries {
+            XCTAssertEqual(try scores(next, query), expected[query], query)
+        }
+        XCTAssertEqual(next.rankLists.counted + next.rankLists.countedWithLists, 0, "the counts kept were read")
+
+        // A word whose count is known is counted no more, and one a shorter prefix's lists may
+        // answer is counted as before: neither makes lists first.
+        let counted = listed.rankLists.counted
+        XCTAssertEqual(try scores(listed, "lan"), try scores(full, "lan"))
+        XCTAssertEqual(listed.rankLists.fromParentLists, 1, "`lan` read from the lists of `la`")
+        XCTAssertGreaterThan(listed.rankLists.counted, counted, "`lan` counted in the search")
+    }
 }
 
 private extension SearchableItem {

@@ -35,6 +35,9 @@ struct PostgresQueryCompiler {
         /// The prefix pass's rarity is not counted yet (`PostgresStore.scoring`): a page of the
         /// first pass alone does not read it.
         var prefixDeferred = false
+        /// No rarity is counted yet: the query's one word has no lists and no count, and both are
+        /// made in one read of its items before its page (`PostgresStore.countsWithLists`).
+        var countsWithLists = false
     }
 
     /// Plain words must be rechecked against the built-in attributes' slots of the document when

@@ -77,6 +77,8 @@ final class PostgresRankLists {
     var longestCountLog = 100_000
     /// Counts brought up to date from the writes since they were kept, for tests.
     var deltas = 0
+    /// Document frequencies counted in the read that made a word's list (`countsToo`), for tests.
+    var countedWithLists = 0
 }
 
 /// One word of a query as a rank list (a pass of it, for a one-word query), or a query's words
@@ -97,6 +99,10 @@ struct PostgresRankListSpec {
     /// Their tokens in its key, each as the list holds it (a shorter prefix of the query's
     /// word, for a list read in place of the query's own).
     var tokens: [String] = []
+    /// The read that makes a word's list also counts the items its pass matches, every
+    /// generation and expired ones too: the word's document frequency, not counted before
+    /// (`PostgresStore.countsWithLists`).
+    var countsToo = false
 
     /// The items the list holds, as a condition over `items i` and its attributes `x.j`.
     func match(_ compiler: inout PostgresQueryCompiler) -> String {

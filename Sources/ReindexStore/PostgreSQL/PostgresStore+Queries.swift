@@ -292,6 +292,17 @@ extension PostgresStore {
     /// (`scoring(_:mayDefer:)`) is read again with it: no row's score or bound is ever of a
     /// rarity not counted.
     func ranked(_ q: PreparedPostgresQuery, limit: Int, cursor: Cursor?) throws -> QueryPage {
+        if q.scoring?.countsWithLists == true, let specs = rankListSpecs(q)?.words {
+            // The word's lists, and its counts with them, before any page: `query` makes them and
+            // reads the page again (in a snapshot that finds the counts kept, unless the items
+            // changed meanwhile: then it counts).
+            for var spec in specs {
+                spec.countsToo = true
+                rankLists.wanted[spec.key] = spec
+            }
+            rankLists.pageWaitsForLists = true
+            return QueryPage(results: [], nextCursor: nil)
+        }
         guard q.scoring?.prefixDeferred == true else { return try rankedWithScoring(q, limit: limit, cursor: cursor) }
         do {
             var reached = false

@@ -623,6 +623,30 @@ extension PostgresStore {
         return true
     }
 
+    /// Whether a first search of one common word makes its lists before its page and counts
+    /// its document frequency in the same read (`PostgresRankListSpec.countsToo`): no rarity is
+    /// then counted in the search's snapshot. The count reads the table's page of every match,
+    /// as the list does; at 1M items each was half a first search. Only while nothing about the
+    /// word is known: no count of it kept (in the process or in `unit_frequencies`), no list of
+    /// it or of a shorter prefix of it (which may answer the page, `rankedFromParentLists`), no
+    /// declaration that makes a count read other items than a list (`hidesText`), a first page.
+    func countsWithLists(_ q: PreparedPostgresQuery) throws -> Bool {
+        guard q.cursor == nil, q.units.count == 1, rankLists.makeFirst, !rankLists.makingFailed,
+              let specs = rankListSpecs(q)?.words, let own = specs.first, own.kind == .whole,
+              rankLists.frequencies[FullText.phrase(own.unit, prefix: false)] == nil, try !hidesText() else { return false }
+        var keys = specs.map(\.key)
+        if let token = Self.listToken(own.unit), let suffix = Self.keySuffix(own.key), !token.contains(Self.phraseJoiner) {
+            keys += Self.shorterPrefixes(of: token).flatMap { prefix in
+                [PostgresRankListSpec.Kind.whole, .prefixOnly].map { $0.rawValue + prefix + suffix }
+            }
+        }
+        let known = try query("""
+            SELECT EXISTS (SELECT 1 FROM rank_lists WHERE key = ANY($1::text[])) OR EXISTS (SELECT 1 FROM unit_frequencies WHERE phrase = ANY($2::text[]))
+            """, [PGArray.literal(keys), PGArray.literal(specs.map { FullText.phrase($0.unit, prefix: $0.kind != .whole) })])
+        guard !known.bool(0, 0) else { return false }
+        return try everyWordIsCommon(q, specs)
+    }
+
     /// Whether more than `commonWords` items hold each word of `q` (the last as a prefix when
     /// it is one), counted once per process: a word's first list's key (of `specs`) notes what
     /// was found.
@@ -776,6 +800,9 @@ extension PostgresStore {
         // word the prefix begins, summed per item — was most of a common word's first search
         // (3.1 of 4.6 s for `design` at 1M items).
         var made: [(key: String, length: Int)] = []
+        // Document frequencies counted as the lists are made (`countsToo`), by phrase: a word's
+        // second pass adds the items it matches only as a prefix to those of its first.
+        var counted: [String: Int] = [:]
         for spec in specs {
             if spec.kind == .prefixOnly, let first = made.first, first.length >= rankLists.size { continue }
             var compiler = q.compiler()
@@ -784,22 +811,68 @@ extension PostgresStore {
             let match = spec.match(&compiler)
             let score = spec.score(&compiler)
             let key = compiler.bind(spec.key, "text")
-            let r = try query("""
-                WITH made AS (INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
+            let insert = """
+                INSERT INTO rank_entries(list, n, score, hint, bundle, uid, item)
                 SELECT \(key), row_number() OVER (ORDER BY m.score DESC, m.hint DESC, m.bundle COLLATE "C", m.uid COLLATE "C"),
-                    m.score, m.hint, m.bundle, m.uid, m.id FROM (
-                    \(Self.listedItems(score: score, match: match, now: now))
-                    ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
-                RETURNING 1)
-                SELECT count(*) FROM made
+                    m.score, m.hint, m.bundle, m.uid, m.id FROM
+                """
+            let whole = FullText.phrase(spec.unit, prefix: false)
+            guard spec.countsToo, spec.kind == .whole || counted[whole] != nil else {
+                let r = try query("""
+                    WITH made AS (\(insert) (
+                        \(Self.listedItems(score: score, match: match, now: now))
+                        ORDER BY score DESC, hint DESC, i.bundle COLLATE "C", i.uid COLLATE "C" LIMIT \(size)) m
+                    RETURNING 1)
+                    SELECT count(*) FROM made
+                    """, compiler.parameters)
+                made.append((spec.key, r.int(0, 0)))
+                continue
+            }
+            // Every item of every generation the pass matches, expired ones too (the rows a
+            // count reads, `documentFrequency`); the live, unexpired ones listed. Room in memory
+            // for the exact bitmap of a common word's pages and for its matches' places.
+            try connection.execute("SET LOCAL jit = off; SET LOCAL work_mem = '64MB'")
+            let r = try query("""
+                WITH m AS MATERIALIZED (
+                    SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint,
+                        b.key IS NOT NULL AND (i.expires IS NULL OR i.expires > \(now)) AS listed
+                    FROM items i LEFT JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
+                        CROSS JOIN LATERAL (SELECT \(PostgresQueryCompiler.attributesJSONB)) x(j)
+                    WHERE \(match)),
+                made AS (\(insert) (
+                    SELECT * FROM m WHERE listed ORDER BY score DESC, hint DESC, bundle COLLATE "C", uid COLLATE "C" LIMIT \(size)) m
+                    RETURNING 1)
+                SELECT (SELECT count(*) FROM made), (SELECT count(*) FROM m)
                 """, compiler.parameters)
             made.append((spec.key, r.int(0, 0)))
+            counted[FullText.phrase(spec.unit, prefix: spec.kind != .whole)] = r.int(0, 1) + (spec.kind == .whole ? 0 : counted[whole] ?? 0)
         }
+        if !counted.isEmpty { try keepCountedWithLists(counted) }
         for (key, length) in made {
             let rarities = specs.first { $0.key == key }.flatMap { $0.kind == .together ? $0.keyedRarities(q.scoring) : nil }
             try query("""
                 INSERT INTO rank_lists(key, horizon, length, complete, rarities) VALUES($1, pg_snapshot_xmin(pg_current_snapshot()), $2, $3, $4::float8[])
                 """, [key, String(length), length < rankLists.size ? "true" : "false", rarities.map { PGArray.literal($0.map { String($0) }) }])
+        }
+    }
+
+    /// Keeps the document frequencies a list's read counted (`countsToo`) as a search's count
+    /// is kept (`PostgresStore.documentFrequency`): for the items' write count and snapshot of
+    /// this transaction, which the count read, and written to `unit_frequencies` after it.
+    private func keepCountedWithLists(_ counted: [String: Int]) throws {
+        let r = try query("SELECT coalesce(sum(changes), 0), pg_current_snapshot()::text, coalesce(sum(resets), 0) FROM full_text_totals")
+        let changes = r.int64(0, 0)
+        if changes != rankLists.frequenciesAt {
+            rankLists.frequencies.removeAll(keepingCapacity: true)
+            rankLists.unkept.removeAll()
+            rankLists.hiddenText = nil
+            rankLists.frequenciesAt = changes
+            rankLists.countSnapshot = (r.text(0, 1) ?? "", r.int64(0, 2))
+        }
+        for (phrase, n) in counted {
+            rankLists.frequencies[phrase] = n
+            if rankLists.unkept.count < 256 { rankLists.unkept[phrase] = n }
+            rankLists.countedWithLists += 1
         }
     }
 

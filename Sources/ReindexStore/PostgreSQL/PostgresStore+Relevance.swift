@@ -66,6 +66,9 @@ extension PostgresStore {
             rankLists.frequenciesAt = statistics.changes
             rankLists.countSnapshot = (statistics.snapshot, statistics.resets)
         }
+        if mayDefer, try countsWithLists(q) {
+            return PostgresQueryCompiler.Scoring(rarities: [:], average: statistics.average, prefixDeferred: true, countsWithLists: true)
+        }
         var rarities: [String: Double] = [:]
         var deferred = false
         for unit in q.units {
@@ -94,10 +97,7 @@ extension PostgresStore {
     /// attributes, as SQLite's full-text index never holds that text.
     private func documentFrequency(_ unit: RankingUnit, prefix: Bool, phrase: String, _ q: PreparedPostgresQuery) throws -> Int {
         var compiler = q.compiler()
-        if rankLists.hiddenText == nil {
-            rankLists.hiddenText = try everyBundlesDeclarations().contains { $0.values.contains { $0.searchable && !$0.searchableByDefault } }
-        }
-        compiler.recheckAlways = rankLists.hiddenText ?? false
+        compiler.recheckAlways = try hidesText()
         // (Plain words rechecked against the built-in attributes count other items.)
         let key = phrase + (compiler.recheckWords ? "|checked" : "")
         if let kept = rankLists.frequencies[key] { return kept }
@@ -135,6 +135,17 @@ extension PostgresStore {
         return n
     }
 
+    /// Whether some bundle declares an attribute searchable but not by default (whose text the
+    /// documents hold, and a word's count rechecks against the built-in attributes): read with
+    /// the first count while the items stand still (a declaration changes with a reindexAll's
+    /// items).
+    func hidesText() throws -> Bool {
+        if let hidden = rankLists.hiddenText { return hidden }
+        let hidden = try everyBundlesDeclarations().contains { $0.values.contains { $0.searchable && !$0.searchableByDefault } }
+        rankLists.hiddenText = hidden
+        return hidden
+    }
+
     /// How many more items `unit` matches in this snapshot than in `then`, an earlier one a
     /// count was kept for: the items written since (their `tx`, which `then` does not see)
     /// that match, less the items gone since (`items_gone`, schema migration 14: their document
@@ -150,7 +161,7 @@ extension PostgresStore {
             """, [then])
         guard moved.int(0, 0) <= limit, moved.int(0, 1) <= limit else { return nil }
         var compiler = q.compiler()
-        compiler.recheckAlways = rankLists.hiddenText ?? false
+        compiler.recheckAlways = try hidesText()
         let snapshot = compiler.bind(then, "pg_snapshot")
         // (The unit's match reads the document, the exact positions and the attributes: `i` is
         // an item, or an item gone, which keeps them.)
