@@ -399,6 +399,15 @@ enum PostgresSchema {
         // minute old: `PostgresStore.recordListUse`), so a fleet's common words keep their lists
         // while the words searched once make room.
         "ALTER TABLE rank_lists ADD COLUMN IF NOT EXISTS used timestamptz NOT NULL DEFAULT now()",
+        // 18: every search joins an item to its live bundle, which the planner judges by the
+        // bundles' statistics. Autovacuum analyzes a table after 50 changes and a tenth of its
+        // rows, so a table of a few bundles was never analyzed, and the planner took the join to
+        // keep one item in 200 (`PostgresStore.analyzeBundlesIfNew`). Analyzed now, and by
+        // autovacuum after any change from now on.
+        """
+        ALTER TABLE bundles SET (autovacuum_analyze_threshold = 0, autovacuum_analyze_scale_factor = 0);
+        ANALYZE bundles;
+        """,
     ]
 
     /// The migration from which the documents are the host's (`PostgresDocument`).

@@ -245,6 +245,7 @@ public final class PostgresWrites {
             // Invisible from now on; if this fails, recovery sweeps the rows.
             _ = try? store.query("DELETE FROM items WHERE bundle = $1 AND gen = $2", [bundleKey, String(retired)])
         }
+        store.analyzeBundlesIfNew()
         return counts
     }
 
