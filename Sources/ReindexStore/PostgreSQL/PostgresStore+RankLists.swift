@@ -277,13 +277,9 @@ extension PostgresStore {
     /// since; rows are proven as one word's are against the entry where the read stopped. Nil
     /// when there are no such lists or they do not prove the page: then the word's own are made.
     private func rankedFromParentLists(_ q: PreparedPostgresQuery, _ specs: [PostgresRankListSpec], limit: Int, cursor: Cursor?) throws -> RankedRead? {
-        guard let own = specs.first, own.kind == .whole, let suffix = Self.keySuffix(own.key),
-              let token = Self.listToken(own.unit), !token.contains(Self.phraseJoiner) else { return nil }
+        guard let own = specs.first, own.kind == .whole, let keys = Self.shorterPrefixKeys(own) else { return nil }
         // The longest shorter prefix with both lists, the first pass's whole: every shorter
         // prefix's lists looked up at once.
-        let shorter = Self.shorterPrefixes(of: token)
-        let kinds = [PostgresRankListSpec.Kind.whole, .prefixOnly]
-        let keys = shorter.map { prefix in kinds.map { $0.rawValue + prefix + suffix } }
         let r = try query("SELECT key, length, complete FROM rank_lists WHERE key = ANY($1::text[])", [PGArray.literal(keys.flatMap { $0 })])
         var lists: [String: (length: Int, complete: Bool)] = [:]
         for row in 0..<r.rowCount { lists[r.text(row, 0) ?? ""] = (r.int(row, 1), r.bool(row, 2)) }
@@ -390,6 +386,15 @@ extension PostgresStore {
     /// The most items a shorter prefix's first pass, or a word's own, may hold for the word to
     /// be read from the shorter prefix's lists (`rankedFromParentLists`).
     static let parentFirstPass = 256
+
+    /// The keys of the lists of each shorter prefix of the word of `own` (a word's list as
+    /// typed), longest first: the prefix as typed and only as a prefix. Nil for a phrase.
+    static func shorterPrefixKeys(_ own: PostgresRankListSpec) -> [[String]]? {
+        guard let suffix = keySuffix(own.key), let token = listToken(own.unit), !token.contains(phraseJoiner) else { return nil }
+        return shorterPrefixes(of: token).map { prefix in
+            [PostgresRankListSpec.Kind.whole, .prefixOnly].map { $0.rawValue + prefix + suffix }
+        }
+    }
 
     /// The prefixes of `token` shorter than it, longest first, down to one character.
     static func shorterPrefixes(of token: String) -> [String] {
@@ -634,12 +639,7 @@ extension PostgresStore {
         guard q.cursor == nil, q.units.count == 1, rankLists.makeFirst, !rankLists.makingFailed,
               let specs = rankListSpecs(q)?.words, let own = specs.first, own.kind == .whole,
               rankLists.frequencies[FullText.phrase(own.unit, prefix: false)] == nil, try !hidesText() else { return false }
-        var keys = specs.map(\.key)
-        if let token = Self.listToken(own.unit), let suffix = Self.keySuffix(own.key), !token.contains(Self.phraseJoiner) {
-            keys += Self.shorterPrefixes(of: token).flatMap { prefix in
-                [PostgresRankListSpec.Kind.whole, .prefixOnly].map { $0.rawValue + prefix + suffix }
-            }
-        }
+        let keys = specs.map(\.key) + (Self.shorterPrefixKeys(own) ?? []).flatMap { $0 }
         let known = try query("""
             SELECT EXISTS (SELECT 1 FROM rank_lists WHERE key = ANY($1::text[])) OR EXISTS (SELECT 1 FROM unit_frequencies WHERE phrase = ANY($2::text[]))
             """, [PGArray.literal(keys), PGArray.literal(specs.map { FullText.phrase($0.unit, prefix: $0.kind != .whole) })])
@@ -828,17 +828,11 @@ extension PostgresStore {
                 made.append((spec.key, r.int(0, 0)))
                 continue
             }
-            // Every item of every generation the pass matches, expired ones too (the rows a
-            // count reads, `documentFrequency`); the live, unexpired ones listed. Room in memory
-            // for the exact bitmap of a common word's pages and for its matches' places.
+            // Every item the pass matches counted, the listed ones listed. Room in memory for
+            // the exact bitmap of a common word's pages and for its matches' places.
             try connection.execute("SET LOCAL jit = off; SET LOCAL work_mem = '64MB'")
             let r = try query("""
-                WITH m AS MATERIALIZED (
-                    SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint,
-                        b.key IS NOT NULL AND (i.expires IS NULL OR i.expires > \(now)) AS listed
-                    FROM items i LEFT JOIN bundles b ON b.key = i.bundle AND b.live_gen = i.gen
-                        CROSS JOIN LATERAL (SELECT \(PostgresQueryCompiler.attributesJSONB)) x(j)
-                    WHERE \(match)),
+                WITH m AS MATERIALIZED (\(Self.listedItems(score: score, match: match, now: now, counting: true))),
                 made AS (\(insert) (
                     SELECT * FROM m WHERE listed ORDER BY score DESC, hint DESC, bundle COLLATE "C", uid COLLATE "C" LIMIT \(size)) m
                     RETURNING 1)
@@ -861,14 +855,7 @@ extension PostgresStore {
     /// this transaction, which the count read, and written to `unit_frequencies` after it.
     private func keepCountedWithLists(_ counted: [String: Int]) throws {
         let r = try query("SELECT coalesce(sum(changes), 0), pg_current_snapshot()::text, coalesce(sum(resets), 0) FROM full_text_totals")
-        let changes = r.int64(0, 0)
-        if changes != rankLists.frequenciesAt {
-            rankLists.frequencies.removeAll(keepingCapacity: true)
-            rankLists.unkept.removeAll()
-            rankLists.hiddenText = nil
-            rankLists.frequenciesAt = changes
-            rankLists.countSnapshot = (r.text(0, 1) ?? "", r.int64(0, 2))
-        }
+        countsAre(at: r.int64(0, 0), snapshot: r.text(0, 1) ?? "", resets: r.int64(0, 2))
         for (phrase, n) in counted {
             rankLists.frequencies[phrase] = n
             if rankLists.unkept.count < 256 { rankLists.unkept[phrase] = n }
@@ -878,12 +865,14 @@ extension PostgresStore {
 
     /// The items a list holds, with their place (`id, bundle, uid, score, hint`): the live,
     /// unexpired items its `match` finds — what making a list orders and `check` reads again.
-    /// Further conditions may follow (`AND …`).
-    static func listedItems(score: String, match: String, now: String) -> String {
-        """
-        SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint
-        FROM \(PostgresQueryCompiler.from) WHERE \(match) AND (i.expires IS NULL OR i.expires > \(now))
-        """
+    /// Further conditions may follow (`AND …`). With `counting`, every item of every generation
+    /// `match` finds, expired ones too (the rows a count reads, `documentFrequency`), each with
+    /// whether the list holds it (`listed`).
+    static func listedItems(score: String, match: String, now: String, counting: Bool = false) -> String {
+        let place = "SELECT i.id, i.bundle, i.uid, (\(score))::float8 AS score, \(Self.hintExpression) AS hint"
+        let unexpired = "(i.expires IS NULL OR i.expires > \(now))"
+        guard counting else { return "\(place) FROM \(PostgresQueryCompiler.from) WHERE \(match) AND \(unexpired)" }
+        return "\(place), b.key IS NOT NULL AND \(unexpired) AS listed FROM items i LEFT \(PostgresQueryCompiler.live) WHERE \(match)"
     }
 
     // MARK: Checking

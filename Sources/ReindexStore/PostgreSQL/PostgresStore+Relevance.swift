@@ -59,13 +59,7 @@ extension PostgresStore {
     func scoring(_ q: inout PreparedPostgresQuery, mayDefer: Bool = false) throws -> PostgresQueryCompiler.Scoring {
         let statistics = try rankStatistics()
         q.overflowed = statistics.overflowed
-        if statistics.changes != rankLists.frequenciesAt {
-            rankLists.frequencies.removeAll(keepingCapacity: true)
-            rankLists.unkept.removeAll()
-            rankLists.hiddenText = nil
-            rankLists.frequenciesAt = statistics.changes
-            rankLists.countSnapshot = (statistics.snapshot, statistics.resets)
-        }
+        countsAre(at: statistics.changes, snapshot: statistics.snapshot, resets: statistics.resets)
         if mayDefer, try countsWithLists(q) {
             return PostgresQueryCompiler.Scoring(rarities: [:], average: statistics.average, prefixDeferred: true, countsWithLists: true)
         }
@@ -85,6 +79,17 @@ extension PostgresStore {
             }
         }
         return PostgresQueryCompiler.Scoring(rarities: rarities, average: statistics.average, prefixDeferred: deferred)
+    }
+
+    /// The counts kept in the process are of the items at write count `changes`, in `snapshot`
+    /// (with the items' `resets` in it): those of any other write count go.
+    func countsAre(at changes: Int64, snapshot: String, resets: Int64) {
+        guard changes != rankLists.frequenciesAt else { return }
+        rankLists.frequencies.removeAll(keepingCapacity: true)
+        rankLists.unkept.removeAll()
+        rankLists.hiddenText = nil
+        rankLists.frequenciesAt = changes
+        rankLists.countSnapshot = (snapshot, resets)
     }
 
     /// How many items of every generation (expired ones too: the rows of SQLite's full-text
